@@ -1,0 +1,182 @@
+//===- sketchc.cpp - the sketch compiler driver ---------------------------===//
+//
+// Parses a .sketch file, completes it (dimensions, Allocates, Reshapes,
+// defaults), plans it, and prints the completed sketch, the MLIR, or CUDA.
+//
+//===----------------------------------------------------------------------===//
+#include "dialect/SketchDialect.h"
+#include "lib/Emit/CudaEmitter.h"
+#include "lib/Frontend/Parser.h"
+#include "lib/Frontend/Printer.h"
+#include "lib/Passes/Passes.h"
+#include "lib/Passes/Pipeline.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+struct DriverOptions {
+  std::string input;
+  std::string output;
+  std::string emit = "cuda";
+  bool parseOnly = false;
+  bool printPipeline = false;
+  bool printAfterAll = false;
+  sketch::CompileOptions compile;
+};
+
+constexpr const char *kExamples = R"(Examples:
+  sketchc gemm.sketch -o gemm.cu            write gemm.cu and gemm.h
+  sketchc gemm.sketch --emit=sketch         print the completed sketch
+  sketchc gemm.sketch --emit=sketch --parse-only
+                                            print the sketch as parsed
+  sketchc b2b.sketch -D N0=64 --emit=mlir   bind a size, print the MLIR
+  sketchc gemm.sketch --tile 128x256x32 --warps 8 --stages 4 --arch sm_90a -o g.cu
+  cat gemm.sketch | sketchc - --emit=cuda   read stdin, CUDA to stdout)";
+
+void addOptions(CLI::App &app, DriverOptions &opts) {
+  app.add_option("input", opts.input, "input .sketch file, or - for stdin")->required();
+  app.add_option("-o,--output", opts.output,
+                 "output file; with --emit=cuda, X.cu gets a header X.h beside it");
+  app.add_option("--emit", opts.emit, "what to print")
+      ->check(CLI::IsMember({"sketch", "mlir", "cuda"}));
+  app.add_option("-D", opts.compile.bindings, "bind a size symbol: -D N0=64");
+  app.add_option("--arch", opts.compile.arch, "target architecture")
+      ->check(CLI::IsMember({"sm_80", "sm_90a"}));
+  app.add_option("--tile", opts.compile.tile, "block tile BMxBNxBK, e.g. 128x128x32");
+  app.add_option("--warps", opts.compile.warps, "warps per block")->check(CLI::Range(1, 32));
+  app.add_option("--stages", opts.compile.stages, "shared-memory pipeline depth")
+      ->check(CLI::Range(1, 8));
+  app.add_flag("--parse-only", opts.parseOnly, "print what was parsed, without completing it");
+  app.add_flag("--print-pipeline", opts.printPipeline, "print the pass pipeline and exit");
+  app.add_flag("--print-after-all", opts.printAfterAll, "print the IR after each pass");
+  app.set_version_flag("--version", std::string("sketchc ") + SKETCH_VERSION);
+  app.footer(kExamples);
+}
+
+/// Opens `path` for writing; reports and returns null on failure.
+std::unique_ptr<llvm::ToolOutputFile> openOutput(const std::string &path) {
+  std::error_code error;
+  auto file = std::make_unique<llvm::ToolOutputFile>(path, error, llvm::sys::fs::OF_None);
+  if (error) {
+    llvm::errs() << "sketchc: error: cannot write '" << path << "': " << error.message() << "\n";
+    return nullptr;
+  }
+  return file;
+}
+
+int emitCudaFiles(mlir::ModuleOp module, const DriverOptions &opts) {
+  sketch::CudaEmitOptions emitOptions;
+  emitOptions.arch = opts.compile.arch;
+  if (opts.output.empty() || opts.output == "-") {
+    std::string header;
+    llvm::raw_string_ostream headerStream(header);
+    return mlir::failed(sketch::emitCuda(module, emitOptions, llvm::outs(), headerStream));
+  }
+  llvm::SmallString<256> headerPath(opts.output);
+  llvm::sys::path::replace_extension(headerPath, "h");
+  emitOptions.headerName = llvm::sys::path::filename(headerPath).str();
+  auto cu = openOutput(opts.output);
+  auto h = openOutput(std::string(headerPath));
+  if (!cu || !h)
+    return 1;
+  if (mlir::failed(sketch::emitCuda(module, emitOptions, cu->os(), h->os())))
+    return 1;
+  cu->keep();
+  h->keep();
+  return 0;
+}
+
+int printResult(mlir::ModuleOp module, const DriverOptions &opts) {
+  if (opts.emit == "cuda")
+    return emitCudaFiles(module, opts);
+  std::unique_ptr<llvm::ToolOutputFile> file;
+  if (!opts.output.empty() && opts.output != "-" && !(file = openOutput(opts.output)))
+    return 1;
+  llvm::raw_ostream &os = file ? file->os() : llvm::outs();
+  if (opts.emit == "sketch")
+    sketch::printSketch(module, os);
+  else
+    module.print(os);
+  if (file)
+    file->keep();
+  return 0;
+}
+
+/// A .mlir input holds the sketch dialect in MLIR syntax; anything else is sketch source.
+mlir::OwningOpRef<mlir::ModuleOp> parseInput(llvm::SourceMgr &sourceMgr, llvm::StringRef path,
+                                             mlir::MLIRContext *context) {
+  if (path.ends_with(".mlir"))
+    return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, context);
+  return sketch::parseSketch(sourceMgr, context);
+}
+
+int compile(const DriverOptions &opts) {
+  mlir::MLIRContext context;
+  context.getOrLoadDialect<sketch::SketchDialect>();
+  context.allowUnregisteredDialects(false);
+
+  mlir::PassManager pm(&context);
+  if (opts.emit == "cuda")
+    sketch::buildCompilePipeline(pm, opts.compile);
+  else
+    sketch::buildCompletionPipeline(pm, opts.compile);
+  if (opts.printPipeline) {
+    pm.printAsTextualPipeline(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
+
+  std::string errorMessage;
+  auto buffer = mlir::openInputFile(opts.input, &errorMessage);
+  if (!buffer) {
+    llvm::errs() << "sketchc: error: " << errorMessage << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  mlir::OwningOpRef<mlir::ModuleOp> module = parseInput(sourceMgr, opts.input, &context);
+  if (!module || mlir::failed(mlir::verify(*module)))
+    return 1;
+  if (!opts.parseOnly) {
+    if (opts.printAfterAll) {
+      context.disableMultithreading();
+      pm.enableIRPrinting();
+    }
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+  }
+  return printResult(*module, opts);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"sketchc: compiles thread-block sketches to CUDA"};
+  DriverOptions opts;
+  addOptions(app, opts);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 1;
+  }
+  return compile(opts);
+}

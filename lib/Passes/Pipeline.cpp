@@ -1,0 +1,23 @@
+//===- Pipeline.cpp - the pass pipeline sketchc runs ----------------------===//
+#include "lib/Passes/Pipeline.h"
+#include "lib/Passes/Passes.h"
+
+using namespace sketch;
+
+void sketch::buildCompletionPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
+  InferDimensionsOptions dims;
+  dims.bindings = options.bindings;
+  pm.addPass(createInferDimensions(dims));
+  pm.addPass(createInsertAllocates());
+  pm.addPass(createInsertReshapes());
+  ChooseDefaultsOptions defaults;
+  defaults.arch = options.arch;
+  defaults.tile = options.tile;
+  defaults.warps = options.warps;
+  defaults.stages = options.stages;
+  pm.addPass(createChooseDefaults(defaults));
+}
+
+void sketch::buildCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
+  buildCompletionPipeline(pm, options);
+}

@@ -1,0 +1,18 @@
+# lit configuration for the sketch compiler's tests.
+import os
+import lit.formats
+
+config.name = "sketch"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".sketch", ".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "lit.site.cfg.py.in", "gpu", "Inputs", "CMakeLists.txt"]
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.sketch_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%examples", os.path.join(config.sketch_src_root, "examples")))
+config.substitutions.append(("%runtime", os.path.join(config.sketch_src_root, "runtime", "include")))
+config.substitutions.append(("%srcroot", config.sketch_src_root))
+if config.nvcc and os.path.exists(config.nvcc):
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", config.nvcc))
