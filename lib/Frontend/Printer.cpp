@@ -1,3 +1,308 @@
-// TEMPORARY STUB
+//===- Printer.cpp - the sketch dialect back to sketch syntax -------------===//
+//
+// Prints each kernel in the canonical spelling of the language contract:
+// a header with its parameters, the directives that are set, then one line
+// per statement with four spaces of indentation per block level. The output
+// parses back to the same ops, and printing that again gives the same bytes.
+//
+//===----------------------------------------------------------------------===//
 #include "lib/Frontend/Printer.h"
-void sketch::printSketch(mlir::ModuleOp, llvm::raw_ostream &) {}
+
+#include "dialect/SketchDialect.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace sketch;
+
+namespace {
+
+/// Headers longer than this many columns are broken after a parameter.
+constexpr size_t kHeaderWidth = 110;
+
+/// Binding strength of an expression; operands that bind more loosely than
+/// their context need parentheses.
+enum class Precedence { additive = 1, multiplicative = 2, unary = 3, primary = 4 };
+
+/// A printed subexpression and how tightly it binds.
+struct PrintedExpr {
+  std::string text;
+  Precedence precedence;
+};
+
+/// `(A, B, C)`-style lists of dimension strings, without the brackets.
+std::string joinStrings(ArrayAttr items) {
+  std::string text;
+  for (auto [index, item] : llvm::enumerate(items)) {
+    if (index)
+      text += ", ";
+    text += cast<StringAttr>(item).getValue().str();
+  }
+  return text;
+}
+
+std::string joinIntegers(ArrayRef<int64_t> values) {
+  std::string text;
+  for (auto [index, value] : llvm::enumerate(values)) {
+    if (index)
+      text += ", ";
+    text += std::to_string(value);
+  }
+  return text;
+}
+
+std::string parenthesize(const PrintedExpr &expr, bool needed) {
+  return needed ? "(" + expr.text + ")" : expr.text;
+}
+
+StringRef spellBinary(BinaryKind kind) {
+  switch (kind) {
+  case BinaryKind::add:
+    return "+";
+  case BinaryKind::sub:
+    return "-";
+  case BinaryKind::mul:
+    return "*";
+  case BinaryKind::div:
+    return "/";
+  }
+  return "?";
+}
+
+Precedence precedenceOf(BinaryKind kind) {
+  bool additive = kind == BinaryKind::add || kind == BinaryKind::sub;
+  return additive ? Precedence::additive : Precedence::multiplicative;
+}
+
+/// Prints the expression computing `value` with the fewest parentheses that
+/// keep its tree: operators are left-associative, so a right operand of the
+/// same strength is parenthesized (`a - (b - c)`, `a + (b + c)`).
+PrintedExpr printExpr(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (auto ref = dyn_cast_or_null<RefOp>(def))
+    return {ref.getName().str(), Precedence::primary};
+  if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
+    StringRef spelling = constant.getSpelling();
+    bool signedLiteral = spelling.starts_with("-") || spelling.starts_with("+");
+    return {spelling.str(), signedLiteral ? Precedence::unary : Precedence::primary};
+  }
+  if (auto negate = dyn_cast_or_null<NegateOp>(def)) {
+    PrintedExpr operand = printExpr(negate.getOperand());
+    // `-(-x)` rather than `--x`: a doubled sign reads as a typo.
+    return {"-" + parenthesize(operand, operand.precedence <= Precedence::unary),
+            Precedence::unary};
+  }
+  if (auto binary = dyn_cast_or_null<BinaryOp>(def)) {
+    Precedence own = precedenceOf(binary.getKind());
+    PrintedExpr lhs = printExpr(binary.getLhs());
+    PrintedExpr rhs = printExpr(binary.getRhs());
+    return {parenthesize(lhs, lhs.precedence < own) + " " +
+                spellBinary(binary.getKind()).str() + " " +
+                parenthesize(rhs, rhs.precedence <= own),
+            own};
+  }
+  if (auto call = dyn_cast_or_null<CallOp>(def)) {
+    std::string text = stringifyCallKind(call.getCallee()).str() + "(";
+    for (auto [index, arg] : llvm::enumerate(call.getArgs())) {
+      if (index)
+        text += ", ";
+      text += printExpr(arg).text;
+    }
+    return {text + ")", Precedence::primary};
+  }
+  // Only hand-written IR gets here (a block argument or a foreign op).
+  return {"<invalid>", Precedence::primary};
+}
+
+class SketchPrinter {
+public:
+  explicit SketchPrinter(raw_ostream &os) : os(os) {}
+
+  void printModule(ModuleOp module) {
+    bool first = true;
+    for (auto kernel : module.getOps<KernelOp>()) {
+      if (!first)
+        os << "\n";
+      first = false;
+      printKernel(kernel);
+    }
+  }
+
+private:
+  void printKernel(KernelOp kernel) {
+    printHeader(kernel);
+    printDirectives(kernel);
+    for (Operation &op : kernel.getBodyBlock())
+      if (!isa<TensorParamOp, ScalarParamOp>(op))
+        printStatement(op, 1);
+  }
+
+  static std::string spellParam(Operation &op) {
+    if (auto tensor = dyn_cast<TensorParamOp>(op)) {
+      std::string text = tensor.getName().str() + ": " +
+                         spellElementType(tensor.getElementType()).str() + "[" +
+                         joinStrings(tensor.getDims()) + "]";
+      if (auto layout = tensor.getLayout())
+        text += " " + stringifyLayout(*layout).str();
+      return text;
+    }
+    auto scalar = cast<ScalarParamOp>(op);
+    return scalar.getName().str() + ": " + stringifyScalarKind(scalar.getScalarType()).str();
+  }
+
+  /// `kernel NAME(P, ...):` on one line when it fits; otherwise tensors and
+  /// scalars each start a line aligned after `(`, filled up to the width.
+  void printHeader(KernelOp kernel) {
+    std::string opening = "kernel " + kernel.getSymName().str() + "(";
+    SmallVector<std::string> params;
+    SmallVector<bool> startsGroup;
+    bool previousWasTensor = true;
+    for (Operation &op : kernel.getBodyBlock()) {
+      if (!isa<TensorParamOp, ScalarParamOp>(op))
+        continue;
+      bool isTensor = isa<TensorParamOp>(op);
+      startsGroup.push_back(!params.empty() && isTensor != previousWasTensor);
+      previousWasTensor = isTensor;
+      params.push_back(spellParam(op));
+    }
+
+    std::string oneLine = opening + llvm::join(params, ", ") + "):";
+    if (oneLine.size() <= kHeaderWidth) {
+      os << oneLine << "\n";
+      return;
+    }
+    std::string indent(opening.size(), ' ');
+    std::string line = opening;
+    for (auto [index, param] : llvm::enumerate(params)) {
+      bool last = index + 1 == params.size();
+      std::string piece = param + (last ? "):" : ",");
+      bool lineEmpty = line.size() == opening.size();
+      if (!lineEmpty && (startsGroup[index] || line.size() + 1 + piece.size() > kHeaderWidth)) {
+        os << line << "\n";
+        line = indent;
+        lineEmpty = true;
+      }
+      line += (lineEmpty ? "" : " ") + piece;
+    }
+    os << line << "\n";
+  }
+
+  void printDirectives(KernelOp kernel) {
+    SmallVector<std::string> tiles;
+    if (auto m = kernel.getTileM())
+      tiles.push_back("BM = " + std::to_string(*m));
+    if (auto n = kernel.getTileN())
+      tiles.push_back("BN = " + std::to_string(*n));
+    if (auto k = kernel.getTileK())
+      tiles.push_back("BK = " + std::to_string(*k));
+    if (!tiles.empty())
+      indent(1) << "tile " << llvm::join(tiles, ", ") << "\n";
+    if (auto warps = kernel.getWarps())
+      indent(1) << "warps " << *warps << "\n";
+    if (auto stages = kernel.getStages())
+      indent(1) << "stages " << *stages << "\n";
+  }
+
+  raw_ostream &indent(unsigned depth) {
+    for (unsigned i = 0; i < depth; ++i)
+      os << "    ";
+    return os;
+  }
+
+  void printStatement(Operation &op, unsigned depth) {
+    if (auto loop = dyn_cast<ForOp>(op)) {
+      indent(depth) << "for " << loop.getVar() << " in " << loop.getLower() << ":"
+                    << loop.getUpper() << ":\n";
+      for (Operation &inner : loop.getBodyBlock())
+        printStatement(inner, depth + 1);
+      return;
+    }
+    indent(depth) << spellStatement(op) << "\n";
+  }
+
+  static std::string spellStatement(Operation &op) {
+    if (auto alloc = dyn_cast<AllocateOp>(op))
+      return spellAllocate(alloc);
+    if (auto copy = dyn_cast<CopyOp>(op))
+      return spellCopy(copy);
+    if (auto gemm = dyn_cast<GemmOp>(op))
+      return spellGemm(gemm);
+    if (auto conv = dyn_cast<Conv2dOp>(op))
+      return spellConv2d(conv);
+    if (auto softmax = dyn_cast<SoftmaxOp>(op))
+      return "Compute Softmax " + softmax.getName().str();
+    if (auto mask = dyn_cast<MaskOp>(op))
+      return "Compute Mask " + mask.getName().str() + " causal";
+    if (auto ew = dyn_cast<ElementwiseOp>(op))
+      return spellElementwise(ew);
+    if (auto assign = dyn_cast<AssignOp>(op))
+      return spellAssign(assign);
+    if (auto reshape = dyn_cast<ReshapeOp>(op))
+      return "Reshape " + reshape.getName().str() + " from (" + joinStrings(reshape.getFrom()) +
+             ") to (" + joinStrings(reshape.getTo()) + ")";
+    // Ops this printer does not know (added by a later stage) stay visible.
+    return "# " + op.getName().getStringRef().str();
+  }
+
+  static std::string spellAllocate(AllocateOp alloc) {
+    std::string text = "Allocate " + alloc.getName().str() + " in " +
+                       spellSpace(alloc.getSpace()).str() + " (" + joinStrings(alloc.getDims()) +
+                       ")";
+    if (auto offset = alloc.getOffset())
+      text += " with offset " + offset->str();
+    return text;
+  }
+
+  static std::string spellCopy(CopyOp copy) {
+    std::string text = "Copy " + copy.getName().str();
+    if (auto tile = copy.getTile())
+      text += " (" + joinStrings(*tile) + ")";
+    if (auto coordinate = copy.getCoordinate())
+      text += " in coordinate [L = " + coordinate->str() + "]";
+    return text + " from " + spellSpace(copy.getSource()).str() + " to " +
+           spellSpace(copy.getDestination()).str();
+  }
+
+  static std::string spellGemm(GemmOp gemm) {
+    return "Compute GEMM " + gemm.getLhs().str() + (gemm.getLhsTransposed() ? "^T" : "") + ", " +
+           gemm.getRhs().str() + (gemm.getRhsTransposed() ? "^T" : "") +
+           (gemm.getAccumulate() ? " and accumulate " : " and get ") + gemm.getResult().str();
+  }
+
+  static std::string spellConv2d(Conv2dOp conv) {
+    std::string text = "Compute Conv2d " + conv.getInput().str() + ", " + conv.getFilter().str() +
+                       (conv.getAccumulate() ? " and accumulate " : " and get ") +
+                       conv.getResult().str() + " with stride (" + joinIntegers(conv.getStride()) +
+                       ") pad (" + joinIntegers(conv.getPad()) + ")";
+    ArrayRef<int64_t> dilation = conv.getDilation();
+    if (!llvm::all_of(dilation, [](int64_t d) { return d == 1; }))
+      text += " dilation (" + joinIntegers(dilation) + ")";
+    return text;
+  }
+
+  static std::string spellElementwise(ElementwiseOp ew) {
+    std::string text =
+        "Compute " + stringifyElementwiseKind(ew.getKind()).str() + " " + ew.getTarget().str();
+    for (Attribute operand : ew.getOperands())
+      text += ", " + cast<StringAttr>(operand).getValue().str();
+    return text;
+  }
+
+  static std::string spellAssign(AssignOp assign) {
+    Block &block = assign.getExpression().front();
+    auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+    std::string value = yield ? printExpr(yield.getValue()).text : "<invalid>";
+    return "Compute " + assign.getTarget().str() + " = " + value;
+  }
+
+  raw_ostream &os;
+};
+
+} // namespace
+
+void sketch::printSketch(ModuleOp module, raw_ostream &os) {
+  SketchPrinter(os).printModule(module);
+}
