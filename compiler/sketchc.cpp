@@ -130,6 +130,8 @@ int compile(const DriverOptions &opts) {
   mlir::MLIRContext context;
   context.getOrLoadDialect<sketch::SketchDialect>();
   context.allowUnregisteredDialects(false);
+  // Errors point at sketch statements; the generic op dump would only add noise.
+  context.printOpOnDiagnostic(false);
 
   mlir::PassManager pm(&context);
   if (opts.emit == "cuda")

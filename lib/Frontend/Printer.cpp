@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <string>
 
@@ -153,41 +154,47 @@ private:
     return scalar.getName().str() + ": " + stringifyScalarKind(scalar.getScalarType()).str();
   }
 
-  /// `kernel NAME(P, ...):` on one line when it fits; otherwise tensors and
-  /// scalars each start a line aligned after `(`, filled up to the width.
+  /// `kernel NAME(P, ...):` on one line when it fits; otherwise see wrapParams.
   void printHeader(KernelOp kernel) {
     std::string opening = "kernel " + kernel.getSymName().str() + "(";
     SmallVector<std::string> params;
-    SmallVector<bool> startsGroup;
-    bool previousWasTensor = true;
+    SmallVector<bool> isScalar;
     for (Operation &op : kernel.getBodyBlock()) {
       if (!isa<TensorParamOp, ScalarParamOp>(op))
         continue;
-      bool isTensor = isa<TensorParamOp>(op);
-      startsGroup.push_back(!params.empty() && isTensor != previousWasTensor);
-      previousWasTensor = isTensor;
       params.push_back(spellParam(op));
+      isScalar.push_back(isa<ScalarParamOp>(op));
     }
-
     std::string oneLine = opening + llvm::join(params, ", ") + "):";
-    if (oneLine.size() <= kHeaderWidth) {
+    if (oneLine.size() <= kHeaderWidth)
       os << oneLine << "\n";
-      return;
-    }
-    std::string indent(opening.size(), ' ');
+    else
+      os << wrapParams(opening, params, isScalar);
+  }
+
+  /// Continuation lines align after `(` and are filled up to the width; when
+  /// all tensors come before all scalars, the scalars start a line of their own.
+  static std::string wrapParams(const std::string &opening, ArrayRef<std::string> params,
+                                ArrayRef<bool> isScalar) {
+    size_t tensorCount = llvm::find(isScalar, true) - isScalar.begin();
+    bool scalarsTrail =
+        tensorCount > 0 && size_t(llvm::count(isScalar, true)) == params.size() - tensorCount;
+    size_t scalarLine = scalarsTrail ? tensorCount : params.size();
+
+    std::string text;
     std::string line = opening;
     for (auto [index, param] : llvm::enumerate(params)) {
       bool last = index + 1 == params.size();
       std::string piece = param + (last ? "):" : ",");
       bool lineEmpty = line.size() == opening.size();
-      if (!lineEmpty && (startsGroup[index] || line.size() + 1 + piece.size() > kHeaderWidth)) {
-        os << line << "\n";
-        line = indent;
+      if (!lineEmpty && (index == scalarLine || line.size() + 1 + piece.size() > kHeaderWidth)) {
+        text += line + "\n";
+        line = std::string(opening.size(), ' ');
         lineEmpty = true;
       }
       line += (lineEmpty ? "" : " ") + piece;
     }
-    os << line << "\n";
+    return text + line + "\n";
   }
 
   void printDirectives(KernelOp kernel) {
@@ -240,9 +247,16 @@ private:
       return spellElementwise(ew);
     if (auto assign = dyn_cast<AssignOp>(op))
       return spellAssign(assign);
-    if (auto reshape = dyn_cast<ReshapeOp>(op))
-      return "Reshape " + reshape.getName().str() + " from (" + joinStrings(reshape.getFrom()) +
-             ") to (" + joinStrings(reshape.getTo()) + ")";
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      std::string text = "Reshape " + reshape.getName().str() + " from (" +
+                         joinStrings(reshape.getFrom()) + ") to (" +
+                         joinStrings(reshape.getTo()) + ")";
+      // Where a back-to-back GEMM keeps it (sketch-choose-b2b-residency).
+      if (auto where = reshape->getAttrOfType<StringAttr>("sketch.b2b_residency"))
+        text += "  # " + reshape.getName().str() +
+                (where.getValue() == "register" ? " kept in registers" : " staged in shared memory");
+      return text;
+    }
     // Ops this printer does not know (added by a later stage) stay visible.
     return "# " + op.getName().getStringRef().str();
   }

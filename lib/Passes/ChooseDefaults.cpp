@@ -1,14 +1,277 @@
-//===- ChooseDefaults.cpp - TEMPORARY STUB, to be replaced ----------------------===//
+//===- ChooseDefaults.cpp - tile sizes, warps and stages ------------------===//
+//
+// Each of tile BM/BN/BK, warps and stages comes from, in order: the command
+// line (the pass options), the program's directives, the default for the
+// kernel's problem kind, element type and target (docs/passes.md has the
+// table). The result is checked and stored on the kernel.
+//
+//===----------------------------------------------------------------------===//
 #include "lib/Passes/Passes.h"
+#include "lib/Passes/SketchAnalysis.h"
+
+#include "mlir/IR/Builders.h"
 
 namespace sketch {
 #define GEN_PASS_DEF_CHOOSEDEFAULTS
 #include "lib/Passes/Passes.h.inc"
 } // namespace sketch
 
+using namespace mlir;
+using namespace sketch;
+
 namespace {
+
+enum class ProblemKind { gemm, conv, b2b, attention };
+
+StringRef spellKind(ProblemKind kind) {
+  switch (kind) {
+  case ProblemKind::gemm:
+    return "GEMM";
+  case ProblemKind::conv:
+    return "convolution";
+  case ProblemKind::b2b:
+    return "back-to-back GEMM";
+  case ProblemKind::attention:
+    return "attention";
+  }
+  return "";
+}
+
+/// What the defaults depend on.
+struct Problem {
+  ProblemKind kind = ProblemKind::gemm;
+  ElementType element = ElementType::f16;
+  int64_t n0 = 0;       // b2b: the first GEMM's N (kept whole in registers)
+  int64_t n1 = 0;       // b2b: the second GEMM's N
+  int64_t headDim = 0;  // attention: the first GEMM's K
+};
+
+/// The five values, each with where it came from.
+struct Config {
+  int64_t values[5] = {0, 0, 0, 0, 0}; // BM, BN, BK, warps, stages
+  StringRef from[5];
+};
+constexpr const char *kNames[5] = {"BM", "BN", "BK", "warps", "stages"};
+enum { kBM, kBN, kBK, kWarps, kStages };
+
+bool isTensorCoreType(ElementType type) { return type != ElementType::f32; }
+
+ElementType elementOf(KernelOp kernel, ArrayRef<StringRef> names, ElementType fallback) {
+  for (StringRef name : names)
+    if (auto param = findTensorParam(kernel, name))
+      return param.getElementType();
+  return fallback;
+}
+
+Problem classify(KernelOp kernel) {
+  Problem problem;
+  auto params = kernel.getBodyBlock().getOps<TensorParamOp>();
+  if (!params.empty())
+    problem.element = (*params.begin()).getElementType();
+  Conv2dOp conv;
+  SmallVector<GemmOp> gemms;
+  kernel.getBody().walk([&](Operation *op) {
+    if (auto c = dyn_cast<Conv2dOp>(op); c && !conv)
+      conv = c;
+    if (auto g = dyn_cast<GemmOp>(op))
+      gemms.push_back(g);
+  });
+  if (conv) {
+    problem.kind = ProblemKind::conv;
+    problem.element = elementOf(kernel, {conv.getInput()}, problem.element);
+    return problem;
+  }
+  if (gemms.empty())
+    return problem;
+  problem.element = elementOf(kernel, {gemms[0].getLhs(), gemms[0].getRhs()}, problem.element);
+  for (GemmOp gemm : gemms) {
+    GemmOp producer = chainedProducer(kernel, gemm);
+    if (!producer)
+      continue;
+    auto first = gemmDims(kernel, producer), second = gemmDims(kernel, gemm);
+    auto firstTile = gemmTiles(kernel, producer);
+    if (!first || !second || !firstTile)
+      continue;
+    // The first GEMM's N covered by a loop (attention's keys) or owned whole (b2b).
+    if (firstTile->loops[1]) {
+      problem.kind = ProblemKind::attention;
+      problem.headDim = evaluateExpr(first->k).value_or(0);
+    } else {
+      problem.kind = ProblemKind::b2b;
+      problem.n0 = evaluateExpr(first->n).value_or(0);
+      problem.n1 = evaluateExpr(second->n).value_or(0);
+    }
+    break;
+  }
+  return problem;
+}
+
+/// Rows of the first accumulator each warp owns in a b2b kernel: the most of
+/// 32 or 16 that keeps both accumulators within 128 f32 registers per thread.
+std::optional<int64_t> b2bRowsPerWarp(const Problem &problem) {
+  for (int64_t rows : {32, 16})
+    if (rows * (problem.n0 + problem.n1) / 32 <= 128)
+      return rows;
+  return std::nullopt;
+}
+
+/// The default table (docs/passes.md).
+FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef arch) {
+  bool tensorCores = isTensorCoreType(problem.element);
+  bool hopper = arch == "sm_90a";
+  Config config;
+  auto set = [&](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
+    int64_t values[5] = {bm, bn, bk, warps, stages};
+    for (int i = 0; i < 5; ++i) {
+      config.values[i] = values[i];
+      config.from[i] = "the default";
+    }
+  };
+  switch (problem.kind) {
+  case ProblemKind::gemm:
+    if (tensorCores)
+      set(128, 128, 32, 4, hopper ? 4 : 3);
+    else
+      set(128, 128, 8, 8, 2);
+    break;
+  case ProblemKind::conv:
+    if (tensorCores)
+      set(128, 128, 32, 4, 3);
+    else
+      set(128, 128, 8, 8, 2);
+    break;
+  case ProblemKind::b2b: {
+    // Too wide for both accumulators at 32 rows per warp: 16 rows, and
+    // sketch-choose-b2b-residency stages D0 in shared memory or reports what must hold.
+    auto rows = b2bRowsPerWarp(problem).value_or(16);
+    set(rows * 4, problem.n0, tensorCores ? 32 : 8, 4, tensorCores ? 3 : 2);
+    break;
+  }
+  case ProblemKind::attention:
+    set(128, 64, problem.headDim, problem.headDim <= 64 ? 4 : 8, 2);
+    break;
+  }
+  return config;
+}
+
+/// Takes the program's directives over the defaults.
+void applyDirectives(KernelOp kernel, Config &config) {
+  std::optional<uint64_t> values[5] = {kernel.getTileM(), kernel.getTileN(), kernel.getTileK(),
+                                       kernel.getWarps(), kernel.getStages()};
+  for (int i = 0; i < 5; ++i)
+    if (values[i]) {
+      config.values[i] = static_cast<int64_t>(*values[i]);
+      config.from[i] = "the program";
+    }
+}
+
+/// Parses "BMxBNxBK".
+std::optional<std::array<int64_t, 3>> parseTile(StringRef text) {
+  SmallVector<StringRef> parts;
+  text.split(parts, 'x');
+  if (parts.size() != 3)
+    return std::nullopt;
+  std::array<int64_t, 3> tile;
+  for (int i = 0; i < 3; ++i)
+    if (parts[i].trim().getAsInteger(10, tile[i]))
+      return std::nullopt;
+  return tile;
+}
+
+InFlightDiagnostic invalid(KernelOp kernel, const Config &config, int index) {
+  auto diag = emitError(kernel.getLoc());
+  diag << (index < kWarps ? "tile " : "") << kNames[index]
+       << (index < kWarps ? " = " : " ") << config.values[index] << " (from "
+       << config.from[index] << ") ";
+  return diag;
+}
+
+LogicalResult validate(KernelOp kernel, const Problem &problem, const Config &config) {
+  for (int i = 0; i < 5; ++i)
+    if (config.values[i] < 1)
+      return invalid(kernel, config, i) << "must be positive";
+  if (config.values[kWarps] > 32)
+    return invalid(kernel, config, kWarps) << "is more than a block can hold (32)";
+  if (config.values[kStages] > 8)
+    return invalid(kernel, config, kStages) << "is more than 8";
+  int64_t granule = isTensorCoreType(problem.element) ? 16 : 8;
+  for (int i : {kBM, kBN, kBK}) {
+    if (i == kBK && granule == 8)
+      continue; // CUDA-core tiles step K one element at a time
+    if (config.values[i] % granule != 0)
+      return invalid(kernel, config, i)
+             << "must be a multiple of " << granule << " for " << spellElementType(problem.element)
+             << (granule == 16 ? " on tensor cores" : " on CUDA cores");
+  }
+  if (problem.kind == ProblemKind::b2b) {
+    if (problem.n0 % config.values[kBN] != 0)
+      return invalid(kernel, config, kBN)
+             << "must divide " << problem.n0 << ", the first GEMM's N: in a "
+             << spellKind(problem.kind) << " each block computes whole rows of the first "
+             << "result (BN = " << problem.n0 << " keeps them in registers, a divisor stages "
+             << "them in shared memory BN columns at a time)";
+    int64_t perWarp = config.values[kBM] / config.values[kWarps];
+    if (config.values[kBM] % config.values[kWarps] != 0 || perWarp % granule != 0)
+      return invalid(kernel, config, kBM)
+             << "must be a multiple of " << granule << " x warps (" << config.values[kWarps]
+             << "): in a " << spellKind(problem.kind) << " the warps split the rows only";
+  }
+  if (problem.kind == ProblemKind::attention && config.values[kBK] != problem.headDim)
+    return invalid(kernel, config, kBK)
+           << "must be " << problem.headDim << ", the head dimension: attention reduces over "
+           << "it in one step";
+  return success();
+}
+
 struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass> {
   using ChooseDefaultsBase::ChooseDefaultsBase;
-  void runOnOperation() override {}
+
+  /// Takes the command line over the rest.
+  LogicalResult applyOverrides(KernelOp kernel, Config &config) {
+    if (!tile.empty()) {
+      auto values = parseTile(tile);
+      if (!values)
+        return emitError(kernel.getLoc(), "--tile ") << tile << ": expected BMxBNxBK, e.g. 128x128x32";
+      for (int i = 0; i < 3; ++i) {
+        config.values[i] = (*values)[i];
+        config.from[i] = "the command line";
+      }
+    }
+    if (warps != 0) {
+      config.values[kWarps] = warps;
+      config.from[kWarps] = "the command line";
+    }
+    if (stages != 0) {
+      config.values[kStages] = stages;
+      config.from[kStages] = "the command line";
+    }
+    return success();
+  }
+
+  LogicalResult choose(KernelOp kernel) {
+    if (arch != "sm_80" && arch != "sm_90a")
+      return emitError(kernel.getLoc(), "unknown target '") << arch << "': expected sm_80 or sm_90a";
+    Problem problem = classify(kernel);
+    auto config = defaultsFor(kernel, problem, arch);
+    if (failed(config))
+      return failure();
+    applyDirectives(kernel, *config);
+    if (failed(applyOverrides(kernel, *config)) || failed(validate(kernel, problem, *config)))
+      return failure();
+    Builder b(kernel.getContext());
+    kernel.setTileMAttr(b.getI64IntegerAttr(config->values[kBM]));
+    kernel.setTileNAttr(b.getI64IntegerAttr(config->values[kBN]));
+    kernel.setTileKAttr(b.getI64IntegerAttr(config->values[kBK]));
+    kernel.setWarpsAttr(b.getI64IntegerAttr(config->values[kWarps]));
+    kernel.setStagesAttr(b.getI64IntegerAttr(config->values[kStages]));
+    return success();
+  }
+
+  void runOnOperation() override {
+    for (KernelOp kernel : getOperation().getOps<KernelOp>())
+      if (failed(choose(kernel)))
+        signalPassFailure();
+  }
 };
+
 } // namespace

@@ -16,8 +16,18 @@ void sketch::buildCompletionPipeline(mlir::OpPassManager &pm, const CompileOptio
   defaults.warps = options.warps;
   defaults.stages = options.stages;
   pm.addPass(createChooseDefaults(defaults));
+  ChooseB2bResidencyOptions b2b;
+  b2b.arch = options.arch;
+  pm.addPass(createChooseB2bResidency(b2b));
 }
 
 void sketch::buildCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   buildCompletionPipeline(pm, options);
+  // Backend planning: epilogue fusion, pipelining, then the shared-memory plan
+  // (which sizes the buffers the pipelining decided on).
+  pm.addPass(createFuseEpilogue());
+  pm.addPass(createPipelining());
+  PlanSharedMemoryOptions smem;
+  smem.arch = options.arch;
+  pm.addPass(createPlanSharedMemory(smem));
 }

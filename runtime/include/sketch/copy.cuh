@@ -9,6 +9,8 @@
 //   cp_async_commit()          closes the current group of cp.async
 //   cp_async_wait<N>()         waits until at most N groups are still in flight
 //   cp_async_wait_all()        waits for every outstanding cp.async
+//   load_chunk_16<kVec>(dst, base, row, col, rows, cols, ld)
+//                              one 16-byte chunk of a row-major matrix, zero outside it
 //   ld_global_128 / st_global_128, ld_shared_128 / st_shared_128, st_shared_32
 //                              16-byte (and 4-byte) vector accesses
 //
@@ -21,6 +23,7 @@
 
 #include <cstdint>
 #include <cuda_runtime.h>
+#include <type_traits>
 
 namespace sketch {
 
@@ -102,6 +105,39 @@ __device__ __forceinline__ void st_shared_128(uint32_t addr, uint4 value) {
 /// 4-byte shared store at a shared address; 4-byte aligned.
 __device__ __forceinline__ void st_shared_32(uint32_t addr, uint32_t value) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(value));
+}
+
+/// The raw bits of an element of T (2- or 4-byte types).
+template <typename T>
+using element_bits = typename std::conditional<sizeof(T) == 2, uint16_t, uint32_t>::type;
+
+/// Copies the 16-byte chunk at (row, col) .. (row, col + 16/sizeof(T) - 1) of a
+/// row-major rows x cols matrix (`ld` elements a row) to shared address `dst`;
+/// elements outside the matrix become zero.
+///   kVec = true:  one cp.async; needs col and ld multiples of the chunk, and
+///                 `base` 16-byte aligned (cols a multiple of the chunk too).
+///   kVec = false: element loads with per-element bounds, one 16-byte st.shared
+///                 (synchronous; any size and alignment).
+template <bool kVec, typename T>
+__device__ __forceinline__ void load_chunk_16(uint32_t dst, const T *base, int64_t row,
+                                              int64_t col, int64_t rows, int64_t cols,
+                                              int64_t ld) {
+  constexpr int kElems = 16 / sizeof(T);
+  if constexpr (kVec) {
+    bool pred = row < rows && col < cols;
+    cp_async_16(dst, pred ? base + row * ld + col : base, pred);
+  } else {
+    using Bits = element_bits<T>;
+    const Bits *src = reinterpret_cast<const Bits *>(base) + row * ld + col;
+    union {
+      Bits e[kElems];
+      uint4 v;
+    } chunk;
+#pragma unroll
+    for (int i = 0; i < kElems; ++i)
+      chunk.e[i] = (row < rows && col + i < cols) ? src[i] : Bits(0);
+    st_shared_128(dst, chunk.v);
+  }
 }
 
 } // namespace sketch

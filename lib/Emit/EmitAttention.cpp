@@ -1,0 +1,782 @@
+//===- EmitAttention.cpp - attention kernels to CUDA ----------------------===//
+//
+// Two stages. matchAttention() recognizes, in the kernel's loop over keys,
+//   GEMM Q, K^T -> P ; [scale / mask of P]... ; Softmax P ; GEMM P, V += O
+// and rewrites the softmax as an online one (AttentionPlan: what the kernel
+// needs to know, every unsupported form a located error). emitKernel() and
+// emitHost() then write the CUDA: one block per (BM query rows, leading
+// indices of Q), each warp owning MT = BM / (16 * warps) row tiles of 16.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Emit/EmitAttention.h"
+#include "lib/Emit/CudaWriter.h"
+#include "lib/Emit/EmitHost.h"
+#include "lib/Emit/KernelEmitters.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace sketch;
+using llvm::formatv;
+
+namespace {
+
+// Defaults when the program and the defaults pass leave a directive unset:
+// 128 query rows, 64 keys a step, 4 warps of 32 rows (see docs/backend.md).
+constexpr int64_t kDefaultBM = 128;
+constexpr int64_t kDefaultBN = 64;
+constexpr int64_t kDefaultWarps = 4;
+
+/// A tensor parameter of the attention.
+struct TensorInfo {
+  std::string name;
+  ElementType type;
+  std::vector<std::string> dims;
+  Operation *op = nullptr;
+
+  llvm::ArrayRef<std::string> leading() const {
+    return llvm::ArrayRef<std::string>(dims).drop_back(2);
+  }
+  const std::string &rows() const { return dims[dims.size() - 2]; }
+  const std::string &cols() const { return dims.back(); }
+};
+
+/// What the kernel needs to know, read off the program.
+struct AttentionPlan {
+  mutable KernelOp kernel; // ops' accessors are not const
+  std::string name;
+  TensorInfo q, k, v, o;
+  std::string scores;             // P, the first GEMM's result
+  std::string loopVar;            // j
+  std::vector<std::string> scale; // factors of `Compute P = P * s` / `Compute Scale P, s`
+  bool causal = false;
+  int64_t headDim = 0, bm = 0, bn = 0, warps = 0, stages = 2;
+  KernelSignature sig; // parameters and size symbols of the host function
+
+  /// The C++ spelling of a dimension: a number, a bound value or the size argument.
+  std::string dim(StringRef d) const { return sig.dim(d); }
+  /// The C++ name of a parameter.
+  std::string cname(StringRef name) const {
+    const ParamInfo *param = sig.find(name);
+    return param ? param->cname : cIdent(name);
+  }
+};
+
+bool isInteger(StringRef text) {
+  int64_t value;
+  return !text.empty() && !text.getAsInteger(10, value);
+}
+
+bool isIdentifier(StringRef text) {
+  if (text.empty() || !(isalpha(text[0]) || text[0] == '_'))
+    return false;
+  return llvm::all_of(text, [](char c) { return isalnum(c) || c == '_'; });
+}
+
+std::vector<std::string> dimsOf(TensorParamOp param) {
+  std::vector<std::string> dims;
+  for (Attribute dim : param.getDims())
+    dims.push_back(cast<StringAttr>(dim).str());
+  return dims;
+}
+
+StringRef cudaType(ElementType type) {
+  return type == ElementType::bf16 ? "__nv_bfloat16" : type == ElementType::f16 ? "__half" : "float";
+}
+
+//===----------------------------------------------------------------------===//
+// Recognition
+//===----------------------------------------------------------------------===//
+
+class Matcher {
+public:
+  Matcher(KernelOp kernel, AttentionPlan &plan) : kernel(kernel), plan(plan) {}
+
+  LogicalResult run() {
+    plan.kernel = kernel;
+    plan.name = kernel.getSymName().str();
+    plan.sig = analyzeSignature(kernel);
+    SoftmaxOp softmax;
+    kernel.walk([&](SoftmaxOp op) {
+      if (!softmax)
+        softmax = op;
+    });
+    auto loop = dyn_cast<ForOp>(softmax->getParentOp());
+    if (!loop || loop->getParentOp() != kernel.getOperation())
+      return softmax.emitError("Softmax is supported inside the loop over keys of an attention "
+                               "(GEMM Q, K^T; Softmax; GEMM P, V in one top-level for)");
+    plan.loopVar = loop.getVar().str();
+    if (failed(matchLoop(loop, softmax)) || failed(matchOutside(loop)))
+      return failure();
+    if (failed(matchTensors(loop)) || failed(chooseTiles()))
+      return failure();
+    return success();
+  }
+
+private:
+  /// GEMM Q, K^T -> P ; [scale | mask]... ; Softmax P ; GEMM P, V += O, in order.
+  LogicalResult matchLoop(ForOp loop, SoftmaxOp softmax) {
+    GemmOp first, second;
+    bool softmaxSeen = false;
+    for (Operation &op : loop.getBodyBlock()) {
+      if (isa<CopyOp, AllocateOp, ReshapeOp>(op))
+        continue;
+      if (auto gemm = dyn_cast<GemmOp>(op)) {
+        if (!first) {
+          first = gemm;
+          if (failed(checkFirstGemm(gemm, softmax)))
+            return failure();
+        } else if (!second && softmaxSeen) {
+          second = gemm;
+          if (failed(checkSecondGemm(gemm)))
+            return failure();
+        } else {
+          return gemm.emitError("attention: unexpected GEMM here; the loop holds GEMM Q, K^T, "
+                                "then the Softmax, then GEMM P, V");
+        }
+        continue;
+      }
+      if (&op == softmax.getOperation()) {
+        if (!first)
+          return softmax.emitError("attention: the Softmax needs the scores of a GEMM Q, K^T "
+                                   "before it in the loop");
+        softmaxSeen = true;
+        continue;
+      }
+      if (!first || softmaxSeen || second)
+        return op.emitError("attention: only scaling and Mask of the scores may sit between the "
+                            "GEMMs; this statement is not supported in the loop");
+      if (failed(matchScoreStatement(op)))
+        return failure();
+    }
+    if (!second)
+      return softmax.emitError("attention: the Softmax must be followed in its loop by "
+                               "Compute GEMM ") << plan.scores << ", V and accumulate O";
+    return success();
+  }
+
+  LogicalResult checkFirstGemm(GemmOp gemm, SoftmaxOp softmax) {
+    plan.scores = gemm.getResult().str();
+    if (softmax.getName() != gemm.getResult())
+      return softmax.emitError("attention: Softmax of '")
+             << softmax.getName() << "', but the loop's first GEMM produces '"
+             << gemm.getResult() << "'";
+    if (gemm.getAccumulate())
+      return gemm.emitError("attention: the scores GEMM must `get` ") << plan.scores
+                                                                      << " (it is new each step)";
+    if (gemm.getLhsTransposed() || !gemm.getRhsTransposed())
+      return gemm.emitError("attention: the scores GEMM is GEMM Q, K^T, with the keys stored "
+                            "[L, D] and used transposed");
+    plan.q.name = gemm.getLhs().str();
+    plan.k.name = gemm.getRhs().str();
+    return success();
+  }
+
+  LogicalResult checkSecondGemm(GemmOp gemm) {
+    if (gemm.getLhs() != plan.scores || gemm.getLhsTransposed())
+      return gemm.emitError("attention: the second GEMM must read the probabilities '")
+             << plan.scores << "' as its left operand";
+    if (gemm.getRhsTransposed())
+      return gemm.emitError("attention: V is used as stored ([L, D]), not transposed");
+    if (!gemm.getAccumulate())
+      return gemm.emitError("attention: the second GEMM must accumulate its result over the loop");
+    plan.v.name = gemm.getRhs().str();
+    plan.o.name = gemm.getResult().str();
+    return success();
+  }
+
+  /// `Compute Mask P causal`, `Compute Scale P, s`, `Compute P = P * s`.
+  LogicalResult matchScoreStatement(Operation &op) {
+    if (auto mask = dyn_cast<MaskOp>(op)) {
+      if (mask.getName() != plan.scores)
+        return mask.emitError("attention: Mask of '") << mask.getName() << "', expected '"
+                                                      << plan.scores << "'";
+      plan.causal = true;
+      return success();
+    }
+    if (auto ew = dyn_cast<ElementwiseOp>(op)) {
+      if (ew.getKind() != ElementwiseKind::scale || ew.getTarget() != plan.scores)
+        return ew.emitError("attention: only Scale of the scores '")
+               << plan.scores << "' is supported between the GEMMs";
+      auto factor = scalarFactor(ew, cast<StringAttr>(ew.getOperands()[0]).getValue());
+      if (!factor)
+        return failure();
+      plan.scale.push_back(*factor);
+      return success();
+    }
+    if (auto assign = dyn_cast<AssignOp>(op))
+      return matchScaleExpression(assign);
+    return op.emitError("attention: this statement is not supported between the GEMMs");
+  }
+
+  /// A scalar parameter (as float) or a number literal, as C++.
+  std::optional<std::string> scalarFactor(Operation *op, StringRef operand) {
+    double value;
+    if (!operand.getAsDouble(value))
+      return formatv("{0}f", operand).str();
+    auto scalar = dyn_cast_or_null<ScalarParamOp>(kernel.lookupTensorParam(operand));
+    if (!scalar) {
+      op->emitError("attention: the scale '") << operand << "' must be a scalar parameter or a "
+                                              << "number";
+      return std::nullopt;
+    }
+    std::string name = plan.cname(operand);
+    return scalar.getScalarType() == ScalarKind::f32 ? name : "float(" + name + ")";
+  }
+
+  /// The value of an expression as (holds P, C++ factor): P times a factor.
+  struct Linear {
+    bool hasScores;
+    std::string factor;
+  };
+
+  static std::string multiply(const std::string &a, const std::string &b) {
+    if (a == "1.0f")
+      return b;
+    if (b == "1.0f")
+      return a;
+    return "(" + a + " * " + b + ")";
+  }
+
+  std::optional<Linear> linear(Value value) {
+    Operation *def = value.getDefiningOp();
+    if (auto ref = dyn_cast<RefOp>(def)) {
+      if (ref.getName() == plan.scores)
+        return Linear{true, "1.0f"};
+      auto factor = scalarFactor(def, ref.getName());
+      return factor ? std::optional<Linear>(Linear{false, *factor}) : std::nullopt;
+    }
+    if (auto constant = dyn_cast<ConstantOp>(def))
+      return Linear{false, formatv("{0}f", constant.getSpelling()).str()};
+    if (auto negate = dyn_cast<NegateOp>(def)) {
+      auto inner = linear(negate.getOperand());
+      return inner ? std::optional<Linear>(Linear{inner->hasScores, "(-" + inner->factor + ")"})
+                   : std::nullopt;
+    }
+    if (auto binary = dyn_cast<BinaryOp>(def)) {
+      auto lhs = linear(binary.getLhs()), rhs = linear(binary.getRhs());
+      if (!lhs || !rhs)
+        return std::nullopt;
+      BinaryKind kind = binary.getKind();
+      bool scores = lhs->hasScores || rhs->hasScores;
+      if (kind == BinaryKind::mul && !(lhs->hasScores && rhs->hasScores))
+        return Linear{scores, multiply(lhs->factor, rhs->factor)};
+      if (kind == BinaryKind::div && !rhs->hasScores)
+        return Linear{scores, "(" + lhs->factor + " / " + rhs->factor + ")"};
+      if ((kind == BinaryKind::add || kind == BinaryKind::sub) && !scores)
+        return Linear{false, "(" + lhs->factor + (kind == BinaryKind::add ? " + " : " - ") +
+                                 rhs->factor + ")"};
+    }
+    def->emitError("attention: the scores '")
+        << plan.scores << "' may only be multiplied or divided by scalars and numbers here";
+    return std::nullopt;
+  }
+
+  LogicalResult matchScaleExpression(AssignOp assign) {
+    if (assign.getTarget() != plan.scores)
+      return assign.emitError("attention: only `Compute ")
+             << plan.scores << " = " << plan.scores << " * scale` is supported between the GEMMs";
+    auto yield = cast<YieldOp>(assign.getExpression().front().back());
+    auto result = linear(yield.getValue());
+    if (!result)
+      return failure();
+    if (!result->hasScores)
+      return assign.emitError("attention: the new scores must be a multiple of the old ones");
+    plan.scale.push_back(result->factor);
+    return success();
+  }
+
+  /// Before the loop: Copy Q (and Allocates); after it: Copy O to global only.
+  LogicalResult matchOutside(ForOp loop) {
+    bool after = false, stored = false;
+    for (Operation &op : kernel.getBodyBlock()) {
+      if (&op == loop.getOperation()) {
+        after = true;
+        continue;
+      }
+      if (isa<TensorParamOp, ScalarParamOp, AllocateOp, ReshapeOp>(op))
+        continue;
+      auto copy = dyn_cast<CopyOp>(op);
+      if (copy && !after && copy.getDestination() != MemorySpace::global)
+        continue;
+      if (copy && after && copy.getName() == plan.o.name &&
+          copy.getSource() == MemorySpace::reg && copy.getDestination() == MemorySpace::global) {
+        stored = true;
+        continue;
+      }
+      return op.emitError("attention: not supported ")
+             << (after ? "after" : "before") << " the loop over keys (only `Copy "
+             << plan.q.name << "` before it and `Copy " << plan.o.name
+             << " from register to global` after it)";
+    }
+    if (!stored)
+      return loop.emitError("attention: the loop must be followed by `Copy ")
+             << plan.o.name << " from register to global`";
+    return success();
+  }
+
+  LogicalResult lookup(TensorInfo &info, Operation *user) {
+    auto param = dyn_cast_or_null<TensorParamOp>(kernel.lookupTensorParam(info.name));
+    if (!param)
+      return user->emitError("attention: '") << info.name << "' must be a tensor parameter";
+    info.type = param.getElementType();
+    info.dims = dimsOf(param);
+    info.op = param;
+    if (info.dims.size() < 2)
+      return param.emitError("attention: '") << info.name << "' needs at least 2 dimensions";
+    if (info.type == ElementType::f32)
+      return param.emitError("attention: '")
+             << info.name << "' is f32; the attention backend runs on tensor cores and needs "
+             << "f16 or bf16";
+    return success();
+  }
+
+  LogicalResult matchTensors(ForOp loop) {
+    for (TensorInfo *info : {&plan.q, &plan.k, &plan.v, &plan.o})
+      if (failed(lookup(*info, loop)))
+        return failure();
+    for (TensorInfo *info : {&plan.k, &plan.v, &plan.o})
+      if (info->type != plan.q.type)
+        return info->op->emitError("attention: '")
+               << info->name << "' is " << spellElementType(info->type) << " but '" << plan.q.name
+               << "' is " << spellElementType(plan.q.type) << "; all four must agree";
+    for (TensorInfo *info : {&plan.k, &plan.v, &plan.o})
+      if (info->dims.size() != plan.q.dims.size())
+        return info->op->emitError("attention: '")
+               << info->name << "' has " << info->dims.size() << " dimensions, '" << plan.q.name
+               << "' has " << plan.q.dims.size();
+    if (plan.o.dims != plan.q.dims)
+      return plan.o.op->emitError("attention: '")
+             << plan.o.name << "' must have the dimensions of '" << plan.q.name << "'";
+    if (plan.v.dims != plan.k.dims)
+      return plan.v.op->emitError("attention: '")
+             << plan.v.name << "' must have the dimensions of '" << plan.k.name
+             << "' (a value head dimension other than the key's is not supported)";
+    if (loop.getUpper() != plan.k.rows() || loop.getLower() != "0")
+      return loop.emitError("attention: the loop must run over the keys, 0:")
+             << plan.k.rows();
+    for (TensorInfo *info : {&plan.q, &plan.k})
+      for (const std::string &dim : info->dims)
+        if (!isInteger(dim) && !isIdentifier(dim))
+          return info->op->emitError("attention: dimension '")
+                 << dim << "' of '" << info->name << "' must be a size symbol or a number";
+    return checkHeadDim();
+  }
+
+  LogicalResult checkHeadDim() {
+    const std::string &dim = plan.q.cols();
+    if (plan.k.cols() != dim)
+      return plan.k.op->emitError("attention: the head dimension of '")
+             << plan.k.name << "' (" << plan.k.cols() << ") differs from '" << plan.q.name
+             << "' (" << dim << ")";
+    std::string value = plan.dim(dim);
+    if (!isInteger(value))
+      return plan.q.op->emitError("attention: the head dimension '")
+             << dim << "' of '" << plan.q.name << "' must be known at compile time; write a "
+             << "number or bind it, e.g. -D " << dim << "=128";
+    StringRef(value).getAsInteger(10, plan.headDim);
+    if (plan.headDim != 64 && plan.headDim != 128)
+      return plan.q.op->emitError("attention: head dimension ")
+             << plan.headDim << " is not supported (64 or 128)";
+    for (size_t i = 0; i < plan.q.leading().size(); ++i) {
+      std::string qd = plan.dim(plan.q.leading()[i]), kd = plan.dim(plan.k.leading()[i]);
+      if (qd != kd && isInteger(qd) && isInteger(kd)) {
+        int64_t a = 0, b = 0;
+        StringRef(qd).getAsInteger(10, a);
+        StringRef(kd).getAsInteger(10, b);
+        if (b == 0 || a % b != 0)
+          return plan.k.op->emitError("attention: '")
+                 << plan.k.name << "' dimension " << i << " (" << kd << ") must divide '"
+                 << plan.q.name << "' dimension " << i << " (" << qd << ")";
+      }
+    }
+    return success();
+  }
+
+  LogicalResult chooseTiles() {
+    plan.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : kDefaultBM;
+    plan.bn = kernel.getTileN() ? int64_t(*kernel.getTileN()) : kDefaultBN;
+    plan.warps = kernel.getWarps() ? int64_t(*kernel.getWarps()) : kDefaultWarps;
+    int64_t stages = kernel.getStages() ? int64_t(*kernel.getStages()) : 2;
+    if (stages != 2)
+      return kernel.emitError("attention: stages ")
+             << stages << " is not supported; K and V are double-buffered (stages 2)";
+    int64_t threads = 32 * plan.warps;
+    int64_t chunksPerRow = plan.headDim / 8;
+    int64_t step = threads % chunksPerRow == 0 ? threads / chunksPerRow : 0;
+    if (plan.bm % (16 * plan.warps) != 0 || plan.bm / (16 * plan.warps) > 2)
+      return kernel.emitError("attention: tile BM = ")
+             << plan.bm << " must be 16 or 32 rows for each of the " << plan.warps << " warps";
+    if (plan.bn % 16 != 0 || plan.bn > 128)
+      return kernel.emitError("attention: tile BN = ")
+             << plan.bn << " must be a multiple of 16, at most 128";
+    if (step == 0 || step % 8 != 0 || plan.bn % step != 0 || plan.bm % step != 0)
+      return kernel.emitError("attention: ")
+             << threads << " threads cannot copy the tiles of BM = " << plan.bm << ", BN = "
+             << plan.bn << " rows in steps of 8 rows";
+    return success();
+  }
+
+  KernelOp kernel;
+  AttentionPlan &plan;
+};
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+std::string scaleExpr(const AttentionPlan &plan) {
+  std::string out;
+  for (const std::string &factor : plan.scale)
+    out += factor + " * ";
+  return out + "1.4426950408889634f";
+}
+
+class KernelWriter {
+public:
+  KernelWriter(const AttentionPlan &plan, CudaWriter &w) : plan(plan), w(w) {}
+
+  void write() {
+    writeConstants();
+    w.line();
+    w.line("__global__ void __launch_bounds__(" + ns() + "::THREADS, 1)");
+    w.open(plan.name + "_kernel(" +
+           kernelParameterList(plan.sig, [](const ParamInfo &) { return true; }) + ")");
+    w.line("using namespace " + ns() + ";");
+    w.line("using namespace sketch;");
+    writeSetup();
+    writeBlockCoordinates();
+    writePrologue();
+    writeLoop();
+    writeEpilogue();
+    w.close();
+  }
+
+private:
+  std::string ns() const { return plan.name + "_tiles"; }
+
+  void writeConstants() {
+    const std::string &p = plan.scores;
+    w.comment(formatv("kernel {0}: Compute GEMM {1}, {2}^T and get {3}; Compute Softmax {3}, "
+                      "online over {4}; Compute GEMM {3}, {5} and accumulate {6}.",
+                      plan.name, plan.q.name, plan.k.name, p, plan.loopVar, plan.v.name,
+                      plan.o.name)
+                  .str());
+    w.open("namespace " + ns());
+    w.line(formatv("using T = {0};", cudaType(plan.q.type)).str());
+    w.line(formatv("constexpr int BM = {0}, BN = {1}, D = {2}; // query rows, keys per step of {3}, "
+                   "head dimension",
+                   plan.bm, plan.bn, plan.headDim, plan.loopVar)
+               .str());
+    w.line(formatv("constexpr int WARPS = {0}, THREADS = 32 * WARPS;", plan.warps).str());
+    w.line("constexpr int MT = BM / (16 * WARPS);                // row tiles of 16 per warp");
+    w.line("constexpr int NT_P = BN / 8, NT_O = D / 8;           // column tiles of 8 of " + p +
+           " and " + plan.o.name);
+    w.line("constexpr int TILE_Q = BM * D * 2, TILE_KV = BN * D * 2; // bytes");
+    w.line("constexpr int SMEM = TILE_Q + 2 * 2 * TILE_KV;      // " + plan.q.name + "; " +
+           plan.k.name + " and " + plan.v.name + ", two stages each");
+    w.line(std::string("constexpr bool CAUSAL = ") + (plan.causal ? "true" : "false") +
+           ";            // Compute Mask " + p + " causal");
+    w.close(" // namespace " + ns());
+  }
+
+  void writeSetup() {
+    w.line("extern __shared__ __align__(128) unsigned char smem[];");
+    w.line("const uint32_t Q_s = smem_addr(smem);");
+    w.line("const uint32_t K_s = Q_s + TILE_Q;      // stage i at K_s + i * TILE_KV");
+    w.line("const uint32_t V_s = K_s + 2 * TILE_KV; // stage i at V_s + i * TILE_KV");
+    w.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
+    w.line("const int warp_row = warp * MT * 16; // this warp's first row of the tile");
+    w.comment("ldmatrix lanes: Q as A (row lane % 16, chunk + lane / 16), K as B (row lane % 8 +");
+    w.comment("8 * (lane / 16), chunk + (lane / 8) % 2), V as B transposed (row lane % 8 +");
+    w.comment("8 * ((lane / 8) % 2), chunk + lane / 16).");
+    w.line("const SwizzledLane<D> Q_lane(Q_s, warp_row + lane % 16, lane / 16);");
+    w.line("const SwizzledLane<D> K_lane(K_s, lane % 8 + (lane / 16) * 8, (lane / 8) % 2);");
+    w.line("const SwizzledLane<D> V_lane(V_s, lane % 8 + ((lane / 8) % 2) * 8, lane / 16);");
+  }
+
+  /// Leading index i of Q, as a C++ variable name.
+  static std::string indexName(size_t i) { return formatv("i{0}", i).str(); }
+
+  /// Flattened offset of the leading indices of `info` (times rows * cols).
+  std::string baseOffset(const TensorInfo &info) const {
+    std::string flat = "0";
+    auto leading = info.leading();
+    for (size_t i = 0; i < leading.size(); ++i) {
+      std::string index = indexName(i);
+      if (leading[i] != plan.q.leading()[i]) // grouped: query index / (group size)
+        index = "(" + index + " / (int(" + plan.dim(plan.q.leading()[i]) + ") / int(" +
+                plan.dim(leading[i]) + ")))";
+      flat = i == 0 ? "int64_t(" + index + ")"
+                    : "(" + flat + " * " + plan.dim(leading[i]) + " + " + index + ")";
+    }
+    return flat + " * " + plan.dim(info.rows()) + " * D";
+  }
+
+  void writeBlockCoordinates() {
+    auto leading = plan.q.leading();
+    w.comment("Block coordinates: the row tile (the last first: with CAUSAL they have the most");
+    w.comment("keys), then the leading indices of " + plan.q.name + " (blockIdx.y: the last, "
+              "blockIdx.z: the others).");
+    w.line("const int row_tile = gridDim.x - 1 - blockIdx.x;");
+    w.line("const int m0 = row_tile * BM;");
+    if (!leading.empty())
+      w.line(formatv("const int {0} = blockIdx.y;", indexName(leading.size() - 1)).str());
+    // Indices are below 65536 (the host checks the grid), so 32-bit division suffices.
+    if (leading.size() == 2)
+      w.line("const int i0 = blockIdx.z;");
+    if (leading.size() > 2) {
+      w.line("int rest = blockIdx.z;");
+      for (size_t i = leading.size() - 1; i-- > 0;) {
+        if (i == 0) {
+          w.line(formatv("const int {0} = rest;", indexName(i)).str());
+        } else {
+          w.line(formatv("const int {0} = rest % int({1});", indexName(i), plan.dim(leading[i]))
+                     .str());
+          w.line(formatv("rest /= int({0});", plan.dim(leading[i])).str());
+        }
+      }
+    }
+    w.line(formatv("const int S_rows = int({0}), L_rows = int({1});", plan.dim(plan.q.rows()),
+                   plan.dim(plan.k.rows()))
+               .str());
+    w.comment(formatv("Allocate {0} in global ({1}, D) with offset {2}; {3} likewise.",
+                      plan.q.name, plan.q.rows(), baseOffset(plan.q), plan.o.name)
+                  .str());
+    w.line("const T *Q_g = " + plan.cname(plan.q.name) + " + " + baseOffset(plan.q) + ";");
+    w.line("T *O_g = " + plan.cname(plan.o.name) + " + " + baseOffset(plan.o) + ";");
+    bool grouped = plan.k.leading() != plan.q.leading();
+    w.comment(formatv("Allocate {0} and {1} in global ({2}, D), at the same offset{3}.",
+                      plan.k.name, plan.v.name, plan.k.rows(),
+                      grouped ? " (grouped-query: the key/value head of this query head)" : "")
+                  .str());
+    w.line("const int64_t KV_offset = " + baseOffset(plan.k) + ";");
+    w.line("const T *K_g = " + plan.cname(plan.k.name) + " + KV_offset;");
+    w.line("const T *V_g = " + plan.cname(plan.v.name) + " + KV_offset;");
+    w.comment(formatv("for {0} in 0:{1}: the key tiles this row tile sees (with CAUSAL, those "
+                      "not above the diagonal).",
+                      plan.loopVar, plan.k.rows())
+                  .str());
+    w.line("int tiles = int(ceil_div(L_rows, BN));");
+    w.line("if (CAUSAL)");
+    w.line("  tiles = min(tiles, int(ceil_div(m0 + BM, BN)));");
+  }
+
+  void writePrologue() {
+    w.comment("Copy " + plan.q.name + " (BM, D) from global to shared, with " + plan.k.name +
+              " and " + plan.v.name + " of " + plan.loopVar + " = 0.");
+    w.line("copy_tile_async<BM, D, THREADS>(Q_s, Q_g, m0, S_rows);");
+    w.line("copy_tile_async<BN, D, THREADS>(K_s, K_g, 0, L_rows);");
+    w.line("cp_async_commit();");
+    w.line("copy_tile_async<BN, D, THREADS>(V_s, V_g, 0, L_rows);");
+    w.line("cp_async_commit();");
+    w.comment("Allocate " + plan.o.name + " in register (BM, D); the running max and sum of " +
+              plan.scores + " per row.");
+    w.line("float O_r[MT][NT_O][4] = {};");
+    w.line("float P_max[MT][2], P_sum[MT][2];");
+    w.line("#pragma unroll");
+    w.open("for (int m = 0; m < MT; ++m)");
+    w.line("P_max[m][0] = P_max[m][1] = -CUDART_INF_F;");
+    w.line("P_sum[m][0] = P_sum[m][1] = 0.0f;");
+    w.close();
+    w.comment("The scaling of " + plan.scores + ", with log2(e) folded in: the softmax uses exp2.");
+    w.line("const float P_scale = " + scaleExpr(plan) + ";");
+  }
+
+  void writeLoop() {
+    const std::string &j = plan.loopVar, &p = plan.scores;
+    w.line();
+    w.comment(formatv("for {0} in 0:{1}, as j", j, plan.k.rows()).str());
+    w.open("for (int j = 0; j < tiles; ++j)");
+    w.line("const int stage = j & 1, n0 = j * BN;");
+    w.line("cp_async_wait<1>(); // " + plan.k.name + " of " + j + " (and " + plan.q.name +
+           ") arrived");
+    w.line("__syncthreads();    // ... for all threads; the other stage is free again");
+    w.comment(formatv("Copy {0} (BN, D) in coordinate [L = {1} + 1] from global to shared; {2} "
+                      "likewise.",
+                      plan.k.name, j, plan.v.name)
+                  .str());
+    w.line("if (j + 1 < tiles)");
+    w.line("  copy_tile_async<BN, D, THREADS>(K_s + (stage ^ 1) * TILE_KV, K_g, n0 + BN, L_rows);");
+    w.line("cp_async_commit();");
+    w.line("if (j + 1 < tiles)");
+    w.line("  copy_tile_async<BN, D, THREADS>(V_s + (stage ^ 1) * TILE_KV, V_g, n0 + BN, L_rows);");
+    w.line("cp_async_commit();");
+    w.line();
+    writeScoresGemm();
+    w.comment(formatv("Compute {0} = {0} * scale (times log2(e))", p).str());
+    w.line("scale_tile(P, P_scale);");
+    w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it.", p,
+                      plan.causal ? " causal" : "")
+                  .str());
+    w.line("if (n0 + BN > L_rows || (CAUSAL && n0 + BN - 1 > m0))");
+    w.line("  mask_tile(P, m0 + warp_row, n0, L_rows, CAUSAL);");
+    w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; {2} rescaled).",
+                      p, j, plan.o.name)
+                  .str());
+    w.line("online_softmax_step(P, P_max, P_sum, O_r);");
+    w.line();
+    w.line("cp_async_wait<2>(); // " + plan.v.name + " of " + j + " arrived");
+    w.line("__syncthreads();");
+    writeValueGemm();
+    w.close();
+    w.line("cp_async_wait_all();");
+  }
+
+  void writeScoresGemm() {
+    w.comment(formatv("Compute GEMM {0}, {1}^T and get {2}", plan.q.name, plan.k.name,
+                      plan.scores)
+                  .str());
+    w.line("float P[MT][NT_P][4] = {};");
+    w.line("const uint32_t K_stage = stage * TILE_KV;");
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < D / 16; ++k)");
+    w.line("uint32_t q[MT][4];");
+    w.line("#pragma unroll");
+    w.line("for (int m = 0; m < MT; ++m)");
+    w.line("  ldmatrix_x4(q[m][0], q[m][1], q[m][2], q[m][3], Q_lane.at(2 * k, m * 16));");
+    w.line("#pragma unroll");
+    w.open("for (int n = 0; n < NT_P; n += 2)");
+    w.line("uint32_t kb[2][2];");
+    w.line("ldmatrix_x4(kb[0][0], kb[0][1], kb[1][0], kb[1][1], K_lane.at(2 * k, n * 8, K_stage));");
+    w.line("#pragma unroll");
+    w.open("for (int m = 0; m < MT; ++m)");
+    w.line("mma_m16n8k16<T>(P[m][n], q[m], kb[0]);");
+    w.line("mma_m16n8k16<T>(P[m][n + 1], q[m], kb[1]);");
+    w.close();
+    w.close();
+    w.close();
+  }
+
+  void writeValueGemm() {
+    w.comment(formatv("Reshape {0} from (MMA_C, MMA_M, MMA_N) to (MMA_A, MMA_M, MMA_N_new)",
+                      plan.scores)
+                  .str());
+    w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2}", plan.scores, plan.v.name,
+                      plan.o.name)
+                  .str());
+    w.line("const uint32_t V_stage = stage * TILE_KV;");
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < BN / 16; ++k)");
+    w.line("uint32_t p[MT][4];");
+    w.line("#pragma unroll");
+    w.line("for (int m = 0; m < MT; ++m)");
+    w.line("  reshape_c_to_a<T>(P[m][2 * k], P[m][2 * k + 1], p[m]);");
+    w.line("#pragma unroll");
+    w.open("for (int n = 0; n < NT_O; n += 2)");
+    w.line("uint32_t vb[2][2];");
+    w.line("ldmatrix_x4_trans(vb[0][0], vb[0][1], vb[1][0], vb[1][1], V_lane.at(n, 16 * k, "
+           "V_stage));");
+    w.line("#pragma unroll");
+    w.open("for (int m = 0; m < MT; ++m)");
+    w.line("mma_m16n8k16<T>(O_r[m][n], p[m], vb[0]);");
+    w.line("mma_m16n8k16<T>(O_r[m][n + 1], p[m], vb[1]);");
+    w.close();
+    w.close();
+    w.close();
+  }
+
+  void writeEpilogue() {
+    w.comment("Softmax " + plan.scores + ", finished: " + plan.o.name +
+              " divided by the row sums, once, after the loop.");
+    w.line("online_softmax_finish(P_sum, O_r);");
+    w.comment("Copy " + plan.o.name + " from register to global: through this warp's rows of " +
+              plan.q.name + "'s tile in shared");
+    w.comment("memory (only this warp read them), then 16-byte stores of the rows below S.");
+    w.line("__syncwarp();");
+    w.line("store_tile_shared<T, D>(Q_s, warp_row, O_r);");
+    w.line("__syncwarp();");
+    w.line("store_rows_global<MT * 16, D>(O_g, Q_s, warp_row, m0 + warp_row, S_rows);");
+  }
+
+  const AttentionPlan &plan;
+  CudaWriter &w;
+};
+
+//===----------------------------------------------------------------------===//
+// Host function
+//===----------------------------------------------------------------------===//
+
+std::string product(const AttentionPlan &plan, llvm::ArrayRef<std::string> dims) {
+  std::string out = "int64_t(1)";
+  for (const std::string &dim : dims)
+    out += " * " + plan.dim(dim);
+  return out;
+}
+
+void writeHost(const AttentionPlan &plan, CudaWriter &w) {
+  std::string tiles = "::" + plan.name + "_tiles";
+  auto leadQ = plan.q.leading(), leadK = plan.k.leading();
+  w.open(hostPrototype(plan.sig));
+  w.line("using namespace " + tiles + ";");
+  emitHostChecks(w, plan.sig);
+  w.comment("Nothing to compute: no query rows.");
+  w.line("if (" + product(plan, plan.q.dims) + " == 0)");
+  w.line("  return cudaSuccess;");
+  w.comment("A softmax over no keys is undefined; grouped heads must divide the query heads.");
+  std::string bad = plan.dim(plan.k.rows()) + " == 0";
+  for (size_t i = 0; i < leadK.size(); ++i)
+    if (leadK[i] != leadQ[i])
+      bad += " || " + plan.dim(leadK[i]) + " == 0 || " + plan.dim(leadQ[i]) + " % " +
+             plan.dim(leadK[i]) + " != 0";
+  w.line("if (" + bad + ")");
+  w.line("  return cudaErrorInvalidValue;");
+  w.comment("Rows are int in the kernel; the grid has the row tiles in x, the last leading "
+            "dimension in y, the others in z.");
+  std::string gridY = leadQ.empty() ? "int64_t(1)" : "int64_t(" + plan.dim(leadQ.back()) + ")";
+  std::string gridZ = product(plan, leadQ.empty() ? leadQ : leadQ.drop_back());
+  std::string rows = "int64_t(" + plan.dim(plan.q.rows()) + ")";
+  w.line("const int64_t row_tiles = sketch::ceil_div(" + rows + ", BM);");
+  w.line("if (" + rows + " > INT32_MAX - BM || int64_t(" + plan.dim(plan.k.rows()) +
+         ") > INT32_MAX - BN || " + gridY + " > 65535 || " + gridZ + " > 65535)");
+  w.line("  return cudaErrorInvalidValue;");
+  w.comment("cp.async and the 16-byte stores need 16-byte aligned tensors.");
+  std::string aligned;
+  for (const TensorInfo *t : {&plan.q, &plan.k, &plan.v, &plan.o})
+    aligned += (aligned.empty() ? "" : " || ") + ("!sketch::aligned_to(" + plan.cname(t->name) + ", 16)");
+  w.line("if (" + aligned + ")");
+  w.line("  return cudaErrorInvalidValue;");
+  w.line("cudaError_t error = sketch::allow_dynamic_smem(" + plan.name + "_kernel, SMEM);");
+  w.line("if (error != cudaSuccess)");
+  w.line("  return error;");
+  w.line("const dim3 grid{unsigned(row_tiles), unsigned(" + gridY + "), unsigned(" + gridZ + ")};");
+  w.line(plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(" + kernelArgumentList(plan.sig) +
+         ");");
+  w.line("return cudaGetLastError();");
+  w.close();
+}
+
+} // namespace
+
+bool sketch::isAttentionKernel(KernelOp kernel) {
+  bool found = false;
+  kernel.walk([&](SoftmaxOp) { found = true; });
+  return found;
+}
+
+KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions &options,
+                                          CudaWriter &w) {
+  AttentionPlan plan;
+  if (failed(Matcher(kernel, plan).run()))
+    return failure();
+  w.line("#include \"sketch/softmax.cuh\"");
+  w.line();
+  w.line("namespace {");
+  w.line();
+  KernelWriter(plan, w).write();
+  w.line();
+  w.line("} // namespace");
+  w.line();
+  writeHost(plan, w);
+  w.line();
+  return plan.sig;
+}

@@ -1,0 +1,840 @@
+//===- EmitB2b.cpp - CUDA for back-to-back GEMM kernels -------------------===//
+//
+// One block computes BM rows of both GEMMs. Its warps split the rows (warps
+// along M only), so each warp owns BM / warps whole rows of D0 and of D1:
+//
+//   B1 (or its first chunks) -> shared, cp.async, before anything else
+//   GEMM-I:  for each K0 tile (cp.async multistage pipeline of A0 and B0):
+//              acc0 += A0 tile · B0 tile                     (mma.sync m16n8k16)
+//            epilogue on D0 in registers (alpha0, relu, any expression)
+//   D0 in registers: the Reshape re-packs acc0 (MMA C layout, f32) into GEMM-II's
+//            A fragments (f16/bf16): the C fragments of n8 tiles 2k and 2k+1 are
+//            exactly the A fragment of k16 step k, thread by thread.
+//   D0 staged: GEMM-I runs over N0 in column chunks; each chunk, after its
+//            epilogue, is written to a shared tile; GEMM-II reads A from it.
+//   epilogue tiles (C1, ...) -> shared, cp.async, over the dead GEMM-I buffers
+//   GEMM-II: acc1 += D0 · B1 chunk, chunk by chunk
+//   final epilogue in registers, rounded into a shared staging tile, then
+//   16-byte coalesced stores of whole rows (rows past M skipped).
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Emit/EmitHost.h"
+#include "lib/Emit/KernelEmitters.h"
+#include "lib/Passes/BackendPlan.h"
+#include "lib/Passes/ChooseB2bResidency.h"
+#include "lib/Passes/SketchAnalysis.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <functional>
+#include <string>
+
+using namespace mlir;
+using namespace sketch;
+using namespace sketch::b2b;
+using llvm::formatv;
+
+namespace {
+
+/// The device helpers every b2b kernel uses, written once per translation unit.
+constexpr const char *kHelpers = R"cuda(#ifndef SKETCH_B2B_HELPERS
+#define SKETCH_B2B_HELPERS
+// Building blocks of the back-to-back GEMM kernels (sketchc, lib/Emit/EmitB2b.cpp).
+// Shared tiles are row-major with each row padded by 16 bytes, which keeps the
+// ldmatrix reads (8 rows of 16 bytes) and the 16-byte cp.async writes free of
+// bank conflicts. MMA fragments follow sketch/mma.cuh (lane = 4 * g + t).
+namespace sketch_b2b {
+
+/// Copies the ROWS x COLS tile at (row0, col0) of a row-major matrix (`ld` elements
+/// a row) into shared memory (DST_LD elements a row) with 16-byte cp.async; chunks
+/// in rows at or past `rows`, or starting at or past column `cols`, are zero-filled.
+template <int ROWS, int COLS, int DST_LD, int THREADS, typename E>
+__device__ __forceinline__ void copy_tile_async(E *dst, const E *src, int64_t ld, int64_t row0,
+                                                int64_t rows, int64_t col0, int64_t cols) {
+  constexpr int kChunk = 16 / sizeof(E);
+  constexpr int kChunksPerRow = COLS / kChunk;
+  constexpr int kChunks = ROWS * kChunksPerRow;
+#pragma unroll
+  for (int i = 0; i < (kChunks + THREADS - 1) / THREADS; ++i) {
+    const int chunk = i * THREADS + threadIdx.x;
+    if (kChunks % THREADS != 0 && chunk >= kChunks)
+      break;
+    const int r = chunk / kChunksPerRow;
+    const int c = chunk % kChunksPerRow * kChunk;
+    const bool inside = row0 + r < rows && col0 + c < cols;
+    const E *from = inside ? src + (row0 + r) * ld + (col0 + c) : src;
+    sketch::cp_async_16(sketch::smem_addr(dst + r * DST_LD + c), from, inside);
+  }
+}
+
+/// Stores the ROWS x COLS shared tile `src` (SRC_LD elements a row) to rows row0..
+/// of a row-major matrix with 16-byte accesses; rows at or past `rows` are skipped.
+template <int ROWS, int COLS, int SRC_LD, int THREADS, typename E>
+__device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int64_t rows,
+                                           const E *src) {
+  constexpr int kChunk = 16 / sizeof(E);
+  constexpr int kChunksPerRow = COLS / kChunk;
+  constexpr int kChunks = ROWS * kChunksPerRow;
+#pragma unroll
+  for (int i = 0; i < (kChunks + THREADS - 1) / THREADS; ++i) {
+    const int chunk = i * THREADS + threadIdx.x;
+    if (kChunks % THREADS != 0 && chunk >= kChunks)
+      break;
+    const int r = chunk / kChunksPerRow;
+    const int c = chunk % kChunksPerRow * kChunk;
+    if (row0 + r < rows)
+      sketch::st_global_128(dst + (row0 + r) * ld + c,
+                            sketch::ld_shared_128(sketch::smem_addr(src + r * SRC_LD + c)));
+  }
+}
+
+/// The A fragment (16 x 16) at (row, col) of a shared tile (LD elements a row).
+template <int LD, typename E>
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const E *tile, int row, int col,
+                                       int lane) {
+  const E *p = tile + (row + (lane & 15)) * LD + col + (lane >> 4) * 8;
+  sketch::ldmatrix_x4(a[0], a[1], a[2], a[3], sketch::smem_addr(p));
+}
+
+/// The B fragments of the two n8 tiles of the 16 x 16 block at (k, n) of a
+/// row-major [K][N] shared tile (transposed by ldmatrix).
+template <int LD, typename E>
+__device__ __forceinline__ void load_b2(uint32_t (&b0)[2], uint32_t (&b1)[2], const E *tile,
+                                        int k, int n, int lane) {
+  const E *p = tile + (k + (lane & 15)) * LD + n + (lane >> 4) * 8;
+  sketch::ldmatrix_x4_trans(b0[0], b0[1], b1[0], b1[1], sketch::smem_addr(p));
+}
+
+/// acc += A · B over one BK-deep stage: A is rows warp_row .. warp_row + 16 MT - 1
+/// of `a_tile` (BK columns), B is the BK x 8 NT tile `b_tile`.
+template <int BK, int A_LD, int B_LD, int MT, int NT, typename E>
+__device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const E *a_tile,
+                                         const E *b_tile, int warp_row, int lane) {
+#pragma unroll
+  for (int ks = 0; ks < BK; ks += 16) {
+    uint32_t a[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+      load_a<A_LD>(a[mt], a_tile, warp_row + mt * 16, ks, lane);
+#pragma unroll
+    for (int nt = 0; nt < NT; nt += 2) {
+      uint32_t b0[2], b1[2];
+      load_b2<B_LD>(b0, b1, b_tile, ks, nt * 8, lane);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        sketch::mma_m16n8k16<E>(acc[mt][nt], a[mt], b0);
+        sketch::mma_m16n8k16<E>(acc[mt][nt + 1], a[mt], b1);
+      }
+    }
+  }
+}
+
+/// The same with the A fragments already in registers: k16 steps k0 .. k0 + BK / 16 - 1.
+template <int BK, int B_LD, int MT, int NT, int KS, typename E>
+__device__ __forceinline__ void warp_mma_a_regs(float (&acc)[MT][NT][4],
+                                                const uint32_t (&a)[MT][KS][4], int k0,
+                                                const E *b_tile, int lane) {
+#pragma unroll
+  for (int ks = 0; ks < BK / 16; ++ks) {
+#pragma unroll
+    for (int nt = 0; nt < NT; nt += 2) {
+      uint32_t b0[2], b1[2];
+      load_b2<B_LD>(b0, b1, b_tile, ks * 16, nt * 8, lane);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        sketch::mma_m16n8k16<E>(acc[mt][nt], a[mt][k0 + ks], b0);
+        sketch::mma_m16n8k16<E>(acc[mt][nt + 1], a[mt][k0 + ks], b1);
+      }
+    }
+  }
+}
+
+/// The Reshape from (MMA_C, MMA_M, MMA_N) to (MMA_A, MMA_M, MMA_N_new), in registers:
+/// lane (g, t) holds C[g][8j + 2t .. +1] and C[g + 8][8j + 2t .. +1] of n8 tile j;
+/// the A fragment of k16 step k wants A[g][16k + 2t ..], A[g + 8][16k + 2t ..],
+/// A[g][16k + 8 + 2t ..], A[g + 8][16k + 8 + 2t ..]: tiles 2k and 2k + 1, rounded to E.
+template <typename E, int MT, int NT>
+__device__ __forceinline__ void pack_c_as_a(uint32_t (&a)[MT][NT / 2][4],
+                                            const float (&c)[MT][NT][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int k = 0; k < NT / 2; ++k) {
+      a[mt][k][0] = sketch::pack2<E>(c[mt][2 * k][0], c[mt][2 * k][1]);
+      a[mt][k][1] = sketch::pack2<E>(c[mt][2 * k][2], c[mt][2 * k][3]);
+      a[mt][k][2] = sketch::pack2<E>(c[mt][2 * k + 1][0], c[mt][2 * k + 1][1]);
+      a[mt][k][3] = sketch::pack2<E>(c[mt][2 * k + 1][2], c[mt][2 * k + 1][3]);
+    }
+}
+
+/// Two adjacent elements rounded to the tile's type, written with one store.
+__device__ __forceinline__ void store_pair(__half *p, float lo, float hi) {
+  *reinterpret_cast<uint32_t *>(p) = sketch::pack2<__half>(lo, hi);
+}
+__device__ __forceinline__ void store_pair(__nv_bfloat16 *p, float lo, float hi) {
+  *reinterpret_cast<uint32_t *>(p) = sketch::pack2<__nv_bfloat16>(lo, hi);
+}
+__device__ __forceinline__ void store_pair(float *p, float lo, float hi) {
+  *reinterpret_cast<float2 *>(p) = make_float2(lo, hi);
+}
+
+/// Writes a warp's accumulators (MMA C layout) into rows warp_row .. and columns
+/// col0 .. of a shared tile (LD elements a row), rounded to E.
+template <int LD, typename E, int MT, int NT>
+__device__ __forceinline__ void store_c(E *tile, const float (&c)[MT][NT][4], int warp_row,
+                                        int col0, int lane) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      E *p = tile + (warp_row + mt * 16 + (lane >> 2)) * LD + col0 + nt * 8 + (lane & 3) * 2;
+      store_pair(p, c[mt][nt][0], c[mt][nt][1]);
+      store_pair(p + 8 * LD, c[mt][nt][2], c[mt][nt][3]);
+    }
+}
+
+} // namespace sketch_b2b
+#endif // SKETCH_B2B_HELPERS
+)cuda";
+
+/// Local names of the generated kernel; a parameter spelled like one of them is renamed.
+const char *const kLocals[] = {"lane", "warp", "warp_row", "m0", "row", "col", "v", "out",
+                               "acc0", "acc1", "d0_a", "k_tiles", "stage", "kt", "next", "nc",
+                               "c", "h", "j", "mt", "nt", "i", "s", "smem", "m_size", "k0_size", "col0",
+                               "a0_s", "b0_s", "b1_s", "d0_s", "out_s", "b1_tile", "load_k_tile", "error",
+                               "blocks", "stream", "T0", "T1", "BM", "WM", "MT", "N0", "N1",
+                               "NC", "BK0", "BK1", "kStages", "kThreads", "kB1Chunks",
+                               "kB1Buffers", "A0_LD", "B0_LD", "B1_LD", "D0_LD", "OUT_LD",
+                               "kSmemA0", "kSmemB0", "kSmemB1", "kSmemD0", "kSmemOut",
+                               "kSmemBytes"};
+
+std::string typeName(ElementType type) { return cTypeOf(type); }
+
+/// Binding strength of a printed expression.
+enum class Prec { additive = 1, multiplicative = 2, unary = 3, primary = 4 };
+struct Printed {
+  std::string text;
+  Prec prec;
+};
+
+/// True when `code` mentions the identifier `word`.
+bool usesWord(StringRef code, StringRef word) {
+  for (size_t at = code.find(word); at != StringRef::npos; at = code.find(word, at + 1)) {
+    bool before = at > 0 && (llvm::isAlnum(code[at - 1]) || code[at - 1] == '_');
+    size_t end = at + word.size();
+    bool after = end < code.size() && (llvm::isAlnum(code[end]) || code[end] == '_');
+    if (!before && !after)
+      return true;
+  }
+  return false;
+}
+
+std::string wrap(const Printed &p, bool needed) { return needed ? "(" + p.text + ")" : p.text; }
+
+class B2bEmitter {
+public:
+  B2bEmitter(KernelOp kernel, Plan plan, KernelSignature sig, CudaWriter &w)
+      : kernel(kernel), plan(std::move(plan)), sig(std::move(sig)), w(w) {
+    ns = ident(kernel.getSymName()) + "_b2b";
+    kernelName = ident(kernel.getSymName()) + "_kernel";
+  }
+
+  LogicalResult emit() {
+    if (failed(checkNames()))
+      return failure();
+    w.stream() << kHelpers;
+    w.line();
+    emitConstants();
+    w.line();
+    if (failed(emitKernel()))
+      return failure();
+    w.line();
+    emitHost();
+    return success();
+  }
+
+private:
+  //===--------------------------------------------------------------------===//
+  // Names
+  //===--------------------------------------------------------------------===//
+
+  /// The C++ name of a sketch parameter or symbol.
+  std::string ident(StringRef name) const {
+    if (const ParamInfo *param = sig.find(name))
+      return param->cname;
+    return cIdent(name);
+  }
+
+  LogicalResult checkNames() {
+    llvm::StringSet<> locals;
+    for (const char *local : kLocals)
+      locals.insert(local);
+    for (const ParamInfo &param : sig.params)
+      if (locals.contains(param.cname))
+        return param.op->emitError() << "back-to-back GEMM: the name '" << param.name
+                                     << "' is used by the generated code; rename the parameter";
+    for (const std::string &symbol : sig.sizeSymbols)
+      if (locals.contains(cIdent(symbol)))
+        return kernel.emitError() << "back-to-back GEMM: the size symbol '" << symbol
+                                  << "' is used by the generated code; rename it";
+    return success();
+  }
+
+  /// A C++ expression of a size: a literal, a bound value or a symbol argument.
+  std::string size(StringRef dim) const { return "int64_t(" + sig.dim(dim) + ")"; }
+
+  std::string t0() const { return typeName(plan.a0.getElementType()); }
+  std::string t1() const { return typeName(plan.b1.getElementType()); }
+  bool staged() const { return plan.residency == Residency::shared; }
+
+  //===--------------------------------------------------------------------===//
+  // Constants
+  //===--------------------------------------------------------------------===//
+
+  int64_t ldOf(int64_t cols, int64_t elementBytes) const { return cols + 16 / elementBytes; }
+
+  void emitConstants() {
+    const SmemLayout &s = plan.smem;
+    w.line(formatv("// ===== kernel {0}: back-to-back GEMM =====", kernel.getSymName()).str());
+    w.line(formatv("// GEMM-I:  {0} ({1} x {2}) = {3} ({1} x {4}) . {5} ({4} x {2})", plan.d0, plan.m,
+                   plan.n0, plan.a0.getName(), plan.k0, plan.b0.getName())
+               .str());
+    w.line(formatv("// GEMM-II: {0} ({1} x {2}) = {3} . {4} ({5} x {2})", plan.d1, plan.m, plan.n1,
+                   plan.d0, plan.b1.getName(), plan.n0)
+               .str());
+    if (staged())
+      w.line(formatv("// {0} staged in shared memory: GEMM-I runs over {1} columns at a time and "
+                     "writes each chunk, after its epilogue, to a {2} x {3} shared tile that "
+                     "GEMM-II reads its A fragments from.",
+                     plan.d0, plan.chunkN0, plan.tileM, plan.n0)
+                 .str());
+    else
+      w.line(formatv("// {0} kept in registers: each of the {1} warps owns {2} rows and all {3} "
+                     "columns of {0}; GEMM-I's accumulators become GEMM-II's A fragments.",
+                     plan.d0, plan.warps, plan.warpRows, plan.n0)
+                 .str());
+    CudaWriter::Block block(w, "namespace " + ns);
+    w.line("using T0 = " + t0() + "; // operands of GEMM-I");
+    w.line("using T1 = " + t1() + "; // operands of GEMM-II (" + plan.d0 + " is rounded to it)");
+    w.line(formatv("constexpr int kThreads = {0}; // {1} warps along M", plan.threads(), plan.warps).str());
+    w.line(formatv("constexpr int BM = {0}, WM = {1}, MT = WM / 16; // block rows, rows per warp, "
+                   "m16 tiles per warp",
+                   plan.tileM, plan.warpRows)
+               .str());
+    w.line(formatv("constexpr int N0 = {0}, N1 = {1}; // widths of {2} and {3}", plan.n0, plan.n1,
+                   plan.d0, plan.d1)
+               .str());
+    w.line(formatv("constexpr int NC = {0}; // GEMM-I columns per pass", plan.chunkN0).str());
+    w.line(formatv("constexpr int BK0 = {0}, BK1 = {1}; // stage depths of GEMM-I (K0) and "
+                   "GEMM-II (rows of {2})",
+                   plan.tileK0, plan.tileK1, plan.b1.getName())
+               .str());
+    w.line(formatv("constexpr int kStages = {0};", plan.stages).str());
+    w.line(formatv("constexpr int kB1Chunks = {0}, kB1Buffers = {1}; // {2}", plan.b1Chunks(),
+                   plan.b1Buffers,
+                   plan.b1Resident ? "all of " + plan.b1.getName().str() + " stays in shared memory"
+                                   : plan.b1.getName().str() + " streams through shared memory")
+               .str());
+    w.comment("Shared rows (elements), padded by 16 bytes: conflict-free ldmatrix and cp.async.");
+    w.line(formatv("constexpr int A0_LD = {0}, B0_LD = {1}, B1_LD = {2};", ldOf(plan.tileK0, 2),
+                   ldOf(plan.chunkN0, 2), ldOf(plan.n1, 2))
+               .str());
+    if (staged())
+      w.line(formatv("constexpr int D0_LD = {0};", ldOf(plan.n0, 2)).str());
+    w.line(formatv("constexpr int OUT_LD = {0};",
+                   ldOf(plan.n1, plan::elementBytes(plan.out.getElementType())))
+               .str());
+    w.comment("Shared memory (bytes). The epilogue tiles reuse the GEMM-I pipeline buffers.");
+    w.line(formatv("constexpr int kSmemA0 = {0}, kSmemB0 = {1}, kSmemB1 = {2};", s.a0, s.b0, s.b1).str());
+    if (staged())
+      w.line(formatv("constexpr int kSmemD0 = {0};", s.d0).str());
+    for (auto [index, input] : llvm::enumerate(plan.afterInputs))
+      if (input.broadcast == Broadcast::full)
+        w.line(formatv("constexpr int kSmem_{0} = {1}, LD_{0} = {2}; // BM x N1 tile of {3}",
+                       ident(input.name), s.tiles[index],
+                       ldOf(plan.n1, plan::elementBytes(input.type)), input.name)
+                   .str());
+    w.line(formatv("constexpr int kSmemOut = {0}; // {1} rounded for the store{2}", s.out, plan.d1,
+                   plan.outShares >= 0
+                       ? ", in place of " + plan.afterInputs[plan.outShares].name
+                       : std::string())
+               .str());
+    w.line(formatv("constexpr int kSmemBytes = {0};", s.total).str());
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Kernel
+  //===--------------------------------------------------------------------===//
+
+  std::string kernelParams() const {
+    return kernelParameterList(sig, [](const ParamInfo &) { return true; });
+  }
+
+  LogicalResult emitKernel() {
+    w.line("__global__ void __launch_bounds__(" + ns + "::kThreads, 1)");
+    CudaWriter::Block fn(w, kernelName + "(" + kernelParams() + ")");
+    w.line("using namespace " + ns + ";");
+    w.line("extern __shared__ __align__(128) unsigned char smem[];");
+    w.line("T0 *a0_s = reinterpret_cast<T0 *>(smem + kSmemA0); // [kStages][BM][A0_LD]");
+    w.line("T0 *b0_s = reinterpret_cast<T0 *>(smem + kSmemB0); // [kStages][BK0][B0_LD]");
+    w.line("T1 *b1_s = reinterpret_cast<T1 *>(smem + kSmemB1); // [kB1Buffers][BK1][B1_LD]");
+    if (staged())
+      w.line("T1 *d0_s = reinterpret_cast<T1 *>(smem + kSmemD0); // [BM][D0_LD]");
+    for (const EpilogueInput &input : plan.afterInputs)
+      if (input.broadcast == Broadcast::full)
+        w.line(formatv("{0} *{1}_s = reinterpret_cast<{0} *>(smem + kSmem_{1}); // [BM][N1 + pad]",
+                       typeName(input.type), ident(input.name))
+                   .str());
+    w.line(formatv("{0} *out_s = reinterpret_cast<{0} *>(smem + kSmemOut); // [BM][OUT_LD]",
+                   typeName(plan.out.getElementType()))
+               .str());
+    w.line("const int lane = threadIdx.x & 31;");
+    w.line("const int warp_row = (threadIdx.x >> 5) * WM; // this warp's first row in the block");
+    w.line("const int64_t m0 = int64_t(blockIdx.x) * BM;  // the block's first row");
+    w.line("const int64_t m_size = " + size(plan.m) + ";  // rows of " + plan.a0.getName().str());
+    w.line("const int64_t k0_size = " + size(plan.k0) + "; // columns of " + plan.a0.getName().str());
+    w.line();
+    emitB1Prologue();
+    w.line();
+    if (failed(emitFirstGemm()))
+      return failure();
+    w.line();
+    emitEpilogueTileLoads();
+    w.line();
+    if (!staged() && failed(emitBetween("acc0", "0")))
+      return failure();
+    if (!staged())
+      emitReshape();
+    emitSecondGemm();
+    w.line();
+    return emitFinalEpilogue();
+  }
+
+  std::string copyB1Chunk(const std::string &chunk, const std::string &buffer) const {
+    return formatv("sketch_b2b::copy_tile_async<BK1, N1, B1_LD, kThreads>(b1_s + ({1}) * (BK1 * "
+                   "B1_LD), {0}, N1, ({2}) * BK1, N0, 0, N1);",
+                   ident(plan.b1.getName()), buffer, chunk)
+        .str();
+  }
+
+  void emitB1Prologue() {
+    if (plan.b1Resident) {
+      w.comment("All of " + plan.b1.getName().str() +
+                " (GEMM-II's B), loaded once; every block reads it (from L2).");
+      w.line("#pragma unroll");
+      w.open("for (int c = 0; c < kB1Chunks; ++c)");
+      w.line(copyB1Chunk("c", "c"));
+      w.close();
+    } else {
+      w.comment("The first kB1Buffers - 1 chunks of " + plan.b1.getName().str() +
+                " (GEMM-II's B); the rest stream in during GEMM-II.");
+      w.line("#pragma unroll");
+      w.open("for (int c = 0; c < kB1Buffers - 1; ++c)");
+      w.line(copyB1Chunk("c", "c"));
+      w.close();
+    }
+    w.line("sketch::cp_async_commit();");
+  }
+
+  LogicalResult emitFirstGemm() {
+    std::string a0 = ident(plan.a0.getName()), b0 = ident(plan.b0.getName());
+    w.comment(formatv("GEMM-I: {0} = {1} . {2}, K0 in tiles of BK0 through a {3}-stage cp.async "
+                      "pipeline.",
+                      plan.d0, plan.a0.getName(), plan.b0.getName(), plan.stages)
+                  .str());
+    w.line("const int64_t k_tiles = sketch::ceil_div(k0_size, BK0);");
+    if (staged()) {
+      w.line("#pragma unroll 1");
+      w.open("for (int nc = 0; nc < N0; nc += NC)");
+    } else {
+      w.line("const int nc = 0; // one pass: NC == N0");
+    }
+    w.line("float acc0[MT][NC / 8][4] = {};");
+    w.open("auto load_k_tile = [&](int64_t kt, int stage)");
+    w.line(formatv("sketch_b2b::copy_tile_async<BM, BK0, A0_LD, kThreads>(a0_s + stage * (BM * "
+                   "A0_LD), {0}, k0_size, m0, m_size, kt * BK0, k0_size);",
+                   a0)
+               .str());
+    w.line(formatv("sketch_b2b::copy_tile_async<BK0, NC, B0_LD, kThreads>(b0_s + stage * (BK0 * "
+                   "B0_LD), {0} + nc, N0, kt * BK0, k0_size, 0, NC);",
+                   b0)
+               .str());
+    w.close(";");
+    std::string mma = "sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
+                      "b0_s + stage * (BK0 * B0_LD), warp_row, lane);";
+    if (plan.stages == 1) {
+      w.open("for (int64_t kt = 0; kt < k_tiles; ++kt)");
+      w.line("const int stage = 0;");
+      w.line("load_k_tile(kt, stage);");
+      w.line("sketch::cp_async_commit();");
+      w.line("sketch::cp_async_wait<0>();");
+      w.line("__syncthreads();");
+      w.line(mma);
+      w.line("__syncthreads(); // the next tile overwrites this one");
+      w.close();
+    } else {
+      w.line("#pragma unroll");
+      w.open("for (int s = 0; s < kStages - 1; ++s)");
+      w.line("if (s < k_tiles)");
+      w.line("  load_k_tile(s, s);");
+      w.line("sketch::cp_async_commit();");
+      w.close();
+      w.line("int stage = 0;");
+      w.open("for (int64_t kt = 0; kt < k_tiles; ++kt)");
+      w.line("sketch::cp_async_wait<kStages - 2>(); // tile kt has landed");
+      w.line("__syncthreads();                      // ... for every thread; stage kt - 1 is free");
+      w.line("const int64_t next = kt + kStages - 1;");
+      w.line("if (next < k_tiles)");
+      w.line("  load_k_tile(next, (stage + kStages - 1) % kStages);");
+      w.line("sketch::cp_async_commit();");
+      w.line(mma);
+      w.line("stage = (stage + 1) % kStages;");
+      w.close();
+    }
+    if (staged()) {
+      if (failed(emitBetween("acc0", "nc")))
+        return failure();
+      w.comment("Staging: this chunk of " + plan.d0 + ", rounded to T1, into the shared tile.");
+      w.line("sketch_b2b::store_c<D0_LD, T1>(d0_s, acc0, warp_row, nc, lane);");
+      w.line("__syncthreads(); // every warp is done with the pipeline buffers");
+      w.close();
+    } else {
+      w.line("__syncthreads(); // every warp is done with the pipeline buffers");
+    }
+    return success();
+  }
+
+  void emitEpilogueTileLoads() {
+    bool any = false;
+    for (const EpilogueInput &input : plan.afterInputs) {
+      if (input.broadcast != Broadcast::full)
+        continue;
+      if (!any)
+        w.comment("Tiles the final epilogue reads, loaded now over the GEMM-I buffers (they land "
+                  "during GEMM-II).");
+      any = true;
+      std::string name = ident(input.name);
+      w.line(formatv("sketch_b2b::copy_tile_async<BM, N1, LD_{0}, kThreads>({0}_s, {0}, N1, m0, "
+                     "m_size, 0, N1);",
+                     name)
+                 .str());
+    }
+    if (!any)
+      w.comment("The final epilogue reads no tiles from global memory.");
+    w.line("sketch::cp_async_commit();");
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Epilogue statements
+  //===--------------------------------------------------------------------===//
+
+  /// How an epilogue reads global tensor `input` at (row, col) of its tile.
+  std::string loadInput(const EpilogueInput &input, bool fromShared, int64_t width) const {
+    std::string name = ident(input.name);
+    switch (input.broadcast) {
+    case Broadcast::perColumn:
+      return "sketch::to_float(" + name + "[col])";
+    case Broadcast::perRow:
+      return "(m0 + row < m_size ? sketch::to_float(" + name + "[m0 + row]) : 0.0f)";
+    case Broadcast::full:
+      if (fromShared)
+        return "sketch::to_float(" + name + "_s[row * LD_" + name + " + col])";
+      return formatv("(m0 + row < m_size ? sketch::to_float({0}[(m0 + row) * {1} + col]) : 0.0f)", name,
+                     width)
+          .str();
+    }
+    return "0.0f";
+  }
+
+  /// The C++ value of a name an epilogue statement reads.
+  std::string nameValue(StringRef name, StringRef tile, ArrayRef<EpilogueInput> inputs,
+                        bool fromShared, int64_t width) const {
+    if (name == tile)
+      return "v";
+    double number;
+    if (!name.getAsDouble(number))
+      return floatLiteral(number);
+    if (const ParamInfo *param = sig.find(name); param && !param->isTensor)
+      return param->scalar == ScalarKind::f32 ? param->cname : "float(" + param->cname + ")";
+    for (const EpilogueInput &input : inputs)
+      if (input.name == name)
+        return loadInput(input, fromShared, width);
+    return "0.0f"; // unreachable: planB2b checked every name
+  }
+
+  Printed exprOf(Value value, const std::function<std::string(StringRef)> &name, bool cxx) const {
+    Operation *def = value.getDefiningOp();
+    if (auto ref = dyn_cast_or_null<RefOp>(def))
+      return {cxx ? name(ref.getName()) : ref.getName().str(), Prec::primary};
+    if (auto constant = dyn_cast_or_null<ConstantOp>(def))
+      return {cxx ? floatLiteral(constant.getValue().convertToDouble())
+                  : constant.getSpelling().str(),
+              Prec::primary};
+    if (auto negate = dyn_cast_or_null<NegateOp>(def)) {
+      Printed operand = exprOf(negate.getOperand(), name, cxx);
+      return {"-" + wrap(operand, operand.prec <= Prec::unary), Prec::unary};
+    }
+    if (auto binary = dyn_cast_or_null<BinaryOp>(def)) {
+      BinaryKind kind = binary.getKind();
+      bool additive = kind == BinaryKind::add || kind == BinaryKind::sub;
+      Prec own = additive ? Prec::additive : Prec::multiplicative;
+      const char *op = kind == BinaryKind::add   ? " + "
+                       : kind == BinaryKind::sub ? " - "
+                       : kind == BinaryKind::mul ? " * "
+                                                 : " / ";
+      Printed lhs = exprOf(binary.getLhs(), name, cxx), rhs = exprOf(binary.getRhs(), name, cxx);
+      return {wrap(lhs, lhs.prec < own) + op + wrap(rhs, rhs.prec <= own), own};
+    }
+    if (auto call = dyn_cast_or_null<CallOp>(def)) {
+      std::string text = (cxx ? "sketch::" : "") + stringifyCallKind(call.getCallee()).str() + "(";
+      for (auto [index, arg] : llvm::enumerate(call.getArgs()))
+        text += (index ? ", " : "") + exprOf(arg, name, cxx).text;
+      return {text + ")", Prec::primary};
+    }
+    return {"0.0f", Prec::primary};
+  }
+
+  /// The statement as written in the sketch, for the comment above its code.
+  std::string spell(Operation *op) const {
+    if (auto ew = dyn_cast<ElementwiseOp>(op)) {
+      std::string text = "Compute " + stringifyElementwiseKind(ew.getKind()).str() + " " +
+                         ew.getTarget().str();
+      for (Attribute operand : ew.getOperands())
+        text += ", " + cast<StringAttr>(operand).getValue().str();
+      return text;
+    }
+    auto assign = cast<AssignOp>(op);
+    auto yield = cast<YieldOp>(assign.getExpression().front().back());
+    return "Compute " + assign.getTarget().str() + " = " +
+           exprOf(yield.getValue(), [](StringRef n) { return n.str(); }, false).text;
+  }
+
+  /// `v = ...;` for one statement.
+  std::string statementCode(Operation *op, const std::function<std::string(StringRef)> &name) const {
+    if (auto assign = dyn_cast<AssignOp>(op)) {
+      auto yield = cast<YieldOp>(assign.getExpression().front().back());
+      return "v = " + exprOf(yield.getValue(), name, true).text + ";";
+    }
+    auto ew = cast<ElementwiseOp>(op);
+    auto operand = [&](unsigned i) {
+      return name(cast<StringAttr>(ew.getOperands()[i]).getValue());
+    };
+    switch (ew.getKind()) {
+    case ElementwiseKind::relu:
+    case ElementwiseKind::gelu:
+    case ElementwiseKind::silu:
+    case ElementwiseKind::sigmoid:
+    case ElementwiseKind::tanh:
+      return "v = sketch::" + callName(ew.getKind()) + "(v);";
+    case ElementwiseKind::leaky_relu:
+      return "v = sketch::leaky_relu(v, " + operand(0) + ");";
+    case ElementwiseKind::scale:
+      return "v = v * " + operand(0) + ";";
+    case ElementwiseKind::bias:
+      return "v = v + " + operand(0) + ";";
+    case ElementwiseKind::add:
+      if (ew.getOperands().size() == 2)
+        return "v = v + " + operand(1) + " * " + operand(0) + ";";
+      return "v = v + " + operand(0) + ";";
+    }
+    return "";
+  }
+
+  static std::string callName(ElementwiseKind kind) {
+    switch (kind) {
+    case ElementwiseKind::relu:
+      return "relu";
+    case ElementwiseKind::gelu:
+      return "gelu";
+    case ElementwiseKind::silu:
+      return "silu";
+    case ElementwiseKind::sigmoid:
+      return "sigmoid";
+    default:
+      return "tanh";
+    }
+  }
+
+  /// The statements on D0, applied to the accumulators `acc` of columns col0 ...
+  LogicalResult emitBetween(StringRef acc, StringRef col0) {
+    if (plan.between.empty())
+      return success();
+    w.comment("Epilogue of GEMM-I, on the f32 accumulators (element i of n8 tile nt).");
+    w.line("#pragma unroll");
+    w.open("for (int mt = 0; mt < MT; ++mt)");
+    w.line("#pragma unroll");
+    w.open("for (int nt = 0; nt < NC / 8; ++nt)");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < 4; ++i)");
+    auto name = [&](StringRef n) {
+      return nameValue(n, plan.d0, plan.betweenInputs, false, plan.n0);
+    };
+    std::string code;
+    for (Operation *op : plan.between)
+      code += statementCode(op, name);
+    if (usesWord(code, "row"))
+      w.line("const int row = warp_row + mt * 16 + (lane >> 2) + (i >> 1) * 8; // in the block");
+    if (usesWord(code, "col"))
+      w.line(("const int col = " + col0 + " + nt * 8 + (lane & 3) * 2 + (i & 1); // of " + plan.d0)
+                 .str());
+    w.line(("float v = " + acc + "[mt][nt][i];").str());
+    for (Operation *op : plan.between) {
+      w.comment(spell(op));
+      w.line(statementCode(op, name));
+    }
+    w.line((acc + "[mt][nt][i] = v;").str());
+    w.close();
+    w.close();
+    w.close();
+    return success();
+  }
+
+  void emitReshape() {
+    w.comment("Reshape " + plan.d0 +
+              " from (MMA_C, MMA_M, MMA_N) to (MMA_A, MMA_M, MMA_N_new): a register re-packing;");
+    w.comment("n8 tiles 2k and 2k + 1 of the accumulators, rounded to T1, are GEMM-II's A "
+              "fragment for k16 step k.");
+    w.line("uint32_t d0_a[MT][N0 / 16][4];");
+    w.line("sketch_b2b::pack_c_as_a<T1>(d0_a, acc0);");
+    w.line();
+  }
+
+  void emitSecondGemm() {
+    w.comment(formatv("GEMM-II: {0} = {1} . {2}, {3} rows of {2} at a time.", plan.d1, plan.d0,
+                      plan.b1.getName(), plan.tileK1)
+                  .str());
+    w.line("float acc1[MT][N1 / 8][4] = {};");
+    w.line("sketch::cp_async_wait<1>(); // " + plan.b1.getName().str() +
+           "'s first chunks have landed (the epilogue tiles may be in flight)");
+    w.line("__syncthreads();");
+    w.line("#pragma unroll");
+    w.open("for (int c = 0; c < kB1Chunks; ++c)");
+    if (!plan.b1Resident) {
+      w.open("if (c >= kB1Buffers - 1)");
+      w.line("sketch::cp_async_wait<kB1Buffers - 2>(); // chunk c has landed");
+      w.line("__syncthreads();                         // ... and chunk c - 1 is consumed");
+      w.close();
+      w.line("if (c + kB1Buffers - 1 < kB1Chunks)");
+      w.line("  " + copyB1Chunk("c + kB1Buffers - 1", "(c + kB1Buffers - 1) % kB1Buffers"));
+      w.line("sketch::cp_async_commit();");
+    }
+    w.line("const T1 *b1_tile = b1_s + (c % kB1Buffers) * (BK1 * B1_LD);");
+    if (staged())
+      w.line("sketch_b2b::warp_mma<BK1, D0_LD, B1_LD>(acc1, d0_s + c * BK1, b1_tile, warp_row, "
+             "lane);");
+    else
+      w.line("sketch_b2b::warp_mma_a_regs<BK1, B1_LD>(acc1, d0_a, c * (BK1 / 16), b1_tile, lane);");
+    w.close();
+  }
+
+  LogicalResult emitFinalEpilogue() {
+    w.line("sketch::cp_async_wait<0>(); // the epilogue tiles have landed");
+    w.line("__syncthreads();");
+    w.comment("Epilogue of GEMM-II on the accumulators, rounded into the staging tile (pairs "
+              "of columns).");
+    w.line("#pragma unroll");
+    w.open("for (int mt = 0; mt < MT; ++mt)");
+    w.line("#pragma unroll");
+    w.open("for (int nt = 0; nt < N1 / 8; ++nt)");
+    w.line("#pragma unroll");
+    w.open("for (int h = 0; h < 2; ++h)");
+    w.line("const int row = warp_row + mt * 16 + (lane >> 2) + h * 8; // in the block");
+    w.line("const int col0 = nt * 8 + (lane & 3) * 2;");
+    w.line("float out[2];");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < 2; ++j)");
+    auto name = [&](StringRef n) {
+      return nameValue(n, plan.d1, plan.afterInputs, true, plan.n1);
+    };
+    std::string code;
+    for (Operation *op : plan.after)
+      code += statementCode(op, name);
+    if (usesWord(code, "col"))
+      w.line("const int col = col0 + j; // of " + plan.d1);
+    w.line("float v = acc1[mt][nt][2 * h + j];");
+    for (Operation *op : plan.after) {
+      w.comment(spell(op));
+      w.line(statementCode(op, name));
+    }
+    w.line("out[j] = v;");
+    w.close();
+    w.line("sketch_b2b::store_pair(out_s + row * OUT_LD + col0, out[0], out[1]);");
+    w.close();
+    w.close();
+    w.close();
+    w.line("__syncthreads();");
+    w.comment("Copy " + plan.d1 +
+              " from register to global: whole rows with 16-byte stores; rows past M are skipped.");
+    w.line(formatv("sketch_b2b::store_tile<BM, N1, OUT_LD, kThreads>({0}, N1, m0, m_size, out_s);",
+                   ident(plan.out.getName()))
+               .str());
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Host function
+  //===--------------------------------------------------------------------===//
+
+  void emitHost() {
+    CudaWriter::Block fn(w, hostPrototype(sig));
+    w.line("using namespace " + ns + ";");
+    std::string sizes, pointers;
+    for (const std::string &symbol : sig.sizeSymbols)
+      sizes += (sizes.empty() ? "" : ", ") + cIdent(symbol);
+    for (const ParamInfo &param : sig.params)
+      if (param.isTensor)
+        pointers += (pointers.empty() ? "" : ", ") + param.cname;
+    if (!sizes.empty()) {
+      w.line("if (!sketch::all_nonnegative(" + sizes + "))");
+      w.line("  return cudaErrorInvalidValue;");
+    }
+    w.line("const int64_t m_size = " + size(plan.m) + ", k0_size = " + size(plan.k0) + ";");
+    w.line("if (k0_size % 8 != 0) // rows of " + plan.a0.getName().str() +
+           " are copied in 16-byte chunks");
+    w.line("  return cudaErrorInvalidValue;");
+    w.line("if (m_size == 0)");
+    w.line("  return cudaSuccess;");
+    w.line("if (!sketch::all_nonnull(" + pointers + "))");
+    w.line("  return cudaErrorInvalidValue;");
+    std::string aligned;
+    for (const ParamInfo &param : sig.params)
+      if (param.isTensor)
+        aligned += std::string(aligned.empty() ? "" : " ||\n      ") + "!sketch::aligned_to(" +
+                   param.cname + ", 16)";
+    w.line("if (" + aligned + ")");
+    w.line("  return cudaErrorInvalidValue; // 16-byte vector accesses");
+    w.line("const int64_t blocks = sketch::ceil_div(m_size, BM);");
+    w.line("if (blocks > 2147483647)");
+    w.line("  return cudaErrorInvalidValue;");
+    w.line("cudaError_t error = sketch::allow_dynamic_smem(" + kernelName + ", kSmemBytes);");
+    w.line("if (error != cudaSuccess)");
+    w.line("  return error;");
+    w.line(kernelName + "<<<dim3(unsigned(blocks)), kThreads, kSmemBytes, stream>>>(" + kernelArgumentList(sig) +
+           ");");
+    w.line("return cudaGetLastError();");
+  }
+
+  // Ops are handles whose accessors are not const.
+  mutable KernelOp kernel;
+  mutable Plan plan;
+  KernelSignature sig;
+  CudaWriter &w;
+  std::string ns, kernelName;
+};
+
+} // namespace
+
+KernelEmitterResult sketch::emitB2b(KernelOp kernel, const CudaEmitOptions &options,
+                                   CudaWriter &w) {
+  FailureOr<Plan> plan = planB2b(kernel, options.arch);
+  if (failed(plan))
+    return failure();
+  KernelSignature sig = analyzeSignature(kernel);
+  B2bEmitter emitter(kernel, std::move(*plan), sig, w);
+  if (failed(emitter.emit()))
+    return failure();
+  return sig;
+}

@@ -1,0 +1,678 @@
+//===- EmitConv.cpp - implicit-GEMM forward convolution -------------------===//
+//
+// `Compute Conv2d X, W and get Y with stride (u, v) pad (p, q) dilation (d, e)`
+// is a GEMM over output pixels (N*P*Q) and output channels (K), reduced over
+// C*R*S, whose A operand is never materialized: the global->shared copy of X
+// computes each element's input position (im2col) and zero-fills the padding.
+// P and Q follow from the other sizes; the host function computes them.
+//
+//   nchw X, kcrs W, f32     the SIMT mainloop (sketch/simt.cuh): block rows are
+//                           output channels (the filter, K-contiguous), columns
+//                           output pixels (Im2colNchwLoader), 8x8 per thread.
+//   nhwc X, krsc W, f16/bf16  the tensor-core mainloop (TensorCoreGemm.h) with
+//                           an im2col TileLoader for A (16-byte chunks of 8
+//                           channels) and the filter as a K-contiguous B.
+// The epilogue (bias per output channel, activations, expressions, tensors of
+// the output's shape) is fused before the store, in the output's layout.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Emit/EmitEpilogue.h"
+#include "lib/Emit/EmitHost.h"
+#include "lib/Emit/EmitSimt.h"
+#include "lib/Emit/KernelEmitters.h"
+#include "lib/Emit/TensorCoreGemm.h"
+#include "lib/Passes/BackendPlan.h"
+#include "lib/Passes/SketchAnalysis.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace sketch {
+
+namespace {
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+std::string joined(ArrayRef<std::string> items, StringRef separator = ", ") {
+  std::string text;
+  for (const std::string &item : items)
+    text += (text.empty() ? "" : separator.str()) + item;
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading the kernel
+//===----------------------------------------------------------------------===//
+
+/// How an epilogue tensor is read: one value per output channel, or one per
+/// output element (a tensor of the output's shape).
+enum class ConvOperandKind { PerChannel, Full };
+
+struct ConvPlan {
+  KernelSignature sig;
+  mutable Conv2dOp conv; // op handles: their accessors are not const
+  const ParamInfo *x = nullptr, *w = nullptr, *y = nullptr;
+  bool nhwc = false;
+  // Sizes as sketch dims.
+  std::string n, c, h, wd, k, r, s, p, q;
+  std::vector<std::string> derived; // P, Q symbols the host computes
+  int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilH = 1, dilW = 1;
+  int64_t tileM = 128, tileN = 128, tileK = 8, warps = 8, stages = 2;
+  std::string pipeline;
+  std::vector<Operation *> epilogue;
+  mutable CopyOp store;
+  std::string accumulator;
+  llvm::StringMap<ConvOperandKind> operandKinds;
+  plan::StagingBuffer staging;
+};
+
+bool isIdentifier(StringRef text) {
+  return !text.empty() && (llvm::isAlpha(text[0]) || text[0] == '_') &&
+         llvm::all_of(text, [](char ch) { return llvm::isAlnum(ch) || ch == '_'; });
+}
+
+struct ConvReader {
+  KernelOp kernel;
+  ConvPlan p;
+
+  LogicalResult readLoop(ForOp loop) {
+    for (Operation &op : loop.getBodyBlock()) {
+      if (auto conv = dyn_cast<Conv2dOp>(op))
+        p.conv = conv;
+      else if (!isa<CopyOp>(op))
+        return op.emitError() << "the convolution's main loop holds only Copy statements and "
+                                 "the Conv2d";
+    }
+    if (!p.conv)
+      return loop.emitError() << "the main loop's Conv2d must be directly in the loop";
+    for (Operation &op : kernel.getBodyBlock()) {
+      if (&op == loop.getOperation())
+        break;
+      if (!isa<TensorParamOp, ScalarParamOp, AllocateOp>(op))
+        return op.emitError() << "the convolution takes no statements before its main loop";
+    }
+    for (StringRef name : {p.conv.getInput(), p.conv.getFilter()}) {
+      bool staged = false;
+      loop.walk([&](CopyOp copy) {
+        staged |= copy.getName() == name && copy.getSource() == MemorySpace::global &&
+                  copy.getDestination() == MemorySpace::shared;
+      });
+      if (!staged)
+        return p.conv.emitError() << "Conv2d operand '" << name
+                                  << "' is not copied from global to shared memory in the main "
+                                     "loop";
+    }
+    return success();
+  }
+
+  LogicalResult readEpilogue(ForOp loop) {
+    for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
+      if (auto copy = dyn_cast<CopyOp>(op)) {
+        if (copy.getSource() != MemorySpace::reg || copy.getDestination() != MemorySpace::global)
+          return op->emitError() << "unexpected Copy after the convolution's main loop";
+        if (p.store)
+          return op->emitError() << "the convolution stores one result; '" << copy.getName()
+                                 << "' is a second";
+        p.store = copy;
+        continue;
+      }
+      if (isa<AllocateOp>(op))
+        continue; // completed Allocates: nothing to emit
+      if (isa<ElementwiseOp, AssignOp>(op)) {
+        if (p.store)
+          return op->emitError() << "statement after the store: the epilogue must precede it";
+        if (!op->hasAttr(plan::kFusedAttr))
+          return op->emitError()
+                 << "statement is not fused into the epilogue (run sketch-fuse-epilogue)";
+        p.epilogue.push_back(op);
+        continue;
+      }
+      return op->emitError() << "a convolution kernel ends with elementwise statements and one "
+                                "Copy to global";
+    }
+    if (!p.store)
+      return kernel.emitError() << "kernel '" << p.sig.name
+                                << "' never stores its result (Copy X from register to global)";
+    return success();
+  }
+
+  /// Layouts and element types: nchw/kcrs f32 (SIMT) or nhwc/krsc f16/bf16 (tensor cores).
+  LogicalResult readLayouts() {
+    Conv2dOp conv = p.conv;
+    auto layoutOf = [](const ParamInfo *param, Layout fallback) {
+      return param->layout ? *param->layout : fallback;
+    };
+    Layout xl = layoutOf(p.x, Layout::nchw);
+    Layout wl = layoutOf(p.w, xl == Layout::nhwc ? Layout::krsc : Layout::kcrs);
+    Layout yl = layoutOf(p.y, xl);
+    if (xl != Layout::nchw && xl != Layout::nhwc)
+      return conv.emitError() << "input '" << p.x->name << "' has the filter layout "
+                              << stringifyLayout(xl) << "; use nchw or nhwc";
+    if (wl != Layout::kcrs && wl != Layout::krsc)
+      return conv.emitError() << "filter '" << p.w->name << "' has the activation layout "
+                              << stringifyLayout(wl) << "; use kcrs or krsc";
+    p.nhwc = xl == Layout::nhwc;
+    if (p.nhwc != (wl == Layout::krsc))
+      return conv.emitError() << "mixing " << stringifyLayout(xl) << " activations with a "
+                              << stringifyLayout(wl) << " filter is not supported: use nchw "
+                              << "with kcrs, or nhwc with krsc";
+    if (yl != xl)
+      return conv.emitError() << "output '" << p.y->name << "' is " << stringifyLayout(yl)
+                              << " but the input is " << stringifyLayout(xl)
+                              << ": the output takes the activations' layout";
+    ElementType xt = p.x->type, wt = p.w->type;
+    if (xt != wt)
+      return conv.emitError() << "input and filter element types differ ("
+                              << stringifyElementType(xt) << ", " << stringifyElementType(wt)
+                              << ")";
+    if (!p.nhwc && (xt != ElementType::f32 || p.y->type != ElementType::f32))
+      return conv.emitError() << "nchw/kcrs convolutions run on the f32 SIMT path: input, "
+                                 "filter and output must be f32 (use nhwc/krsc for f16 and bf16)";
+    if (p.nhwc && xt == ElementType::f32)
+      return conv.emitError() << "nhwc/krsc convolutions run on tensor cores with f16 or bf16 "
+                                 "operands (use nchw/kcrs for f32)";
+    return success();
+  }
+
+  LogicalResult readShape() {
+    auto shape = convShape(kernel, p.conv);
+    if (!shape || !shape->output)
+      return p.conv.emitError() << "Conv2d needs 4-dimensional tensor parameters for the input, "
+                                   "filter and output";
+    p.x = p.sig.find(shape->input.getName());
+    p.w = p.sig.find(shape->filter.getName());
+    p.y = p.sig.find(shape->output.getName());
+    if (p.y->name != p.store.getName())
+      return p.store.emitError() << "the stored tensor '" << p.store.getName()
+                                 << "' must be the convolution's output '" << p.y->name << "'";
+    if (failed(readLayouts()))
+      return failure();
+    p.n = shape->n, p.c = shape->c, p.h = shape->h, p.wd = shape->w;
+    p.k = shape->k, p.r = shape->r, p.s = shape->s, p.p = shape->p, p.q = shape->q;
+    // The filter's C and the output's N, K must be the input's.
+    const auto &wd = p.w->dims, &yd = p.y->dims;
+    std::string filterC = p.nhwc ? wd[3] : wd[1];
+    std::string outN = yd[0], outK = p.nhwc ? yd[3] : yd[1];
+    if (filterC != p.c)
+      return p.conv.emitError() << "filter '" << p.w->name << "' has " << filterC
+                                << " channels, the input '" << p.x->name << "' " << p.c;
+    if (outN != p.n || outK != p.k)
+      return p.conv.emitError() << "output '" << p.y->name << "[" << joined(yd)
+                                << "]' must have the input's batch " << p.n
+                                << " and the filter's " << p.k << " channels";
+    std::vector<std::string> inputs(p.x->dims);
+    inputs.insert(inputs.end(), wd.begin(), wd.end());
+    for (const std::string &d : {p.p, p.q})
+      if (isIdentifier(d) && !llvm::is_contained(inputs, d) && !llvm::is_contained(p.derived, d))
+        p.derived.push_back(d);
+    auto stride = p.conv.getStride(), pad = p.conv.getPad(), dil = p.conv.getDilation();
+    p.strideH = stride[0], p.strideW = stride[1], p.padH = pad[0], p.padW = pad[1];
+    p.dilH = dil[0], p.dilW = dil[1];
+    return success();
+  }
+
+  LogicalResult readDirectives(ForOp loop) {
+    auto tm = kernel.getTileM(), tn = kernel.getTileN(), tk = kernel.getTileK();
+    auto warps = kernel.getWarps(), stages = kernel.getStages();
+    if (!tm || !tn || !tk || !warps || !stages)
+      return kernel.emitError() << "kernel '" << p.sig.name
+                                << "' has no tile, warps or stages directive; the compile "
+                                   "pipeline chooses them";
+    p.tileM = *tm, p.tileN = *tn, p.tileK = *tk, p.warps = *warps, p.stages = *stages;
+    if (auto pipeline = loop->getAttrOfType<StringAttr>(plan::kPipelineAttr))
+      p.pipeline = pipeline.str();
+    else
+      p.pipeline = p.stages == 1 ? "none" : p.stages == 2 ? "double_buffer" : "multistage";
+    return success();
+  }
+
+  /// Epilogue tensors must be per output channel ([K]) or of the output's shape.
+  LogicalResult readOperands() {
+    auto check = [&](Operation *at, StringRef name) -> LogicalResult {
+      const ParamInfo *param = p.sig.find(name);
+      if (!param || !param->isTensor || p.operandKinds.count(name))
+        return success();
+      if (param->dims == std::vector<std::string>{p.k}) {
+        p.operandKinds[name] = ConvOperandKind::PerChannel;
+        return success();
+      }
+      if (param->dims == p.y->dims) {
+        p.operandKinds[name] = ConvOperandKind::Full;
+        return success();
+      }
+      return at->emitError() << "the convolution's epilogue reads '" << name << "["
+                             << joined(param->dims) << "]': only per-channel tensors [" << p.k
+                             << "] and tensors of the output's shape [" << joined(p.y->dims)
+                             << "] are supported";
+    };
+    for (Operation *op : p.epilogue) {
+      if (auto ew = dyn_cast<ElementwiseOp>(op)) {
+        if (op->hasAttr(plan::kIndexAttr) &&
+            failed(check(op, cast<StringAttr>(ew.getOperands()[0]).getValue())))
+          return failure();
+        continue;
+      }
+      WalkResult walk = op->walk([&](RefOp ref) {
+        if (ref->hasAttr(plan::kIndexAttr) && failed(check(ref, ref.getName())))
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      });
+      if (walk.wasInterrupted())
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult run() {
+    ForOp loop = plan::findMainLoop(kernel);
+    if (!loop)
+      return kernel.emitError() << "kernel '" << kernel.getSymName()
+                                << "' has no main loop with a Conv2d";
+    p.sig = analyzeSignature(kernel);
+    if (failed(readLoop(loop)) || failed(readEpilogue(loop)) || failed(readShape()) ||
+        failed(readDirectives(loop)))
+      return failure();
+    // The host function does not take the derived P, Q: read the signature again.
+    std::string x = p.x->name, w = p.w->name, y = p.y->name;
+    p.sig = analyzeSignature(kernel, p.derived);
+    p.x = p.sig.find(x), p.w = p.sig.find(w), p.y = p.sig.find(y);
+    p.accumulator = p.conv.getResult().str();
+    if (p.nhwc) {
+      auto staging = plan::stagingBufferFrom(p.store->getAttr(plan::kStagingAttr));
+      if (!staging)
+        return p.store.emitError()
+               << "the store has no shared staging plan (run sketch-plan-shared-memory)";
+      if (staging->rows != p.tileM || staging->cols != p.tileN)
+        return p.store.emitError() << "the stored register tile must be (BM, BN) = ("
+                                   << p.tileM << ", " << p.tileN << ")";
+      p.staging = *staging;
+    }
+    return readOperands();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Shared by both paths: sizes, host function
+//===----------------------------------------------------------------------===//
+
+struct ConvWriterBase {
+  const ConvPlan &p;
+  const EpilogueEmitter &epilogue;
+  CudaWriter &w;
+
+  std::string dim(StringRef d) const { return p.sig.dim(d); }
+  std::string dimsOf(const ParamInfo &param) const {
+    return param.name + "[" + joined(param.dims) + "] " +
+           (param.layout ? stringifyLayout(*param.layout).str() : std::string());
+  }
+
+  void emitHeaderComment(StringRef path) {
+    w.comment("Kernel " + p.sig.name + ": " + dimsOf(*p.y) + " = conv2d(" + dimsOf(*p.x) +
+              ", " + dimsOf(*p.w) + "), stride (" + str(p.strideH) + ", " + str(p.strideW) +
+              ") pad (" + str(p.padH) + ", " + str(p.padW) + ") dilation (" + str(p.dilH) +
+              ", " + str(p.dilW) + ")");
+    w.comment("Implicit GEMM: M = " + p.n + "*" + p.p + "*" + p.q + " output pixels, N = " + p.k +
+              " channels, reduced over " + p.c + "*" + p.r + "*" + p.s + "; " + path.str());
+    for (const std::string &line : epilogue.describe())
+      w.comment("Epilogue: " + line);
+  }
+
+  /// `const int64_t P = shape.p, Q = shape.q;` for derived sizes the epilogue may name.
+  void emitDerivedSizes() {
+    for (const std::string &d : p.derived)
+      w.line("[[maybe_unused]] const int64_t " + cIdent(d) + " = shape." +
+             (d == p.p ? "p" : "q") + ";");
+  }
+
+  std::string kernelParams() const {
+    auto restrictRead = [](const ParamInfo &param) { return !param.written; };
+    return kernelParameterList(p.sig, restrictRead) +
+           ", const __grid_constant__ sketch::ConvShape shape";
+  }
+
+  std::string kernelArgs() const { return kernelArgumentList(p.sig) + ", shape"; }
+
+  /// Host-side checks and the ConvShape; leaves `shape`, `pixels` in scope.
+  void emitHostShape() {
+    emitHostChecks(w, p.sig);
+    w.comment("output size: P = (H + 2 pad - dil (R - 1) - 1) / stride + 1, likewise Q");
+    w.line("const int64_t out_p = sketch::conv_out_size(" + dim(p.h) + ", " + dim(p.r) + ", " +
+           str(p.strideH) + ", " + str(p.padH) + ", " + str(p.dilH) + ");");
+    w.line("const int64_t out_q = sketch::conv_out_size(" + dim(p.wd) + ", " + dim(p.s) + ", " +
+           str(p.strideW) + ", " + str(p.padW) + ", " + str(p.dilW) + ");");
+    w.line("if (" + dim(p.r) + " < 1 || " + dim(p.s) + " < 1 || out_p < 1 || out_q < 1)");
+    w.line("  return cudaErrorInvalidValue;  // the window does not fit the input");
+    for (const std::string &d : {p.p, p.q}) {
+      if (llvm::is_contained(p.derived, d))
+        continue;
+      w.line("if (" + dim(d) + " != " + (d == p.p ? "out_p" : "out_q") + ")");
+      w.line("  return cudaErrorInvalidValue;  // " + p.y->name + "'s " + d +
+             " is not the output size");
+    }
+    w.comment("32-bit element indices inside each tensor");
+    w.line("if (" + p.sig.product(p.x->dims) + " > INT32_MAX || " + p.sig.product({p.k}) +
+           " * " + p.sig.product({p.c, p.r, p.s}) + " > INT32_MAX || " + dim(p.n) + " * " +
+           dim(p.k) + " * out_p * out_q > INT32_MAX)");
+    w.line("  return cudaErrorInvalidValue;");
+    w.line("const sketch::ConvShape shape = sketch::make_conv_shape(" + dim(p.n) + ", " +
+           dim(p.c) + ", " + dim(p.h) + ", " + dim(p.wd) + ", " + dim(p.k) + ", " + dim(p.r) +
+           ", " + dim(p.s) + ", " + str(p.strideH) + ", " + str(p.strideW) + ", " +
+           str(p.padH) + ", " + str(p.padW) + ", " + str(p.dilH) + ", " + str(p.dilW) + ");");
+    w.line("const int64_t pixels = " + dim(p.n) + " * out_p * out_q;");
+    w.line("if (pixels == 0 || " + dim(p.k) + " == 0)");
+    w.line("  return cudaSuccess;  // empty output");
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nchw / kcrs, f32: the SIMT path
+//===----------------------------------------------------------------------===//
+
+struct SimtConvWriter : ConvWriterBase {
+  SimtTile tile() const { return SimtTile{p.tileN, p.tileM, p.tileK}; }
+  std::string kernelName() const { return p.sig.name + "_simt"; }
+
+  /// The value of an epilogue tensor at output channel row i, element offset y_at.
+  std::string operandValue(const EpilogueOperand &operand) const {
+    if (p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel)
+      return operand.var + "[i]";
+    return "(y_col[j] >= 0 ? sketch::to_float(" + operand.param->cname + "[y_col[j] + y_row]) : "
+           "0.0f)";
+  }
+
+  void emitEpilogue() {
+    w.comment("Epilogue: output channel k0 + micro.row(i), pixel pix0 + micro.col(j)");
+    for (const EpilogueOperand &operand : epilogue.operands()) {
+      if (p.operandKinds.lookup(operand.param->name) != ConvOperandKind::PerChannel)
+        continue;
+      w.line("float " + operand.var + "[8];  // " + operand.param->name + ": per output channel");
+      w.line("#pragma unroll");
+      w.open("for (int i = 0; i < 8; ++i)");
+      w.line("const int channel = k0 + micro.row(i);");
+      w.line(operand.var + "[i] = channel < shape.k ? sketch::to_float(" + operand.param->cname +
+             "[channel]) : 0.0f;");
+      w.close();
+    }
+    w.line("const int pq = shape.p * shape.q, pixels = shape.n * pq;");
+    w.line("int64_t y_col[8];  // element offset of column j's pixel in channel 0, -1 past the end");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < 8; ++j)");
+    w.line("const int pixel = pix0 + micro.col(j);");
+    w.line("int rest;");
+    w.line("const int image = shape.div_pq.divmod(pixel, rest);");
+    w.line("y_col[j] = pixel < pixels ? (int64_t)image * shape.k * pq + rest : -1;");
+    w.close();
+    w.line("const bool out_vec = pq % 4 == 0 && sketch::aligned_to_device(" + p.y->cname +
+           ", 16);");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < 8; ++i)");
+    w.line("const int channel = k0 + micro.row(i);");
+    w.line("if (channel >= shape.k)");
+    w.line("  continue;");
+    w.line("const int64_t y_row = (int64_t)channel * pq;");
+    w.line("float out[8];");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < 8; ++j)");
+    epilogue.emitElement(
+        w, "acc[i][j]", [&](const EpilogueOperand &operand) { return operandValue(operand); },
+        "out[j]");
+    w.close();
+    w.line("sketch::store_nchw_row<kVec>(" + p.y->cname + ", y_col, y_row, out, out_vec);");
+    w.close();
+  }
+
+  void emitKernel() {
+    SimtTile t = tile();
+    emitHeaderComment("f32 on the CUDA cores: block tile " + str(t.rows) + " channels x " +
+                      str(t.cols) + " pixels x " + str(t.depth) + ", " + str(t.threads()) +
+                      " threads, 8 x 8 accumulators each, shared tiles double-buffered "
+                      "(sketch/simt.cuh, sketch/conv.cuh)");
+    openSimtKernel(w, kernelName(), t, kernelParams());
+    emitSimtConstants(w, t, true);
+    emitDerivedSizes();
+    w.comment("block: channel tiles fastest, so neighbouring blocks read the same input pixels");
+    w.line("const int channel_tiles = (shape.k + ROWS - 1) / ROWS;");
+    w.line("const int k0 = blockIdx.x % channel_tiles * ROWS, pix0 = blockIdx.x / channel_tiles "
+           "* COLS;");
+    w.line("const int depth = shape.c * shape.r * shape.s;  // reduction: (c, r, s), s fastest");
+    w.line("const sketch::simt::MicroTile<ROWS, COLS> micro;  // this thread's 8 x 8 outputs");
+    w.line("sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec> load_w(" + p.w->cname +
+           ", depth, k0, shape.k, depth);");
+    w.line("sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS> load_x(" + p.x->cname +
+           ", shape, pix0);");
+    w.line("float acc[8][8];");
+    w.line("sketch::simt::mainloop<ROWS, COLS, DEPTH, " + str(std::min<int64_t>(p.stages, 2)) +
+           ">(load_w, load_x, (depth + DEPTH - 1) / DEPTH, micro, acc);");
+    emitEpilogue();
+    w.close();
+  }
+
+  void emitHost() {
+    SimtTile t = tile();
+    w.open(hostPrototype(p.sig));
+    emitHostShape();
+    emitSimtConstants(w, t, false);
+    w.line("const int64_t blocks = sketch::ceil_div(" + dim(p.k) +
+           ", ROWS) * sketch::ceil_div(pixels, COLS);");
+    w.line("if (blocks > INT32_MAX)");
+    w.line("  return cudaErrorInvalidValue;");
+    w.comment("16-byte filter loads and output stores when rows are whole float4s");
+    w.line("const bool vec = (" + p.sig.product({p.c, p.r, p.s}) +
+           ") % 4 == 0 && sketch::aligned_to(" + p.w->cname + ", 16);");
+    emitSimtLaunch(w, kernelName(), "dim3(unsigned(blocks))", kernelArgs());
+    w.line("return cudaGetLastError();");
+    w.close();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nhwc / krsc, f16 / bf16: the tensor-core path
+//===----------------------------------------------------------------------===//
+
+/// The A operand of an nhwc convolution: tile row r is output pixel m0 + r, its
+/// 16-byte chunk c holds reduction indices kt * BK + 8c .. +7 (8 channels of one
+/// filter tap when C % 8 == 0). Each thread's chunks share one c, so the
+/// reduction split is computed once per k-tile; the pixels' windows once.
+class Im2colNhwcLoader : public TileLoader {
+public:
+  Im2colNhwcLoader(const plan::SmemBuffer &smem, int64_t threads, std::string x)
+      : smem(smem), threads(threads), x(std::move(x)) {}
+
+  int64_t chunksPerRow() const { return smem.cols / 8; }
+  int64_t iterations() const { return (smem.rows * chunksPerRow() + threads - 1) / threads; }
+  int64_t rowStep() const { return threads / chunksPerRow(); }
+
+  void emitSetup(CudaWriter &w) const override {
+    w.comment("im2col: this thread copies chunk x_chunk of tile rows tid / " +
+              str(chunksPerRow()) + " + i * " + str(rowStep()) + "; their input windows:");
+    w.line("const int x_chunk = tid % " + str(chunksPerRow()) + ";");
+    w.line("sketch::WindowNhwc x_win[" + str(iterations()) + "];");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < " + str(iterations()) + "; ++i)");
+    w.line("x_win[i] = sketch::window_nhwc(shape, m0 + tid / " + str(chunksPerRow()) + " + i * " +
+           str(rowStep()) + ");");
+    w.close();
+  }
+
+  void emitLoad(CudaWriter &w) const override {
+    int64_t rows = smem.rows;
+    w.comment("X (im2col): a (" + str(rows) + ", " + str(smem.cols) +
+              ") tile, zero in the padding; one (r, s, c) split per k-tile");
+    w.line("const int k = kt * BK + x_chunk * 8;");
+    w.line("const sketch::ReductionNhwc x_red = sketch::reduction_nhwc(shape, k);");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < " + str(iterations()) + "; ++i)");
+    w.line("const int r = tid / " + str(chunksPerRow()) + " + i * " + str(rowStep()) + ";");
+    bool guarded = iterations() * rowStep() > rows;
+    if (guarded)
+      w.open("if (r < " + str(rows) + ")");
+    w.line("sketch::load_im2col_nhwc_16<kVec>(dst + " + swizzleOffset(smem, "r", "x_chunk") +
+           ", " + x + ", shape, x_win[i], x_red, k);");
+    if (guarded)
+      w.close();
+    w.close();
+  }
+
+private:
+  plan::SmemBuffer smem;
+  int64_t threads;
+  std::string x;
+};
+
+struct TensorCoreConvWriter : ConvWriterBase {
+  TensorCoreConfig config;
+  int64_t smemBytes = 0;
+
+  std::string kernelName() const { return p.sig.name + "_tc"; }
+
+  /// Shared buffers: both operand tiles K-contiguous (X rows are pixels, W rows
+  /// output channels, 16-byte chunks along C*R*S), `stages` each, then the
+  /// staging tile of the result over them.
+  LogicalResult plan(int64_t smemLimit) {
+    config.tileM = p.tileM, config.tileN = p.tileN, config.tileK = p.tileK;
+    if (p.tileK % 16 || p.tileM % 16 || p.tileN % 16)
+      return p.conv.emitError() << "tile " << p.tileM << "x" << p.tileN << "x" << p.tileK
+                                << ": the tensor-core path needs multiples of 16 (mma m16n8k16)";
+    if (!chooseWarpGrid(p.tileM, p.tileN, p.warps, config.warpsM, config.warpsN))
+      return p.conv.emitError() << "tile " << p.tileM << "x" << p.tileN
+                                << " cannot be split among " << p.warps
+                                << " warps into warp tiles that are multiples of 16x16";
+    int64_t accumulators = (p.tileM / config.warpsM) * (p.tileN / config.warpsN) / 32;
+    if (accumulators > 128)
+      return p.conv.emitError() << "warp tile " << p.tileM / config.warpsM << "x"
+                                << p.tileN / config.warpsN << " needs " << accumulators
+                                << " f32 accumulators per thread (at most 128 fit): use more "
+                                   "warps or a smaller tile";
+    if (config.threads() % (p.tileK / 8))
+      return p.conv.emitError() << "BK = " << p.tileK << " has more 16-byte chunks a row than "
+                                << "the block has threads";
+    config.stages = p.stages;
+    config.pipeline = p.pipeline;
+    config.fragmentBuffers = p.tileK >= 32 ? 2 : 1;
+    config.operandType = cTypeOf(p.x->type);
+    plan::SmemBuffer a = plan::chooseLayout(p.tileM, p.tileK, 2);
+    plan::SmemBuffer b = plan::chooseLayout(p.tileN, p.tileK, 2);
+    a.stages = b.stages = p.stages;
+    a.offset = 0;
+    b.offset = (a.stages * a.stageBytes + 127) / 128 * 128;
+    config.a = MmaOperandPlan{a, true};
+    config.b = MmaOperandPlan{b, true};
+    int64_t pipelineBytes = b.offset + b.stages * b.stageBytes;
+    int64_t stagingBytes = p.staging.rows * p.staging.ld * p.staging.elementBytes;
+    smemBytes = std::max(pipelineBytes, stagingBytes);
+    if (smemBytes > smemLimit)
+      return p.conv.emitError() << "the convolution needs " << smemBytes
+                                << " bytes of shared memory, more than the " << smemLimit
+                                << " a block can use: use a smaller tile or fewer stages";
+    return success();
+  }
+
+  StoreSpec storeSpec() const {
+    StoreSpec s;
+    s.outType = cTypeOf(p.y->type);
+    s.dst = p.y->cname;
+    s.rows = "size_m";
+    s.cols = "size_n";
+    s.ld = "size_n";
+    s.m0 = "m0";
+    s.n0 = "n0";
+    // The output [N, P, Q, K] is the matrix [N*P*Q, K]: an output-shaped operand's
+    // offset is row * K + col, so its batch indices (N, P) are folded into the row.
+    s.batch = {"0", "0"};
+    s.staging = p.staging;
+    return s;
+  }
+
+  void emitKernel() {
+    emitHeaderComment(config.operandType + " on tensor cores (mma.sync m16n8k16): tile " +
+                      str(p.tileM) + " x " + str(p.tileN) + " x " + str(p.tileK) + ", " +
+                      str(p.warps) + " warps as " + str(config.warpsM) + " x " +
+                      str(config.warpsN) + ", " + str(p.stages) + " stages (" + p.pipeline +
+                      "), " + str(smemBytes) + " bytes of shared memory");
+    w.line("template <bool kVec>");
+    w.line("__global__ void __launch_bounds__(" + str(config.threads()) + ") " + kernelName() +
+           "(" + kernelParams() + ") {");
+    w.indentMore();
+    w.line("extern __shared__ __align__(128) unsigned char smem[];");
+    emitTensorCorePreamble(w, config);
+    emitDerivedSizes();
+    w.line("const int64_t size_m = (int64_t)shape.n * shape.p * shape.q, size_n = shape.k, "
+           "size_k = (int64_t)shape.c * shape.r * shape.s;");
+    w.comment("block: channel tiles fastest, so neighbouring blocks read the same input pixels");
+    w.line("const int tiles_n = (int)sketch::ceil_div(size_n, BN);");
+    w.line("const int64_t m0 = (int64_t)(blockIdx.x / tiles_n) * BM, n0 = (int64_t)(blockIdx.x % "
+           "tiles_n) * BN;");
+    Im2colNhwcLoader a(config.a.smem, config.threads(), p.x->cname);
+    MatrixTileLoader::Spec bs;
+    bs.label = p.w->name + " (krsc: rows of C*R*S)";
+    bs.base = p.w->cname;
+    bs.rows = "size_n", bs.cols = "size_k", bs.ld = "size_k";
+    bs.rowOrigin = "n0", bs.colOrigin = "(int64_t)kt * BK";
+    bs.smem = config.b.smem;
+    bs.threads = config.threads();
+    MatrixTileLoader b(bs);
+    emitTensorCoreMainloop(w, config, a, b, "(int)sketch::ceil_div(size_k, BK)");
+    emitAccumulatorStore(w, config, epilogue, storeSpec());
+    w.indentLess();
+    w.line("}");
+  }
+
+  void emitHost() {
+    w.open(hostPrototype(p.sig));
+    emitHostShape();
+    w.line("const int64_t blocks = sketch::ceil_div(pixels, " + str(p.tileM) +
+           ") * sketch::ceil_div(" + dim(p.k) + ", " + str(p.tileN) + ");");
+    w.line("if (blocks > INT32_MAX)");
+    w.line("  return cudaErrorInvalidValue;");
+    int64_t outChunk = 16 / plan::elementBytes(p.y->type);
+    w.comment("16-byte path: whole chunks of 8 channels (input, filter rows) and of the output");
+    w.line("const bool vec = " + dim(p.c) + " % 8 == 0 && " + dim(p.k) + " % " + str(outChunk) +
+           " == 0 && sketch::aligned_to(" + p.x->cname + ", 16) && sketch::aligned_to(" +
+           p.w->cname + ", 16) && sketch::aligned_to(" + p.y->cname + ", 16);");
+    w.line("auto kernel = vec ? " + kernelName() + "<true> : " + kernelName() + "<false>;");
+    w.line("const int smem_bytes = " + str(smemBytes) + ";");
+    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
+    w.line("if (err != cudaSuccess)");
+    w.line("  return err;");
+    w.line("kernel<<<dim3(unsigned(blocks)), " + str(config.threads()) +
+           ", smem_bytes, stream>>>(" + kernelArgs() + ");");
+    w.line("return cudaGetLastError();");
+    w.close();
+  }
+};
+
+} // namespace
+
+KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w) {
+  ConvReader reader{kernel, {}};
+  if (failed(reader.run()))
+    return failure();
+  const ConvPlan &p = reader.p;
+  auto epilogue = EpilogueEmitter::create(p.sig, p.epilogue, p.accumulator, p.store.getName(),
+                                          p.store.getLoc());
+  if (failed(epilogue))
+    return failure();
+  w.line("#include \"sketch/conv.cuh\"  // implicit-GEMM convolution helpers");
+  w.line();
+  if (!p.nhwc) {
+    if (failed(checkSimtTile(kernel, SimtTile{p.tileN, p.tileM, p.tileK},
+                             "tile BM = " + str(p.tileM) + " (pixels), BN = " + str(p.tileN) +
+                                 " (channels), BK = " + str(p.tileK))))
+      return failure();
+    SimtConvWriter writer{{p, *epilogue, w}};
+    writer.emitKernel();
+    w.line();
+    writer.emitHost();
+    return p.sig;
+  }
+  TensorCoreConvWriter writer{{p, *epilogue, w}, {}, 0};
+  if (failed(writer.plan(plan::smemLimitBytes(options.arch))))
+    return failure();
+  writer.emitKernel();
+  w.line();
+  writer.emitHost();
+  return p.sig;
+}
+
+} // namespace sketch

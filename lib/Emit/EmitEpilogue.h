@@ -1,0 +1,81 @@
+//===- EmitEpilogue.h - fused statements as per-element CUDA ---*- C++ -*-===//
+//
+// The statements sketch-fuse-epilogue marked (elementwise and `Compute Y =
+// EXPR`) become straight-line C++ on one f32 accumulator element: each
+// register tile is a local `float v_NAME`, each global tensor a value the
+// caller provides (loaded once per element, per row, per column or per block,
+// as the tensor's `sketch.index` allows), each scalar its parameter.
+//
+// Use: create() validates and collects the global operands; the caller emits
+// their loads (loadExpr gives a guarded load at given indices), then calls
+// emitElement() inside its per-element loop.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SKETCH_EMIT_EMITEPILOGUE_H
+#define SKETCH_EMIT_EMITEPILOGUE_H
+
+#include "lib/Emit/CudaWriter.h"
+#include "lib/Emit/KernelAnalysis.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace sketch {
+
+/// A global tensor read by the epilogue, and how it is indexed.
+struct EpilogueOperand {
+  const ParamInfo *param = nullptr;
+  /// Per dimension of the tensor: "row", "col" or "batchI".
+  std::vector<std::string> index;
+  bool usesRow = false;
+  bool usesCol = false;
+  /// A C++ name for its value (unique among the operands).
+  std::string var;
+};
+
+/// The indices of the element being computed, as C++ expressions.
+struct ElementIndex {
+  std::string row, col;              // global row and column (int64_t)
+  std::string rows, cols;            // the output's row and column counts (bounds)
+  std::vector<std::string> batch;    // batch index of each output batch dimension
+};
+
+class EpilogueEmitter {
+public:
+  /// Reads the fused statements `ops`, which start from the register tile
+  /// `accumulator` and end with `stored` holding the value to store.
+  static mlir::FailureOr<EpilogueEmitter> create(const KernelSignature &sig,
+                                                 llvm::ArrayRef<mlir::Operation *> ops,
+                                                 llvm::StringRef accumulator,
+                                                 llvm::StringRef stored, mlir::Location loc);
+
+  const std::vector<EpilogueOperand> &operands() const { return operandList; }
+
+  /// A float expression loading `operand` at `at`, zero outside the output.
+  std::string loadExpr(const EpilogueOperand &operand, const ElementIndex &at) const;
+
+  /// Statements computing `result` (an existing float lvalue) from the
+  /// accumulator value `accExpr`; `value` gives each operand's float expression.
+  void emitElement(CudaWriter &w, llvm::StringRef accExpr,
+                   llvm::function_ref<std::string(const EpilogueOperand &)> value,
+                   llvm::StringRef result) const;
+
+  /// One comment line per statement: what the epilogue does, for the kernel's header.
+  std::vector<std::string> describe() const;
+
+private:
+  const KernelSignature *sig = nullptr;
+  std::vector<mlir::Operation *> statements;
+  std::vector<EpilogueOperand> operandList;
+  std::string accumulator, stored;
+
+  mlir::LogicalResult addOperand(mlir::Operation *at, llvm::StringRef name);
+  mlir::LogicalResult check(mlir::Location loc);
+  const EpilogueOperand *operandFor(llvm::StringRef name) const;
+  std::string scalarExpr(llvm::StringRef operand) const;
+  std::string expression(mlir::Value value,
+                         llvm::function_ref<std::string(const EpilogueOperand &)> load) const;
+};
+
+} // namespace sketch
+
+#endif // SKETCH_EMIT_EMITEPILOGUE_H

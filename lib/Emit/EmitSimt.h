@@ -1,0 +1,51 @@
+//===- EmitSimt.h - shared pieces of the f32 SIMT kernel emitters -*- C++ -*-===//
+//
+// The f32 GEMM (EmitSimtGemm.cpp) and the nchw convolution (EmitConv.cpp) run
+// the CUDA-core mainloop of runtime/include/sketch/simt.cuh: a block tile of
+// Rows x Cols outputs, 8 x 8 per thread, k tiles of Depth, double-buffered.
+// These helpers choose and check that tile and write the parts of the kernel
+// both emitters share.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SKETCH_EMIT_EMITSIMT_H
+#define SKETCH_EMIT_EMITSIMT_H
+
+#include "lib/Emit/CudaWriter.h"
+#include "lib/Emit/KernelAnalysis.h"
+
+#include <string>
+
+namespace sketch {
+
+/// The SIMT block tile: `rows` x `cols` outputs, reduction steps of `depth`.
+struct SimtTile {
+  int64_t rows = 128, cols = 128, depth = 8;
+  int64_t threads() const { return rows * cols / 64; }
+};
+
+/// Checks that the SIMT mainloop has a spill-free kernel for `tile` (the
+/// kernel's directives, `what` naming them in the message); a located error on
+/// `kernel` otherwise. Supported: 128x128, 128x64, 64x128 with a depth of 8,
+/// and 128x128 with a depth of 16.
+mlir::LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, llvm::StringRef what);
+
+/// `template <bool kVec> __global__ void __launch_bounds__(...) NAME(PARAMS)`
+/// and its opening brace: the 16-byte path (kVec) keeps 2+ blocks per SM
+/// (at most 128 registers), the scalar path may use more registers.
+void openSimtKernel(CudaWriter &w, llvm::StringRef name, const SimtTile &tile,
+                    llvm::StringRef params);
+
+/// The tile constants ROWS, COLS, (DEPTH when `depth`,) THREADS.
+void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth);
+
+/// The launch of both instantiations: `if (vec) NAME<true><<<...>>>(ARGS); else ...`.
+void emitSimtLaunch(CudaWriter &w, llvm::StringRef name, llvm::StringRef grid,
+                    llvm::StringRef args);
+
+/// The includes the SIMT kernels need (written once per file is enough; the
+/// headers have include guards).
+void emitSimtIncludes(CudaWriter &w);
+
+} // namespace sketch
+
+#endif // SKETCH_EMIT_EMITSIMT_H

@@ -1,0 +1,467 @@
+//===- EmitSimtGemm.cpp - f32 GEMM on the CUDA cores (SIMT) ---------------===//
+//
+// An f32 GEMM kernel (`Compute GEMM A, B` with f32 operands) becomes a block
+// of (BM*BN/64) threads, each accumulating an 8x8 register micro-tile with
+// FFMA, over k tiles staged k-major in padded, double-buffered shared memory
+// (runtime/include/sketch/simt.cuh holds the mainloop; this file writes the
+// kernel around it). Operands may be transposed (`A^T`, `B^T`) and batched
+// (leading dimensions, one block per batch element along grid z); every size
+// is guarded, and a 16-byte path is taken when the contiguous extents are
+// multiples of 4 and the pointers 16-byte aligned. The fused epilogue
+// (sketch-fuse-epilogue) runs on each accumulator before the store.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Emit/EmitEpilogue.h"
+#include "lib/Emit/EmitHost.h"
+#include "lib/Emit/EmitSimt.h"
+#include "lib/Emit/KernelEmitters.h"
+#include "lib/Passes/BackendPlan.h"
+
+using namespace mlir;
+
+namespace sketch {
+
+//===----------------------------------------------------------------------===//
+// Shared SIMT pieces (EmitSimt.h)
+//===----------------------------------------------------------------------===//
+
+LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, StringRef what) {
+  bool ok = (tile.depth == 8 && ((tile.rows == 128 && tile.cols == 128) ||
+                                 (tile.rows == 128 && tile.cols == 64) ||
+                                 (tile.rows == 64 && tile.cols == 128))) ||
+            (tile.depth == 16 && tile.rows == 128 && tile.cols == 128);
+  if (ok)
+    return success();
+  return kernel.emitError() << what
+                            << ": the f32 SIMT path has kernels for BM x BN x BK = 128x128x8, "
+                               "128x64x8, 64x128x8 and 128x128x16";
+}
+
+void openSimtKernel(CudaWriter &w, StringRef name, const SimtTile &tile, StringRef params) {
+  std::string threads = std::to_string(tile.threads());
+  std::string minBlocks = std::to_string(512 / tile.threads());
+  w.line("template <bool kVec>");
+  w.line("__global__ void __launch_bounds__(" + threads + ", kVec ? " + minBlocks + " : 1)");
+  w.open(name.str() + "(" + params.str() + ")");
+}
+
+void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth) {
+  w.line("constexpr int ROWS = " + std::to_string(tile.rows) + ", COLS = " +
+         std::to_string(tile.cols) +
+         (depth ? ", DEPTH = " + std::to_string(tile.depth) : std::string()) +
+         ", THREADS = " + std::to_string(tile.threads()) + ";");
+}
+
+void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef args) {
+  std::string launch = "<<<" + grid.str() + ", THREADS, 0, stream>>>(" + args.str() + ");";
+  w.line("if (vec)");
+  w.line("  " + name.str() + "<true>" + launch);
+  w.line("else");
+  w.line("  " + name.str() + "<false>" + launch);
+}
+
+void emitSimtIncludes(CudaWriter &w) {
+  w.line("#include \"sketch/simt.cuh\"  // the SIMT mainloop (the file prologue has the rest)");
+}
+
+namespace {
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+std::string joined(ArrayRef<std::string> items, StringRef separator = ", ") {
+  std::string text;
+  for (const std::string &item : items)
+    text += (text.empty() ? "" : separator.str()) + item;
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading the kernel
+//===----------------------------------------------------------------------===//
+
+/// One operand of the SIMT GEMM.
+struct SimtOperand {
+  const ParamInfo *param = nullptr;
+  /// Rows (along M for A, N for B) contiguous along K: A [M, K] and B^T [N, K].
+  bool kContiguous = false;
+  /// Position among the output's batch dims of each leading dim of the tensor.
+  std::vector<int64_t> batchPositions;
+};
+
+struct SimtGemmPlan {
+  KernelSignature sig;
+  SimtOperand a, b;
+  const ParamInfo *out = nullptr;
+  std::string accumulator;
+  std::string m, n, k;
+  std::vector<std::string> batchDims;
+  SimtTile tile;
+  int64_t stages = 2;
+  std::vector<Operation *> epilogue;
+  mutable CopyOp store; // op handle: its accessors are not const
+};
+
+struct SimtGemmReader {
+  KernelOp kernel;
+  SimtGemmPlan p;
+
+  LogicalResult readDirectives() {
+    auto tm = kernel.getTileM(), tn = kernel.getTileN(), tk = kernel.getTileK();
+    auto stages = kernel.getStages();
+    if (!tm || !tn || !tk || !stages)
+      return kernel.emitError() << "kernel '" << p.sig.name
+                                << "' has no tile or stages directive; the compile pipeline "
+                                   "chooses them";
+    p.tile = SimtTile{int64_t(*tm), int64_t(*tn), int64_t(*tk)};
+    p.stages = std::min<int64_t>(*stages, 2);
+    return checkSimtTile(kernel, p.tile,
+                         "tile " + str(*tm) + "x" + str(*tn) + "x" + str(*tk));
+  }
+
+  LogicalResult readLoop(ForOp loop, GemmOp &gemm) {
+    for (Operation &op : loop.getBodyBlock()) {
+      if (auto found = dyn_cast<GemmOp>(op))
+        gemm = found;
+      else if (!isa<CopyOp>(op))
+        return op.emitError() << "the GEMM main loop holds only Copy statements and the GEMM";
+    }
+    if (!gemm)
+      return loop.emitError() << "the main loop's GEMM must be directly in the loop";
+    for (Operation &op : kernel.getBodyBlock()) {
+      if (&op == loop.getOperation())
+        break;
+      if (!isa<TensorParamOp, ScalarParamOp, AllocateOp>(op))
+        return op.emitError() << "the f32 GEMM takes no statements before its main loop";
+    }
+    return success();
+  }
+
+  LogicalResult readEpilogue(ForOp loop) {
+    for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
+      if (auto copy = dyn_cast<CopyOp>(op)) {
+        if (copy.getSource() != MemorySpace::reg || copy.getDestination() != MemorySpace::global)
+          return op->emitError() << "unexpected Copy after the GEMM main loop";
+        if (p.store)
+          return op->emitError() << "the f32 GEMM stores one result; '" << copy.getName()
+                                 << "' is a second";
+        p.store = copy;
+        continue;
+      }
+      if (isa<AllocateOp>(op))
+        continue; // completed Allocates: nothing to emit
+      if (isa<ElementwiseOp, AssignOp>(op)) {
+        if (p.store)
+          return op->emitError() << "statement after the store: the epilogue must precede it";
+        if (!op->hasAttr(plan::kFusedAttr))
+          return op->emitError()
+                 << "statement is not fused into the epilogue (run sketch-fuse-epilogue)";
+        p.epilogue.push_back(op);
+        continue;
+      }
+      return op->emitError() << "a GEMM kernel ends with elementwise statements and one Copy "
+                                "to global";
+    }
+    if (!p.store)
+      return kernel.emitError() << "kernel '" << p.sig.name
+                                << "' never stores its result (Copy X from register to global)";
+    p.out = p.sig.find(p.store.getName());
+    if (!p.out || !p.out->isTensor || p.out->dims.size() < 2)
+      return p.store.emitError() << "'" << p.store.getName()
+                                 << "' is stored but is no tensor parameter of two or more "
+                                    "dimensions";
+    return success();
+  }
+
+  LogicalResult readOperand(ForOp loop, GemmOp gemm, StringRef name, bool transposed, bool isA,
+                            SimtOperand &operand) {
+    operand.param = p.sig.find(name);
+    if (!operand.param || !operand.param->isTensor || operand.param->dims.size() < 2)
+      return gemm.emitError() << "GEMM operand '" << name
+                              << "' must be a tensor parameter with at least two dimensions";
+    if (operand.param->type != ElementType::f32)
+      return gemm.emitError() << "the f32 GEMM needs f32 operands; '" << name << "' is "
+                              << stringifyElementType(operand.param->type);
+    operand.kContiguous = isA ? !transposed : transposed;
+    bool staged = false;
+    loop.walk([&](CopyOp copy) {
+      staged |= copy.getName() == name && copy.getSource() == MemorySpace::global &&
+                copy.getDestination() == MemorySpace::shared;
+    });
+    if (!staged)
+      return gemm.emitError() << "GEMM operand '" << name
+                              << "' is not copied from global to shared memory in the main loop";
+    return success();
+  }
+
+  LogicalResult readBatch(GemmOp gemm, SimtOperand &operand) {
+    ArrayRef<std::string> dims(operand.param->dims);
+    auto positions = plan::matchDims(dims.drop_back(2), p.batchDims);
+    if (!positions)
+      return gemm.emitError() << "the leading dimensions of '" << operand.param->name << "["
+                              << joined(dims) << "]' do not match the batch dimensions of '"
+                              << p.out->name << "[" << joined(p.out->dims) << "]'";
+    operand.batchPositions.assign(positions->begin(), positions->end());
+    return success();
+  }
+
+  LogicalResult readSizes(GemmOp gemm) {
+    const auto &ad = p.a.param->dims, &bd = p.b.param->dims, &od = p.out->dims;
+    auto last = [](const std::vector<std::string> &d, int back) { return d[d.size() - back]; };
+    std::string am = p.a.kContiguous ? last(ad, 2) : last(ad, 1);
+    std::string ak = p.a.kContiguous ? last(ad, 1) : last(ad, 2);
+    std::string bk = p.b.kContiguous ? last(bd, 1) : last(bd, 2);
+    std::string bn = p.b.kContiguous ? last(bd, 2) : last(bd, 1);
+    std::string om = last(od, 2), on = last(od, 1);
+    if (ak != bk || am != om || bn != on)
+      return gemm.emitError() << "GEMM sizes disagree: " << p.a.param->name << " is " << am
+                              << "x" << ak << ", " << p.b.param->name << " is " << bk << "x"
+                              << bn << ", " << p.out->name << " is " << om << "x" << on;
+    p.m = om;
+    p.n = on;
+    p.k = ak;
+    p.batchDims.assign(od.begin(), od.end() - 2);
+    return failure(failed(readBatch(gemm, p.a)) || failed(readBatch(gemm, p.b)));
+  }
+
+  LogicalResult run() {
+    p.sig = analyzeSignature(kernel);
+    ForOp loop = plan::findMainLoop(kernel);
+    if (!loop)
+      return kernel.emitError() << "kernel '" << p.sig.name << "' has no main loop with a GEMM";
+    GemmOp gemm;
+    if (failed(readLoop(loop, gemm)) || failed(readDirectives()) || failed(readEpilogue(loop)))
+      return failure();
+    p.accumulator = gemm.getResult().str();
+    if (failed(readOperand(loop, gemm, gemm.getLhs(), gemm.getLhsTransposed(), true, p.a)) ||
+        failed(readOperand(loop, gemm, gemm.getRhs(), gemm.getRhsTransposed(), false, p.b)))
+      return failure();
+    return readSizes(gemm);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Writing the kernel
+//===----------------------------------------------------------------------===//
+
+struct SimtGemmWriter {
+  const SimtGemmPlan &p;
+  const EpilogueEmitter &epilogue;
+  CudaWriter &w;
+
+  std::string kernelName() const { return p.sig.name + "_simt"; }
+  std::string dim(StringRef d) const { return p.sig.dim(d); }
+
+  /// Element offset of batch element (bidx...) in `param`, "" when it has no batch dims.
+  std::string batchOffset(const SimtOperand &operand) const {
+    const auto &dims = operand.param->dims;
+    std::string offset;
+    for (size_t i = 0; i < operand.batchPositions.size(); ++i) {
+      std::vector<std::string> after(dims.begin() + i + 1, dims.end());
+      offset += (offset.empty() ? "" : " + ") + std::string("bidx") +
+                str(operand.batchPositions[i]) + " * (" + p.sig.product(after) + ")";
+    }
+    return offset;
+  }
+
+  std::string outputBatchOffset() const {
+    SimtOperand out{p.out, false, {}};
+    for (size_t i = 0; i < p.batchDims.size(); ++i)
+      out.batchPositions.push_back(int64_t(i));
+    return batchOffset(out);
+  }
+
+  std::string pointer(const ParamInfo &param, const std::string &offset) const {
+    return offset.empty() ? param.cname : param.cname + " + " + offset;
+  }
+
+  void emitHeaderComment() {
+    std::string a = p.a.param->name + (p.a.kContiguous ? "" : "^T");
+    std::string b = p.b.param->name + (p.b.kContiguous ? "^T" : "");
+    w.comment("Kernel " + p.sig.name + ": f32 GEMM on the CUDA cores, " + p.accumulator + "[" +
+              p.m + ", " + p.n + "] = " + a + " . " + b + " over " + p.k +
+              (p.batchDims.empty() ? "" : ", one block per batch element of [" +
+                                                  joined(p.batchDims) + "]"));
+    w.comment("Block tile " + str(p.tile.rows) + " x " + str(p.tile.cols) + " x " +
+              str(p.tile.depth) + ", " + str(p.tile.threads()) +
+              " threads, 8 x 8 accumulators per thread; shared tiles k-major, padded, " +
+              (p.stages == 2 ? "double-buffered" : "single-buffered") + " (sketch/simt.cuh).");
+    for (const std::string &line : epilogue.describe())
+      w.comment("Epilogue: " + line);
+  }
+
+  void emitBatchIndices() {
+    if (p.batchDims.empty())
+      return;
+    w.line("int64_t batch = blockIdx.z;");
+    for (size_t i = p.batchDims.size(); i-- > 1;) {
+      std::string extent = dim(p.batchDims[i]);
+      w.line("const int64_t bidx" + str(i) + " = batch % (" + extent + ");");
+      w.line("batch /= (" + extent + ");");
+    }
+    w.line("const int64_t bidx0 = batch;");
+  }
+
+  std::string loaderType(bool kContiguous, StringRef extent) const {
+    return std::string("sketch::simt::") +
+           (kContiguous ? "KContiguousLoader<" : "RowContiguousLoader<") + extent.str() +
+           ", DEPTH, THREADS, kVec>";
+  }
+
+  void emitMainloop() {
+    std::string aSrc = pointer(*p.a.param, batchOffset(p.a));
+    std::string bSrc = pointer(*p.b.param, batchOffset(p.b));
+    // A [M, K]: rows along M, ld K; A^T [K, M]: ld M. B [K, N]: ld N; B^T [N, K]: ld K.
+    w.line(loaderType(p.a.kContiguous, "ROWS") + " load_a(" + aSrc + ", " +
+           (p.a.kContiguous ? "size_k" : "size_m") + ", m0, size_m, size_k);");
+    w.line(loaderType(p.b.kContiguous, "COLS") + " load_b(" + bSrc + ", " +
+           (p.b.kContiguous ? "size_k" : "size_n") + ", n0, size_n, size_k);");
+    w.line("float acc[8][8];");
+    w.line("sketch::simt::mainloop<ROWS, COLS, DEPTH, " + str(p.stages) +
+           ">(load_a, load_b, (size_k + DEPTH - 1) / DEPTH, micro, acc);");
+  }
+
+  ElementIndex elementIndex() const {
+    ElementIndex at{"row", "col", "size_m", "size_n", {}};
+    for (size_t i = 0; i < p.batchDims.size(); ++i)
+      at.batch.push_back("bidx" + str(i));
+    return at;
+  }
+
+  /// Operands indexed by column only, row only, or neither are loaded before the element loop.
+  void emitOperandPreloads() {
+    ElementIndex at = elementIndex();
+    for (const EpilogueOperand &operand : epilogue.operands()) {
+      if (operand.usesRow && operand.usesCol)
+        continue;
+      if (operand.usesRow || operand.usesCol) {
+        bool col = operand.usesCol;
+        w.line("float " + operand.var + "[8];  // " + operand.param->name +
+               (col ? ": per column" : ": per row"));
+        w.line("#pragma unroll");
+        w.open(std::string("for (int ") + (col ? "j" : "i") + " = 0; " + (col ? "j" : "i") +
+               " < 8; ++" + (col ? "j" : "i") + ")");
+        w.line(col ? "const int64_t col = n0 + micro.col(j);" : "const int64_t row = m0 + micro.row(i);");
+        w.line(operand.var + (col ? "[j]" : "[i]") + " = " + epilogue.loadExpr(operand, at) + ";");
+        w.close();
+        continue;
+      }
+      w.line("const float " + operand.var + " = " + epilogue.loadExpr(operand, at) + ";  // " +
+             operand.param->name + ": per block");
+    }
+  }
+
+  std::string operandValue(const EpilogueOperand &operand) const {
+    if (operand.usesRow && operand.usesCol)
+      return epilogue.loadExpr(operand, elementIndex());
+    if (operand.usesCol)
+      return operand.var + "[j]";
+    if (operand.usesRow)
+      return operand.var + "[i]";
+    return operand.var;
+  }
+
+  /// True when an operand is read per element (it needs the column index).
+  bool needsColumn() const {
+    return llvm::any_of(epilogue.operands(), [](const EpilogueOperand &operand) {
+      return operand.usesRow && operand.usesCol;
+    });
+  }
+
+  void emitEpilogueAndStore() {
+    w.comment("Epilogue on each accumulator, then the store (16-byte where 4 columns fit)");
+    emitOperandPreloads();
+    std::string outType = cTypeOf(p.out->type);
+    w.line(outType + " *d_dst = " + pointer(*p.out, outputBatchOffset()) + ";");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < 8; ++i)");
+    w.line("const int64_t row = m0 + micro.row(i);");
+    w.line("if (row >= size_m)");
+    w.line("  continue;");
+    w.line("float out[8];");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < 8; ++j)");
+    if (needsColumn())
+      w.line("const int64_t col = n0 + micro.col(j);");
+    epilogue.emitElement(
+        w, "acc[i][j]", [&](const EpilogueOperand &operand) { return operandValue(operand); },
+        "out[j]");
+    w.close();
+    w.line("sketch::simt::store_row<kVec>(d_dst + row * size_n, micro, n0, size_n, out);");
+    w.close();
+  }
+
+  void emitKernel() {
+    emitHeaderComment();
+    auto restrictRead = [](const ParamInfo &param) { return !param.written; };
+    openSimtKernel(w, kernelName(), p.tile, kernelParameterList(p.sig, restrictRead));
+    emitSimtConstants(w, p.tile, true);
+    w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
+           dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
+    w.line("const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;");
+    emitBatchIndices();
+    w.line("const sketch::simt::MicroTile<ROWS, COLS> micro;  // this thread's 8 x 8 outputs");
+    emitMainloop();
+    emitEpilogueAndStore();
+    w.close();
+  }
+
+  /// The host's condition for the 16-byte path.
+  std::string vecCondition() const {
+    std::vector<std::string> terms;
+    auto contiguous = [&](const SimtOperand &o, StringRef mn) {
+      return o.kContiguous ? "size_k % 4 == 0" : mn.str() + " % 4 == 0";
+    };
+    terms.push_back(contiguous(p.a, "size_m"));
+    terms.push_back(contiguous(p.b, "size_n"));
+    if (terms.back() != "size_n % 4 == 0")
+      terms.push_back("size_n % 4 == 0"); // output rows
+    for (const ParamInfo *param : {p.a.param, p.b.param, p.out})
+      terms.push_back("sketch::aligned_to(" + param->cname + ", 16)");
+    return joined(terms, " && ");
+  }
+
+  void emitHost() {
+    w.open(hostPrototype(p.sig));
+    emitHostChecks(w, p.sig);
+    emitSimtConstants(w, p.tile, false);
+    w.line("const int64_t size_m = " + dim(p.m) + ", size_n = " + dim(p.n) + ", size_k = " +
+           dim(p.k) + ";");
+    w.line("const int64_t batches = " + p.sig.product(p.batchDims) + ";");
+    w.line("if (size_m == 0 || size_n == 0 || batches == 0)");
+    w.line("  return cudaSuccess;  // nothing to compute");
+    w.comment("32-bit indices inside one matrix; grid limits");
+    w.line("if (size_m * size_k > INT32_MAX || size_k * size_n > INT32_MAX || size_m * size_n > "
+           "INT32_MAX)");
+    w.line("  return cudaErrorInvalidValue;");
+    w.line("const dim3 grid(unsigned(sketch::ceil_div(size_n, COLS)), "
+           "unsigned(sketch::ceil_div(size_m, ROWS)), unsigned(batches));");
+    w.line("if (sketch::ceil_div(size_n, COLS) > INT32_MAX || grid.y > 65535 || batches > 65535)");
+    w.line("  return cudaErrorInvalidValue;");
+    w.line("const bool vec = " + vecCondition() + ";");
+    emitSimtLaunch(w, kernelName(), "grid", kernelArgumentList(p.sig));
+    w.line("return cudaGetLastError();");
+    w.close();
+  }
+};
+
+} // namespace
+
+KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w) {
+  SimtGemmReader reader{kernel, {}};
+  if (failed(reader.run()))
+    return failure();
+  const SimtGemmPlan &p = reader.p;
+  auto epilogue = EpilogueEmitter::create(p.sig, p.epilogue, p.accumulator, p.store.getName(),
+                                          p.store.getLoc());
+  if (failed(epilogue))
+    return failure();
+  emitSimtIncludes(w);
+  w.line();
+  SimtGemmWriter writer{p, *epilogue, w};
+  writer.emitKernel();
+  w.line();
+  writer.emitHost();
+  return p.sig;
+}
+
+} // namespace sketch

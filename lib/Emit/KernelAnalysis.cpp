@@ -1,0 +1,396 @@
+//===- KernelAnalysis.cpp - a completed kernel as plain data --------------===//
+#include "lib/Emit/KernelAnalysis.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+
+namespace sketch {
+
+//===----------------------------------------------------------------------===//
+// Names and literals
+//===----------------------------------------------------------------------===//
+
+std::string cTypeOf(ElementType type) {
+  switch (type) {
+  case ElementType::f16:
+    return "__half";
+  case ElementType::bf16:
+    return "__nv_bfloat16";
+  case ElementType::f32:
+    return "float";
+  }
+  return "float";
+}
+
+std::string cIdent(StringRef name) {
+  static const llvm::StringSet<> reserved = {
+      // C++ keywords a sketch name could plausibly take
+      "auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
+      "do", "double", "else", "enum", "extern", "false", "float", "for", "goto", "if", "inline",
+      "int", "long", "new", "operator", "private", "public", "register", "return", "short",
+      "signed", "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef",
+      "union", "unsigned", "using", "void", "volatile", "while", "namespace", "half",
+      // CUDA built-ins
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "stream", "sketch", "min",
+      "max",
+      // names the generated code declares itself
+      "smem", "smem_base", "tid", "lane", "warp", "warp_m", "warp_n", "acc", "a_frag", "b_frag",
+      "a_frag_off", "b_frag_off", "k_tiles", "kt", "kk", "mi", "ni", "np", "i", "j", "h", "e",
+      "r", "c", "g", "t", "z", "row", "col", "idx", "size_m", "size_n", "size_k", "tiles_m",
+      "tiles_n", "tile_m", "tile_n", "m0", "n0", "a_src", "b_src", "d_dst", "load_a", "load_b",
+      "read_stage", "write_stage", "a_stage", "b_stage", "out", "src", "dst", "err", "vec",
+      "kernel", "batch", "tiles", "smem_bytes", "group", "first", "rows", "next", "value",
+      // names the SIMT and convolution kernels declare (EmitSimtGemm.cpp, EmitConv*.cpp)
+      "micro", "batches", "shape", "pixel", "pixels", "image", "channel", "x_src", "w_src",
+      "y_dst", "load_x", "load_w", "pq", "ROWS", "COLS", "DEPTH", "THREADS"};
+  if (reserved.contains(name) || name.starts_with("v_") || name.starts_with("bidx") ||
+      name.starts_with("__"))
+    return name.str() + "_";
+  return name.str();
+}
+
+std::string floatLiteral(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.9g", value);
+  std::string text = buffer;
+  if (text.find_first_of(".eEn") == std::string::npos) // inf/nan never reach here
+    text += ".0";
+  return text + "f";
+}
+
+//===----------------------------------------------------------------------===//
+// Signature
+//===----------------------------------------------------------------------===//
+
+const ParamInfo *KernelSignature::find(StringRef name) const {
+  for (const ParamInfo &param : params)
+    if (param.name == name)
+      return &param;
+  return nullptr;
+}
+
+static bool isIdentifier(StringRef text) {
+  return !text.empty() && (llvm::isAlpha(text[0]) || text[0] == '_') &&
+         llvm::all_of(text, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+std::string KernelSignature::dim(StringRef dimension) const {
+  auto it = bound.find(dimension);
+  if (it != bound.end())
+    return std::to_string(it->second);
+  if (isIdentifier(dimension))
+    return cIdent(dimension);
+  return dimension.str();
+}
+
+std::string KernelSignature::product(ArrayRef<std::string> dims) const {
+  if (dims.empty())
+    return "1";
+  std::string text;
+  for (const std::string &d : dims)
+    text += (text.empty() ? "" : " * ") + dim(d);
+  return text;
+}
+
+/// Compile-time bindings recorded on the kernel or module as `sketch.bindings`.
+static void readBindings(KernelOp kernel, llvm::StringMap<int64_t> &bound) {
+  for (Operation *op = kernel; op; op = op->getParentOp())
+    if (auto dict = op->getAttrOfType<DictionaryAttr>("sketch.bindings"))
+      for (NamedAttribute entry : dict)
+        if (auto value = dyn_cast<IntegerAttr>(entry.getValue()))
+          bound.try_emplace(entry.getName().getValue(), value.getInt());
+}
+
+KernelSignature analyzeSignature(KernelOp kernel, ArrayRef<std::string> derived) {
+  KernelSignature sig;
+  sig.name = kernel.getSymName().str();
+  readBindings(kernel, sig.bound);
+  llvm::StringSet<> written;
+  kernel.walk([&](CopyOp copy) {
+    if (copy.getDestination() == MemorySpace::global)
+      written.insert(copy.getName());
+  });
+  llvm::StringSet<> seen;
+  for (Operation &op : kernel.getBodyBlock()) {
+    ParamInfo info;
+    info.op = &op;
+    if (auto tensor = dyn_cast<TensorParamOp>(op)) {
+      info.name = tensor.getName().str();
+      info.isTensor = true;
+      info.type = tensor.getElementType();
+      info.layout = tensor.getLayout();
+      for (Attribute dim : tensor.getDims())
+        info.dims.push_back(cast<StringAttr>(dim).str());
+      info.written = written.contains(info.name);
+      for (const std::string &dim : info.dims)
+        if (isIdentifier(dim) && !sig.bound.count(dim) && !llvm::is_contained(derived, dim) &&
+            seen.insert(dim).second)
+          sig.sizeSymbols.push_back(dim);
+    } else if (auto scalar = dyn_cast<ScalarParamOp>(op)) {
+      info.name = scalar.getName().str();
+      info.scalar = scalar.getScalarType();
+    } else {
+      continue;
+    }
+    info.cname = cIdent(info.name);
+    sig.params.push_back(std::move(info));
+  }
+  return sig;
+}
+
+KernelKind classifyKernel(KernelOp kernel) {
+  int gemms = 0, convs = 0, softmaxes = 0;
+  kernel.walk([&](Operation *op) {
+    gemms += isa<GemmOp>(op);
+    convs += isa<Conv2dOp>(op);
+    softmaxes += isa<SoftmaxOp>(op);
+  });
+  if (convs)
+    return KernelKind::Conv;
+  if (softmaxes && gemms)
+    return KernelKind::Attention;
+  if (gemms >= 2)
+    return KernelKind::B2b;
+  if (gemms == 1)
+    return KernelKind::Gemm;
+  return KernelKind::Unknown;
+}
+
+bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM,
+                    int64_t &warpsN) {
+  int64_t best = -1;
+  for (int64_t wm = 1; wm <= warps; ++wm) {
+    if (warps % wm)
+      continue;
+    int64_t wn = warps / wm;
+    if (tileM % (16 * wm) || tileN % (16 * wn))
+      continue;
+    int64_t imbalance = std::abs(tileM / wm - tileN / wn);
+    if (best < 0 || imbalance < best) {
+      best = imbalance;
+      warpsM = wm;
+      warpsN = wn;
+    }
+  }
+  return best >= 0;
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string joined(ArrayRef<std::string> dims) {
+  std::string text;
+  for (const std::string &d : dims)
+    text += (text.empty() ? "" : ", ") + d;
+  return text;
+}
+
+struct GemmReader {
+  KernelOp kernel;
+  GemmAnalysis g;
+
+  InFlightDiagnostic error(Operation *op) { return op->emitError(); }
+
+  LogicalResult readDirectives() {
+    auto tm = kernel.getTileM(), tn = kernel.getTileN(), tk = kernel.getTileK();
+    auto warps = kernel.getWarps();
+    if (!tm || !tn || !tk || !warps)
+      return error(kernel) << "kernel '" << g.sig.name
+                           << "' has no tile or warps directive; the compile pipeline chooses them";
+    g.tileM = *tm;
+    g.tileN = *tn;
+    g.tileK = *tk;
+    g.warps = *warps;
+    if (g.tileK % 16 || g.tileM % 16 || g.tileN % 16)
+      return error(kernel) << "tile " << g.tileM << "x" << g.tileN << "x" << g.tileK
+                           << ": the tensor-core path needs multiples of 16 (mma m16n8k16)";
+    if (!chooseWarpGrid(g.tileM, g.tileN, g.warps, g.warpsM, g.warpsN))
+      return error(kernel) << "tile " << g.tileM << "x" << g.tileN << " cannot be split among "
+                           << g.warps << " warps into warp tiles that are multiples of 16x16";
+    int64_t accumulators = (g.tileM / g.warpsM) * (g.tileN / g.warpsN) / 32;
+    if (accumulators > 128)
+      return error(kernel) << "warp tile " << g.tileM / g.warpsM << "x" << g.tileN / g.warpsN
+                           << " needs " << accumulators
+                           << " f32 accumulators per thread (at most 128 fit in registers): "
+                              "use more warps or a smaller tile";
+    return success();
+  }
+
+  LogicalResult readOperand(ForOp loop, GemmOp gemm, StringRef name, bool transposed,
+                            bool isA, GemmOperand &operand) {
+    operand.param = g.sig.find(name);
+    if (!operand.param || !operand.param->isTensor || operand.param->dims.size() < 2)
+      return error(gemm) << "GEMM operand '" << name
+                         << "' must be a tensor parameter with at least two dimensions";
+    // A [M, K] is K-contiguous; A^T [K, M] is not. B [K, N] is not; B^T [N, K] is.
+    operand.kContiguous = isA ? !transposed : transposed;
+    CopyOp copy;
+    loop.walk([&](CopyOp c) {
+      if (c.getName() == name && c.getDestination() == MemorySpace::shared)
+        copy = c;
+    });
+    if (!copy)
+      return error(gemm) << "GEMM operand '" << name
+                         << "' is not copied from global to shared memory in the main loop";
+    auto smem = plan::smemBufferFrom(copy->getAttr(plan::kSmemAttr));
+    if (!smem)
+      return error(copy) << "Copy " << name
+                         << " has no shared-memory plan (run sketch-plan-shared-memory)";
+    operand.smem = *smem;
+    int64_t mn = isA ? g.tileM : g.tileN;
+    int64_t rows = operand.kContiguous ? mn : g.tileK;
+    int64_t cols = operand.kContiguous ? g.tileK : mn;
+    if (smem->rows != rows || smem->cols != cols)
+      return error(copy) << "Copy " << name << " stages a (" << smem->rows << ", " << smem->cols
+                         << ") tile; the GEMM needs (" << rows << ", " << cols << ")";
+    if (smem->elementBytes != 2 || (smem->layout == "xor" && smem->rowBytes % 16))
+      return error(copy) << "Copy " << name << ": unsupported shared layout";
+    return success();
+  }
+
+  /// Positions of a tensor's leading dims among the output's batch dims.
+  LogicalResult readBatch(Operation *at, const ParamInfo &param, std::vector<int64_t> &out) {
+    ArrayRef<std::string> dims(param.dims);
+    auto leading = dims.drop_back(2);
+    auto positions = plan::matchDims(leading, g.batchDims);
+    if (!positions)
+      return error(at) << "the leading dimensions of '" << param.name << "[" << joined(param.dims)
+                       << "]' do not match the batch dimensions of '" << g.out->name << "["
+                       << joined(g.out->dims) << "]'";
+    out.assign(positions->begin(), positions->end());
+    return success();
+  }
+
+  LogicalResult readSizes(GemmOp gemm) {
+    const auto &ad = g.a.param->dims, &bd = g.b.param->dims, &od = g.out->dims;
+    bool ta = !g.a.kContiguous, tb = g.b.kContiguous;
+    std::string am = ta ? ad[ad.size() - 1] : ad[ad.size() - 2];
+    std::string ak = ta ? ad[ad.size() - 2] : ad[ad.size() - 1];
+    std::string bk = tb ? bd[bd.size() - 1] : bd[bd.size() - 2];
+    std::string bn = tb ? bd[bd.size() - 2] : bd[bd.size() - 1];
+    if (od.size() < 2)
+      return error(g.store) << "'" << g.out->name << "' must have at least two dimensions";
+    std::string om = od[od.size() - 2], on = od[od.size() - 1];
+    if (ak != bk || am != om || bn != on)
+      return error(gemm) << "GEMM sizes disagree: " << g.a.param->name << " is " << am << "x" << ak
+                         << ", " << g.b.param->name << " is " << bk << "x" << bn << ", "
+                         << g.out->name << " is " << om << "x" << on;
+    g.m = om;
+    g.n = on;
+    g.k = ak;
+    g.batchDims.assign(od.begin(), od.end() - 2);
+    if (failed(readBatch(gemm, *g.a.param, g.a.batchPositions)) ||
+        failed(readBatch(gemm, *g.b.param, g.b.batchPositions)))
+      return failure();
+    return success();
+  }
+
+  LogicalResult readEpilogue(ForOp loop) {
+    for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
+      if (isa<AllocateOp>(op))
+        continue;
+      if (auto copy = dyn_cast<CopyOp>(op)) {
+        if (copy.getSource() != MemorySpace::reg || copy.getDestination() != MemorySpace::global)
+          return error(op) << "unexpected Copy after the GEMM main loop";
+        if (g.store)
+          return error(op) << "the tensor-core GEMM stores one result; '" << copy.getName()
+                           << "' is a second";
+        g.store = op;
+        continue;
+      }
+      if (isa<ElementwiseOp, AssignOp>(op)) {
+        if (g.store)
+          return error(op) << "statement after the store: the epilogue must precede it";
+        if (!op->hasAttr(plan::kFusedAttr))
+          return error(op) << "statement is not fused into the epilogue (run sketch-fuse-epilogue)";
+        g.epilogue.push_back(op);
+        continue;
+      }
+      return error(op) << "a GEMM kernel ends with elementwise statements and one Copy to global";
+    }
+    if (!g.store)
+      return error(kernel) << "kernel '" << g.sig.name
+                           << "' never stores its result (Copy X from register to global)";
+    return success();
+  }
+
+  LogicalResult readPrologue(ForOp loop) {
+    for (Operation &op : kernel.getBodyBlock()) {
+      if (&op == loop.getOperation())
+        return success();
+      if (isa<TensorParamOp, ScalarParamOp, AllocateOp>(op))
+        continue;
+      return error(&op) << "the tensor-core GEMM takes no statements before its main loop";
+    }
+    return success();
+  }
+
+  LogicalResult run() {
+    g.kernel = kernel;
+    g.sig = analyzeSignature(kernel);
+    ForOp loop = plan::findMainLoop(kernel);
+    if (!loop)
+      return error(kernel) << "kernel '" << g.sig.name << "' has no main loop with a GEMM";
+    GemmOp gemm;
+    for (Operation &op : loop.getBodyBlock()) {
+      if (auto found = dyn_cast<GemmOp>(op))
+        gemm = found;
+      else if (!isa<CopyOp>(op))
+        return error(&op) << "the GEMM main loop holds only Copy statements and the GEMM";
+    }
+    if (!gemm)
+      return error(loop) << "the main loop's GEMM must be directly in the loop";
+    g.accumulator = gemm.getResult().str();
+    if (failed(readDirectives()) || failed(readPrologue(loop)) || failed(readEpilogue(loop)))
+      return failure();
+    auto store = cast<CopyOp>(g.store);
+    g.out = g.sig.find(store.getName());
+    if (!g.out || !g.out->isTensor)
+      return error(store) << "'" << store.getName() << "' is stored but is no tensor parameter";
+    if (failed(readOperand(loop, gemm, gemm.getLhs(), gemm.getLhsTransposed(), true, g.a)) ||
+        failed(readOperand(loop, gemm, gemm.getRhs(), gemm.getRhsTransposed(), false, g.b)))
+      return failure();
+    if (g.a.param->type != g.b.param->type || g.a.param->type == ElementType::f32)
+      return error(gemm) << "the tensor-core GEMM needs f16 or bf16 operands of one type";
+    g.operandType = g.a.param->type;
+    if (failed(readSizes(gemm)))
+      return failure();
+    auto pipeline = loop->getAttrOfType<StringAttr>(plan::kPipelineAttr);
+    auto stages = loop->getAttrOfType<IntegerAttr>(plan::kStagesAttr);
+    auto fragments = gemm->getAttrOfType<IntegerAttr>(plan::kFragmentBuffersAttr);
+    if (!pipeline || !stages || !fragments)
+      return error(loop) << "the main loop is not pipelined (run sketch-pipeline)";
+    g.pipeline = pipeline.str();
+    g.stages = stages.getInt();
+    g.fragmentBuffers = fragments.getInt();
+    auto staging = plan::stagingBufferFrom(store->getAttr(plan::kStagingAttr));
+    auto smemBytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr);
+    if (!staging || !smemBytes)
+      return error(store) << "the store has no shared staging plan (run sketch-plan-shared-memory)";
+    if (staging->rows != g.tileM || staging->cols != g.tileN)
+      return error(store) << "the stored register tile must be (BM, BN) = (" << g.tileM << ", "
+                          << g.tileN << ")";
+    g.staging = *staging;
+    g.smemBytes = smemBytes.getInt();
+    return success();
+  }
+};
+
+} // namespace
+
+FailureOr<GemmAnalysis> analyzeGemm(KernelOp kernel) {
+  GemmReader reader{kernel, {}};
+  if (failed(reader.run()))
+    return failure();
+  return std::move(reader.g);
+}
+
+} // namespace sketch

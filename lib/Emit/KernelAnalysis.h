@@ -1,0 +1,113 @@
+//===- KernelAnalysis.h - a completed kernel as plain data -----*- C++ -*-===//
+//
+// The emitters read a completed, planned kernel through these structs: the
+// signature (parameters, size symbols), the kind of kernel, and for GEMMs the
+// operands, sizes, tiles, warps, pipeline, shared-memory plan and epilogue.
+// Everything the backend passes decided is read from their attributes
+// (lib/Passes/BackendPlan.h); a missing decision is a located error.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SKETCH_EMIT_KERNELANALYSIS_H
+#define SKETCH_EMIT_KERNELANALYSIS_H
+
+#include "dialect/SketchDialect.h"
+#include "lib/Passes/BackendPlan.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sketch {
+
+/// One kernel parameter, as the host function and the kernel see it.
+struct ParamInfo {
+  std::string name;  // as written in the sketch
+  std::string cname; // the C++ identifier (the sketch name unless it is reserved)
+  bool isTensor = false;
+  ElementType type = ElementType::f32; // tensors
+  ScalarKind scalar = ScalarKind::f32; // scalars
+  std::vector<std::string> dims;
+  std::optional<Layout> layout;
+  bool written = false; // stored to by the kernel (not `const`)
+  mlir::Operation *op = nullptr;
+};
+
+/// The parameters of a kernel and the size symbols its host function takes.
+struct KernelSignature {
+  std::string name;
+  std::vector<ParamInfo> params;
+  /// Unbound, non-derived size symbols in order of first appearance (int64_t arguments).
+  std::vector<std::string> sizeSymbols;
+  /// Symbols bound at compile time (integer dims need no binding).
+  llvm::StringMap<int64_t> bound;
+
+  const ParamInfo *find(llvm::StringRef name) const;
+  /// The C++ expression of a dimension: its literal, its bound value, or the symbol.
+  std::string dim(llvm::StringRef dimension) const;
+  /// The product of `dims` as a C++ expression ("1" when empty).
+  std::string product(llvm::ArrayRef<std::string> dims) const;
+};
+
+/// Reads the parameters. `derived` names symbols the kernel computes itself
+/// (convolution output sizes), which the host function does not take.
+KernelSignature analyzeSignature(KernelOp kernel, llvm::ArrayRef<std::string> derived = {});
+
+enum class KernelKind { Gemm, Conv, B2b, Attention, Unknown };
+
+/// gemm: one GEMM in one main loop; conv: a Conv2d; b2b: two or more GEMMs;
+/// attention: a GEMM with a Softmax.
+KernelKind classifyKernel(KernelOp kernel);
+
+/// "__half", "__nv_bfloat16" or "float".
+std::string cTypeOf(ElementType type);
+/// A C++ identifier for a sketch name: the name itself unless it is a C++/CUDA
+/// keyword or a name the generated code uses internally (then `name_`).
+std::string cIdent(llvm::StringRef name);
+/// A float literal for `value` ("2.0f", "0.5f", "1e-05f").
+std::string floatLiteral(double value);
+
+/// One MMA operand of a GEMM.
+struct GemmOperand {
+  const ParamInfo *param = nullptr;
+  /// True when the global tensor is the transpose of the operand (A^T stored [K, M],
+  /// or B stored [N, K]): then shared rows run along M (N) and chunks along K.
+  bool kContiguous = false;
+  plan::SmemBuffer smem;
+  /// For each leading (batch) dimension of the tensor: its position among the output's.
+  std::vector<int64_t> batchPositions;
+};
+
+/// Everything the tensor-core GEMM emitter needs, read from the kernel.
+struct GemmAnalysis {
+  KernelOp kernel;
+  KernelSignature sig;
+  GemmOperand a, b;
+  const ParamInfo *out = nullptr; // the tensor stored to global memory
+  std::string accumulator;        // the GEMM's register tile
+  std::string m, n, k;            // the GEMM sizes as sketch dims
+  std::vector<std::string> batchDims; // the output's leading dims, one block each
+  ElementType operandType = ElementType::f16;
+  int64_t tileM = 0, tileN = 0, tileK = 0;
+  int64_t warps = 0, warpsM = 0, warpsN = 0;
+  int64_t stages = 1;
+  std::string pipeline; // none | double_buffer | multistage (sketch-pipeline)
+  int64_t fragmentBuffers = 1;
+  plan::StagingBuffer staging;
+  int64_t smemBytes = 0;
+  std::vector<mlir::Operation *> epilogue; // fused statements, in order
+  mlir::Operation *store = nullptr;
+};
+
+/// Reads a GEMM kernel; located errors for what the tensor-core path cannot do.
+mlir::FailureOr<GemmAnalysis> analyzeGemm(KernelOp kernel);
+
+/// Splits `warps` into warpsM x warpsN so that the warp tile is a multiple of
+/// 16 x 16 and as square as possible; false when no split works.
+bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM,
+                    int64_t &warpsN);
+
+} // namespace sketch
+
+#endif // SKETCH_EMIT_KERNELANALYSIS_H

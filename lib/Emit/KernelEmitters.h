@@ -1,0 +1,36 @@
+//===- KernelEmitters.h - one emitter per kind of kernel -------*- C++ -*-===//
+//
+// CudaEmitter.cpp classifies each kernel and calls one of these. Each writes
+// the kernel's device code and host function into `w` and returns the
+// signature its host function has (the header is written from it).
+//
+//   emitTensorCoreGemm   EmitGemm.cpp          f16/bf16 GEMM, mma.sync
+//   emitSimtGemm         EmitSimt*.cpp         f32 GEMM, register tiles (conv helper)
+//   emitConv             EmitConv*.cpp         implicit-GEMM Conv2d (conv helper)
+//   emitAttention        EmitAttention*.cpp    GEMM-softmax-GEMM (attention helper)
+//   emitB2b              EmitB2b*.cpp          back-to-back GEMMs (b2b helper)
+// Until a helper's emitter lands, EmitPending.cpp holds a stub that reports a
+// located error; the helper deletes that stub when adding the real one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SKETCH_EMIT_KERNELEMITTERS_H
+#define SKETCH_EMIT_KERNELEMITTERS_H
+
+#include "lib/Emit/CudaEmitter.h"
+#include "lib/Emit/CudaWriter.h"
+#include "lib/Emit/KernelAnalysis.h"
+
+namespace sketch {
+
+using KernelEmitterResult = mlir::FailureOr<KernelSignature>;
+
+KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &options,
+                                       CudaWriter &w);
+KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);
+KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);
+KernelEmitterResult emitAttention(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);
+KernelEmitterResult emitB2b(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);
+
+} // namespace sketch
+
+#endif // SKETCH_EMIT_KERNELEMITTERS_H

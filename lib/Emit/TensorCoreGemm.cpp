@@ -1,0 +1,381 @@
+//===- TensorCoreGemm.cpp - pieces of the mma.sync GEMM emitter -----------===//
+#include "lib/Emit/TensorCoreGemm.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace sketch {
+
+namespace {
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+/// Wraps an expression in parentheses unless it is a plain name or number.
+std::string paren(StringRef expr) {
+  bool simple = llvm::all_of(expr, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  return simple ? expr.str() : "(" + expr.str() + ")";
+}
+
+void unrolledFor(CudaWriter &w, StringRef var, StringRef bound) {
+  w.line("#pragma unroll");
+  w.open("for (int " + var.str() + " = 0; " + var.str() + " < " + bound.str() + "; ++" +
+         var.str() + ")");
+}
+
+std::string describeLayout(const plan::SmemBuffer &smem) {
+  if (smem.layout == "xor" && smem.xorMask)
+    return "16-byte chunk c of row r at c ^ " +
+           (smem.xorShift ? "((r >> " + str(smem.xorShift) + ") & " : "(r & ") +
+           str(smem.xorMask) + ")";
+  if (smem.layout == "pad")
+    return "rows padded to " + str(smem.rowBytes) + " bytes";
+  return "rows of " + str(smem.rowBytes) + " bytes";
+}
+
+} // namespace
+
+std::string swizzleOffset(const plan::SmemBuffer &smem, StringRef row, StringRef chunk) {
+  std::string r = paren(row), c = paren(chunk);
+  std::string rowPart = r + " * " + str(smem.rowBytes);
+  if (smem.layout != "xor" || smem.xorMask == 0)
+    return rowPart + " + (" + c + " << 4)";
+  std::string bits = smem.xorShift ? "((" + r + " >> " + str(smem.xorShift) + ") & " +
+                                         str(smem.xorMask) + ")"
+                                   : "(" + r + " & " + str(smem.xorMask) + ")";
+  return rowPart + " + ((" + c + " ^ " + bits + ") << 4)";
+}
+
+void MatrixTileLoader::emitLoad(CudaWriter &w) const {
+  const plan::SmemBuffer &s = spec.smem;
+  int64_t perChunk = 16 / s.elementBytes;
+  int64_t chunksPerRow = s.cols / perChunk;
+  int64_t chunks = s.rows * chunksPerRow;
+  int64_t iterations = (chunks + spec.threads - 1) / spec.threads;
+  w.comment(spec.label + ": a (" + str(s.rows) + ", " + str(s.cols) + ") tile, " + str(chunks) +
+            " chunks of 16 bytes, " + str(iterations) + " per thread");
+  w.comment("(the element-wise path stays rolled: its loads would hold too many registers)");
+  w.line("#pragma unroll(kVec ? " + str(iterations) + " : 1)");
+  w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
+  w.line("const int idx = tid + i * THREADS;");
+  bool guarded = chunks % spec.threads != 0;
+  if (guarded)
+    w.open("if (idx < " + str(chunks) + ")");
+  w.line("const int r = idx / " + str(chunksPerRow) + ", c = idx % " + str(chunksPerRow) + ";");
+  w.line("sketch::load_chunk_16<kVec>(dst + " + swizzleOffset(s, "r", "c") + ", " + spec.base +
+         ", " + spec.rowOrigin + " + r, " + spec.colOrigin + " + c * " + str(perChunk) + ", " +
+         spec.rows + ", " + spec.cols + ", " + spec.ld + ");");
+  if (guarded)
+    w.close();
+  w.close();
+}
+
+void emitTensorCorePreamble(CudaWriter &w, const TensorCoreConfig &c) {
+  w.line("constexpr int BM = " + str(c.tileM) + ", BN = " + str(c.tileN) + ", BK = " +
+         str(c.tileK) + ";");
+  w.line("constexpr int WARPS_M = " + str(c.warpsM) + ", WARPS_N = " + str(c.warpsN) +
+         ", THREADS = " + str(c.threads()) + ";");
+  w.line("constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;     // warp tile " +
+         str(c.tileM / c.warpsM) + " x " + str(c.tileN / c.warpsN));
+  w.line("constexpr int MI = WM / 16, NI = WN / 8, KI = BK / 16;  // mma.m16n8k16 steps of a "
+         "warp tile");
+  if (c.stages > 1)
+    w.line("constexpr int STAGES = " + str(c.stages) + ";");
+  w.line("const uint32_t smem_base = sketch::smem_addr(smem);");
+  w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
+  w.line("const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;");
+}
+
+namespace {
+
+/// Per-lane ldmatrix byte offsets inside one stage (see mma.cuh for the layouts).
+void emitFragmentOffsets(CudaWriter &w, const TensorCoreConfig &c) {
+  const plan::SmemBuffer &sa = c.a.smem, &sb = c.b.smem;
+  w.comment("ldmatrix row addresses of this lane, as byte offsets inside a stage");
+  if (c.a.kContiguous) {
+    w.line("uint32_t a_frag_off[KI];  // + mi * 16 rows");
+    unrolledFor(w, "kk", "KI");
+    w.line("const int r = warp_m * WM + (lane & 15), c = kk * 2 + (lane >> 4);");
+    w.line("a_frag_off[kk] = " + swizzleOffset(sa, "r", "c") + ";");
+  } else {
+    w.line("uint32_t a_frag_off[MI];  // + kk * 16 rows");
+    unrolledFor(w, "mi", "MI");
+    w.line("const int r = (lane & 7) + (lane >> 4) * 8;");
+    w.line("const int c = (warp_m * WM + mi * 16) / 8 + ((lane >> 3) & 1);");
+    w.line("a_frag_off[mi] = " + swizzleOffset(sa, "r", "c") + ";");
+  }
+  w.close();
+  if (c.b.kContiguous) {
+    w.line("uint32_t b_frag_off[KI];  // + np * 16 rows");
+    unrolledFor(w, "kk", "KI");
+    w.line("const int r = warp_n * WN + (lane & 7) + (lane >> 4) * 8;");
+    w.line("const int c = kk * 2 + ((lane >> 3) & 1);");
+    w.line("b_frag_off[kk] = " + swizzleOffset(sb, "r", "c") + ";");
+  } else {
+    w.line("uint32_t b_frag_off[NI / 2];  // + kk * 16 rows");
+    unrolledFor(w, "np", "NI / 2");
+    w.line("const int r = lane & 15, c = (warp_n * WN + np * 16) / 8 + (lane >> 4);");
+    w.line("b_frag_off[np] = " + swizzleOffset(sb, "r", "c") + ";");
+  }
+  w.close();
+}
+
+/// ldmatrix of step `kk` into fragment buffer `buf` (both C++ expressions).
+void emitFragmentLoads(CudaWriter &w, const TensorCoreConfig &c, StringRef buf, StringRef kk) {
+  std::string a = c.fragmentBuffers > 1 ? "a_frag[" + buf.str() + "]" : "a_frag";
+  std::string b = c.fragmentBuffers > 1 ? "b_frag[" + buf.str() + "]" : "b_frag";
+  std::string aRow = str(16 * c.a.smem.rowBytes), bRow = str(16 * c.b.smem.rowBytes);
+  unrolledFor(w, "mi", "MI");
+  std::string aRegs = a + "[mi][0], " + a + "[mi][1], " + a + "[mi][2], " + a + "[mi][3]";
+  if (c.a.kContiguous)
+    w.line("sketch::ldmatrix_x4(" + aRegs + ", a_stage + a_frag_off[" + kk.str() + "] + mi * " +
+           aRow + ");");
+  else
+    w.line("sketch::ldmatrix_x4_trans(" + aRegs + ", a_stage + a_frag_off[mi] + " + paren(kk) +
+           " * " + aRow + ");");
+  w.close();
+  unrolledFor(w, "np", "NI / 2");
+  std::string bRegs = b + "[2 * np][0], " + b + "[2 * np][1], " + b + "[2 * np + 1][0], " + b +
+                      "[2 * np + 1][1]";
+  if (c.b.kContiguous)
+    w.line("sketch::ldmatrix_x4(" + bRegs + ", b_stage + b_frag_off[" + kk.str() + "] + np * " +
+           bRow + ");");
+  else
+    w.line("sketch::ldmatrix_x4_trans(" + bRegs + ", b_stage + b_frag_off[np] + " + paren(kk) +
+           " * " + bRow + ");");
+  w.close();
+}
+
+/// The MMAs of one stage, fragments double-buffered in registers when planned.
+void emitStageMma(CudaWriter &w, const TensorCoreConfig &c) {
+  bool doubleBuffered = c.fragmentBuffers > 1;
+  if (doubleBuffered) {
+    w.comment("warp MMAs over the k-tile; the fragments of step kk + 1 load while step kk "
+              "multiplies");
+    w.line("uint32_t a_frag[2][MI][4], b_frag[2][NI][2];");
+    emitFragmentLoads(w, c, "0", "0");
+  } else {
+    w.comment("warp MMAs over the k-tile");
+    w.line("uint32_t a_frag[MI][4], b_frag[NI][2];");
+  }
+  unrolledFor(w, "kk", "KI");
+  if (doubleBuffered) {
+    w.open("if (kk + 1 < KI)");
+    emitFragmentLoads(w, c, "(kk + 1) % 2", "kk + 1");
+    w.close();
+  } else {
+    emitFragmentLoads(w, c, "", "kk");
+  }
+  std::string a = doubleBuffered ? "a_frag[kk % 2][mi]" : "a_frag[mi]";
+  std::string b = doubleBuffered ? "b_frag[kk % 2][n]" : "b_frag[n]";
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  w.line("const int n = (mi % 2) ? NI - 1 - ni : ni;  // serpentine order reuses B fragments");
+  w.line("sketch::mma_m16n8k16<" + c.operandType + ">(acc[mi][n], " + a + ", " + b + ");");
+  w.close();
+  w.close();
+  w.close();
+}
+
+void emitStagePointers(CudaWriter &w, StringRef stage) {
+  w.line("const uint32_t a_stage = a_smem + " + stage.str() + " * A_STAGE_BYTES;");
+  w.line("const uint32_t b_stage = b_smem + " + stage.str() + " * B_STAGE_BYTES;");
+}
+
+void emitUnpipelinedLoop(CudaWriter &w, const TensorCoreConfig &c, StringRef kTiles) {
+  w.comment("main loop, not pipelined (stages 1): copy a k-tile, wait, multiply");
+  w.open("for (int kt = 0; kt < " + kTiles.str() + "; ++kt)");
+  w.line("__syncthreads();  // every warp is done with the previous k-tile");
+  w.line("load_a(kt, a_smem);");
+  w.line("load_b(kt, b_smem);");
+  w.line("sketch::cp_async_commit();");
+  w.line("sketch::cp_async_wait<0>();");
+  w.line("__syncthreads();");
+  emitStagePointers(w, "0");
+  emitStageMma(w, c);
+  w.close();
+}
+
+void emitPipelinedLoop(CudaWriter &w, const TensorCoreConfig &c, StringRef kTiles) {
+  bool multistage = c.stages > 2;
+  w.comment(multistage ? "main loop, multistage pipeline: STAGES - 1 k-tiles in flight as "
+                         "cp.async groups"
+                       : "main loop, double buffering: the next k-tile is copied while this "
+                         "one is multiplied");
+  w.comment("prologue: k-tiles 0 .. STAGES - 2, one commit group each");
+  unrolledFor(w, "s", "STAGES - 1");
+  w.open("if (s < " + kTiles.str() + ")");
+  w.line("load_a(s, a_smem + s * A_STAGE_BYTES);");
+  w.line("load_b(s, b_smem + s * B_STAGE_BYTES);");
+  w.close();
+  w.line("sketch::cp_async_commit();");
+  w.close();
+  w.line("int read_stage = 0, write_stage = STAGES - 1;");
+  w.open("for (int kt = 0; kt < " + kTiles.str() + "; ++kt)");
+  w.line("sketch::cp_async_wait<STAGES - 2>();  // k-tile kt has landed (this thread's copies)");
+  w.line("__syncthreads();                      // ... everyone's; write_stage is free again");
+  w.open("if (kt + STAGES - 1 < " + kTiles.str() + ")");
+  w.line("load_a(kt + STAGES - 1, a_smem + write_stage * A_STAGE_BYTES);");
+  w.line("load_b(kt + STAGES - 1, b_smem + write_stage * B_STAGE_BYTES);");
+  w.close();
+  w.line("sketch::cp_async_commit();");
+  emitStagePointers(w, "read_stage");
+  emitStageMma(w, c);
+  w.line("read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;");
+  w.line("write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;");
+  w.close();
+}
+
+} // namespace
+
+void emitTensorCoreMainloop(CudaWriter &w, const TensorCoreConfig &c, const TileLoader &a,
+                            const TileLoader &b, StringRef kTiles) {
+  w.comment("shared memory (sketch-plan-shared-memory): A " + str(c.a.smem.stages) + " x " +
+            str(c.a.smem.stageBytes) + " bytes at " + str(c.a.smem.offset) + ", " +
+            describeLayout(c.a.smem));
+  w.comment("                                           B " + str(c.b.smem.stages) + " x " +
+            str(c.b.smem.stageBytes) + " bytes at " + str(c.b.smem.offset) + ", " +
+            describeLayout(c.b.smem));
+  w.line("constexpr int A_STAGE_BYTES = " + str(c.a.smem.stageBytes) +
+         ", B_STAGE_BYTES = " + str(c.b.smem.stageBytes) + ";");
+  w.line("const uint32_t a_smem = smem_base + " + str(c.a.smem.offset) + ", b_smem = smem_base + " +
+         str(c.b.smem.offset) + ";");
+  w.line("float acc[MI][NI][4];");
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  unrolledFor(w, "e", "4");
+  w.line("acc[mi][ni][e] = 0.0f;");
+  w.close();
+  w.close();
+  w.close();
+  emitFragmentOffsets(w, c);
+  a.emitSetup(w);
+  b.emitSetup(w);
+  w.line("const int k_tiles = " + kTiles.str() + ";");
+  w.open("auto load_a = [&](int kt, uint32_t dst)");
+  a.emitLoad(w);
+  w.close(";");
+  w.open("auto load_b = [&](int kt, uint32_t dst)");
+  b.emitLoad(w);
+  w.close(";");
+  if (c.stages <= 1)
+    emitUnpipelinedLoop(w, c, "k_tiles");
+  else
+    emitPipelinedLoop(w, c, "k_tiles");
+}
+
+namespace {
+
+/// Loads of epilogue operands that depend on the column only ([NI][2] per
+/// thread), the row only ([MI][2]) or neither (once); full ones load per element.
+void emitOperandPreloads(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
+  for (const EpilogueOperand &operand : epilogue.operands()) {
+    ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
+    if (operand.usesRow && operand.usesCol)
+      continue;
+    if (operand.usesCol) {
+      w.line("float " + operand.var + "[NI][2];  // " + operand.param->name + ": per column");
+      unrolledFor(w, "ni", "NI");
+      unrolledFor(w, "j", "2");
+      w.line("const int64_t col = " + s.n0 + " + warp_n * WN + ni * 8 + 2 * t + j;");
+      w.line(operand.var + "[ni][j] = " + epilogue.loadExpr(operand, at) + ";");
+      w.close();
+      w.close();
+    } else if (operand.usesRow) {
+      w.line("float " + operand.var + "[MI][2];  // " + operand.param->name + ": per row");
+      unrolledFor(w, "mi", "MI");
+      unrolledFor(w, "h", "2");
+      w.line("const int64_t row = " + s.m0 + " + warp_m * WM + mi * 16 + g + h * 8;");
+      w.line(operand.var + "[mi][h] = " + epilogue.loadExpr(operand, at) + ";");
+      w.close();
+      w.close();
+    } else {
+      w.line("const float " + operand.var + " = " + epilogue.loadExpr(operand, at) + ";  // " +
+             operand.param->name + ": per block");
+    }
+  }
+}
+
+std::string operandValue(const EpilogueEmitter &epilogue, const EpilogueOperand &operand,
+                         const StoreSpec &s) {
+  if (operand.usesRow && operand.usesCol)
+    return epilogue.loadExpr(operand, ElementIndex{"row", "col", s.rows, s.cols, s.batch});
+  if (operand.usesCol)
+    return operand.var + "[ni][j]";
+  if (operand.usesRow)
+    return operand.var + "[mi][h]";
+  return operand.var;
+}
+
+} // namespace
+
+void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c,
+                          const EpilogueEmitter &epilogue, const StoreSpec &s) {
+  const plan::StagingBuffer &st = s.staging;
+  int64_t perChunk = 16 / st.elementBytes;
+  int64_t chunksPerRow = st.cols / perChunk;
+  int64_t chunks = st.rows * chunksPerRow;
+  int64_t iterations = (chunks + c.threads() - 1) / c.threads();
+  bool needRow = false, needCol = false;
+  for (const EpilogueOperand &operand : epilogue.operands())
+    if (operand.usesRow && operand.usesCol)
+      needRow = needCol = true;
+
+  w.comment("epilogue (sketch-fuse-epilogue): in registers, then one store through shared memory");
+  w.line("sketch::cp_async_wait_all();");
+  w.line("__syncthreads();  // the pipeline buffers become the staging tile");
+  w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
+  emitOperandPreloads(w, epilogue, s);
+  w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
+  w.line(s.outType + " *staged = reinterpret_cast<" + s.outType + " *>(smem + " + str(st.offset) +
+         ");");
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  unrolledFor(w, "h", "2");
+  w.line("const int r = warp_m * WM + mi * 16 + g + h * 8, c = warp_n * WN + ni * 8 + 2 * t;");
+  if (needRow)
+    w.line("const int64_t row = " + s.m0 + " + r;");
+  w.line("float out[2];");
+  unrolledFor(w, "j", "2");
+  if (needCol)
+    w.line("const int64_t col = " + s.n0 + " + c + j;");
+  epilogue.emitElement(
+      w, "acc[mi][ni][2 * h + j]",
+      [&](const EpilogueOperand &operand) { return operandValue(epilogue, operand, s); },
+      "out[j]");
+  w.close();
+  if (st.elementBytes == 4)
+    w.line("*reinterpret_cast<float2 *>(staged + r * LD + c) = make_float2(out[0], out[1]);");
+  else
+    w.line("*reinterpret_cast<uint32_t *>(staged + r * LD + c) = sketch::pack2<" + s.outType +
+           ">(out[0], out[1]);");
+  w.close();
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+  w.comment("coalesced store: " + str(chunks) + " chunks of 16 bytes, guarded at the edges");
+  unrolledFor(w, "i", str(iterations));
+  w.line("const int idx = tid + i * THREADS;");
+  bool guarded = chunks % c.threads() != 0;
+  if (guarded)
+    w.open("if (idx < " + str(chunks) + ")");
+  w.line("const int r = idx / " + str(chunksPerRow) + ", c = idx % " + str(chunksPerRow) + " * " +
+         str(perChunk) + ";");
+  w.line("const int64_t row = " + s.m0 + " + r, col = " + s.n0 + " + c;");
+  w.open("if (row < " + s.rows + ")");
+  w.line(s.outType + " *dst = " + s.dst + " + row * " + paren(s.ld) + " + col;");
+  w.open("if (kVec && col + " + str(perChunk) + " <= " + s.cols + ")");
+  w.line("sketch::st_global_128(dst, *reinterpret_cast<const uint4 *>(staged + r * LD + c));");
+  w.close();
+  w.open("else");
+  unrolledFor(w, "e", str(perChunk));
+  w.line("if (col + e < " + s.cols + ") dst[e] = staged[r * LD + c + e];");
+  w.close();
+  w.close();
+  w.close();
+  if (guarded)
+    w.close();
+  w.close();
+}
+
+} // namespace sketch

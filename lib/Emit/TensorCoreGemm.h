@@ -1,0 +1,111 @@
+//===- TensorCoreGemm.h - pieces of the mma.sync GEMM emitter --*- C++ -*-===//
+//
+// The tensor-core GEMM kernel is written in four pieces that other kernel
+// emitters reuse (implicit-GEMM convolution, back-to-back GEMMs):
+//   emitTensorCorePreamble   constants (BM, BN, BK, warps, MI, NI, KI, STAGES)
+//                            and per-thread indices (tid, lane, warp_m, warp_n)
+//   emitTensorCoreMainloop   accumulators, the pipelined loop over k-tiles with
+//                            cp.async stages and register-double-buffered
+//                            ldmatrix fragments feeding mma.sync m16n8k16;
+//                            each operand's global->shared copy is a TileLoader
+//   emitAccumulatorStore     the fused epilogue on each accumulator element,
+//                            staged through shared memory, then 16-byte
+//                            coalesced, guarded stores
+// The names the pieces declare and expect are listed in docs/backend.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SKETCH_EMIT_TENSORCOREGEMM_H
+#define SKETCH_EMIT_TENSORCOREGEMM_H
+
+#include "lib/Emit/CudaWriter.h"
+#include "lib/Emit/EmitEpilogue.h"
+#include "lib/Passes/BackendPlan.h"
+
+#include <string>
+
+namespace sketch {
+
+/// One MMA operand's shared tile: its plan and which way it is stored.
+struct MmaOperandPlan {
+  plan::SmemBuffer smem;
+  /// Rows of the shared tile run along M (A) or N (B) and 16-byte chunks along
+  /// K (ldmatrix without .trans); otherwise rows run along K (ldmatrix .trans).
+  bool kContiguous = true;
+};
+
+/// The block-level plan of a tensor-core GEMM mainloop.
+struct TensorCoreConfig {
+  int64_t tileM = 128, tileN = 128, tileK = 32;
+  int64_t warpsM = 2, warpsN = 2;
+  int64_t stages = 3;
+  std::string pipeline = "multistage"; // none | double_buffer | multistage
+  int64_t fragmentBuffers = 2;
+  std::string operandType = "__half"; // __half or __nv_bfloat16
+  MmaOperandPlan a, b;
+  int64_t threads() const { return 32 * warpsM * warpsN; }
+};
+
+/// Writes the global->shared copy of one operand's k-tile. The mainloop wraps
+/// emitLoad's statements in `auto load_X = [&](int kt, uint32_t dst) {...};`:
+/// they copy k-tile `kt` into the stage whose shared address is `dst`, laid out
+/// as the operand's SmemBuffer says (swizzleOffset below), with cp.async so that
+/// the pipeline's commit/wait groups cover them. `kVec` (a template parameter of
+/// the kernel) selects the 16-byte fast path.
+class TileLoader {
+public:
+  virtual ~TileLoader() = default;
+  /// Per-thread setup before the main loop (base pointers, coordinates).
+  virtual void emitSetup(CudaWriter &w) const {}
+  virtual void emitLoad(CudaWriter &w) const = 0;
+};
+
+/// A dense row-major matrix: tile row r, chunk c of k-tile kt is element
+/// (rowOrigin + r, colOrigin + 8c) of a rows x cols matrix with `ld` elements
+/// a row. The origins are C++ expressions that may use `kt`.
+class MatrixTileLoader : public TileLoader {
+public:
+  struct Spec {
+    std::string label;     // "A", for comments
+    std::string base;      // pointer expression (batch offset applied)
+    std::string rows, cols, ld;
+    std::string rowOrigin, colOrigin;
+    plan::SmemBuffer smem;
+    int64_t threads = 128;
+  };
+  explicit MatrixTileLoader(Spec spec) : spec(std::move(spec)) {}
+  void emitLoad(CudaWriter &w) const override;
+
+private:
+  Spec spec;
+};
+
+/// The byte offset inside one stage of chunk `chunk` of row `row` (C++ expressions).
+std::string swizzleOffset(const plan::SmemBuffer &smem, llvm::StringRef row,
+                          llvm::StringRef chunk);
+
+/// Constants and per-thread indices; expects `smem` (extern shared bytes) declared.
+void emitTensorCorePreamble(CudaWriter &w, const TensorCoreConfig &config);
+
+/// The accumulators `float acc[MI][NI][4]` and the pipelined main loop over
+/// `kTiles` (a C++ int expression) k-tiles.
+void emitTensorCoreMainloop(CudaWriter &w, const TensorCoreConfig &config, const TileLoader &a,
+                            const TileLoader &b, llvm::StringRef kTiles);
+
+/// Where and how the accumulator tile is stored.
+struct StoreSpec {
+  std::string outType;  // C++ element type of the output
+  std::string dst;      // pointer expression to element (0, 0) of the block's batch
+  std::string rows, cols, ld; // output matrix extent and row stride (C++ expressions)
+  std::string m0, n0;   // the block tile's origin (int64_t expressions)
+  std::vector<std::string> batch; // batch index expressions, for the epilogue operands
+  plan::StagingBuffer staging;
+};
+
+/// Waits for the pipeline, applies the epilogue in registers, stages the tile
+/// in shared memory and stores it with 16-byte coalesced, guarded stores.
+void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &config,
+                          const EpilogueEmitter &epilogue, const StoreSpec &store);
+
+} // namespace sketch
+
+#endif // SKETCH_EMIT_TENSORCOREGEMM_H

@@ -1,0 +1,210 @@
+//===- BackendPlan.cpp - attributes of the backend passes -----------------===//
+#include "lib/Passes/BackendPlan.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace sketch::plan {
+
+static NamedAttribute named(Builder &b, StringRef name, int64_t value) {
+  return b.getNamedAttr(name, b.getI64IntegerAttr(value));
+}
+
+static std::optional<int64_t> getInt(DictionaryAttr dict, StringRef name) {
+  if (auto attr = dict.getAs<IntegerAttr>(name))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+DictionaryAttr toAttr(MLIRContext *context, const SmemBuffer &buffer) {
+  Builder b(context);
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("layout", b.getStringAttr(buffer.layout)),
+      named(b, "offset", buffer.offset),
+      named(b, "stage_bytes", buffer.stageBytes),
+      named(b, "stages", buffer.stages),
+      named(b, "rows", buffer.rows),
+      named(b, "cols", buffer.cols),
+      named(b, "element_bytes", buffer.elementBytes),
+      named(b, "row_bytes", buffer.rowBytes),
+      named(b, "xor_shift", buffer.xorShift),
+      named(b, "xor_mask", buffer.xorMask)};
+  return b.getDictionaryAttr(fields);
+}
+
+std::optional<SmemBuffer> smemBufferFrom(Attribute attr) {
+  auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
+  if (!dict)
+    return std::nullopt;
+  SmemBuffer buffer;
+  auto layout = dict.getAs<StringAttr>("layout");
+  auto offset = getInt(dict, "offset"), stageBytes = getInt(dict, "stage_bytes"),
+       stages = getInt(dict, "stages"), rows = getInt(dict, "rows"), cols = getInt(dict, "cols"),
+       elementBytes = getInt(dict, "element_bytes"), rowBytes = getInt(dict, "row_bytes"),
+       xorShift = getInt(dict, "xor_shift"), xorMask = getInt(dict, "xor_mask");
+  if (!layout || !offset || !stageBytes || !stages || !rows || !cols || !elementBytes ||
+      !rowBytes || !xorShift || !xorMask)
+    return std::nullopt;
+  buffer.layout = layout.str();
+  buffer.offset = *offset;
+  buffer.stageBytes = *stageBytes;
+  buffer.stages = *stages;
+  buffer.rows = *rows;
+  buffer.cols = *cols;
+  buffer.elementBytes = *elementBytes;
+  buffer.rowBytes = *rowBytes;
+  buffer.xorShift = *xorShift;
+  buffer.xorMask = *xorMask;
+  return buffer;
+}
+
+DictionaryAttr toAttr(MLIRContext *context, const StagingBuffer &buffer) {
+  Builder b(context);
+  SmallVector<NamedAttribute> fields = {named(b, "offset", buffer.offset),
+                                        named(b, "rows", buffer.rows),
+                                        named(b, "cols", buffer.cols),
+                                        named(b, "ld", buffer.ld),
+                                        named(b, "element_bytes", buffer.elementBytes)};
+  return b.getDictionaryAttr(fields);
+}
+
+std::optional<StagingBuffer> stagingBufferFrom(Attribute attr) {
+  auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
+  if (!dict)
+    return std::nullopt;
+  auto offset = getInt(dict, "offset"), rows = getInt(dict, "rows"), cols = getInt(dict, "cols"),
+       ld = getInt(dict, "ld"), elementBytes = getInt(dict, "element_bytes");
+  if (!offset || !rows || !cols || !ld || !elementBytes)
+    return std::nullopt;
+  return StagingBuffer{*offset, *rows, *cols, *ld, *elementBytes};
+}
+
+SmemBuffer chooseLayout(int64_t rows, int64_t cols, int64_t elementBytes) {
+  SmemBuffer buffer;
+  buffer.rows = rows;
+  buffer.cols = cols;
+  buffer.elementBytes = elementBytes;
+  int64_t bytes = cols * elementBytes;
+  int64_t chunks = bytes / 16;
+  bool powerOfTwo = chunks > 0 && (chunks & (chunks - 1)) == 0;
+  if (bytes % 16 == 0 && powerOfTwo && elementBytes == 2) {
+    // 8 consecutive rows read by ldmatrix (same logical chunk) must land in 8
+    // different 16-byte bank groups of a 128-byte line.
+    buffer.layout = "xor";
+    buffer.rowBytes = bytes;
+    if (chunks >= 8) {
+      buffer.xorShift = 0;
+      buffer.xorMask = 7;
+    } else {
+      int64_t rowsPerLine = 8 / chunks; // rows sharing one 128-byte line
+      buffer.xorShift = llvm::Log2_64(rowsPerLine);
+      buffer.xorMask = chunks - 1;
+    }
+  } else {
+    // One 16-byte chunk of padding a row shifts consecutive rows by one bank group.
+    buffer.layout = "pad";
+    buffer.rowBytes = (bytes + 15) / 16 * 16 + 16;
+  }
+  buffer.stageBytes = buffer.rowBytes * rows;
+  return buffer;
+}
+
+int64_t elementBytes(ElementType type) { return type == ElementType::f32 ? 4 : 2; }
+
+std::optional<int64_t> evalTileDim(KernelOp kernel, StringRef expr) {
+  int64_t product = 1;
+  SmallVector<StringRef> factors;
+  expr.split(factors, '*');
+  for (StringRef factor : factors) {
+    factor = factor.trim();
+    int64_t value = 0;
+    if (!factor.getAsInteger(10, value)) {
+      product *= value;
+      continue;
+    }
+    std::optional<uint64_t> directive;
+    if (factor == "BM")
+      directive = kernel.getTileM();
+    else if (factor == "BN")
+      directive = kernel.getTileN();
+    else if (factor == "BK")
+      directive = kernel.getTileK();
+    if (!directive)
+      return std::nullopt;
+    product *= static_cast<int64_t>(*directive);
+  }
+  return product;
+}
+
+int64_t smemLimitBytes(StringRef arch) {
+  if (arch == "sm_90a" || arch == "sm_90")
+    return 232448; // 227 KB
+  if (arch == "sm_80")
+    return 166912; // 163 KB
+  return 49152;
+}
+
+std::optional<SmallVector<int64_t>> matchDims(ArrayRef<std::string> dims,
+                                              ArrayRef<std::string> target) {
+  SmallVector<int64_t> positions(dims.size(), -1);
+  int64_t limit = static_cast<int64_t>(target.size());
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    int64_t found = -1;
+    for (int64_t j = limit - 1; j >= 0 && found < 0; --j)
+      if (target[j] == dims[i])
+        found = j;
+    if (found < 0)
+      return std::nullopt;
+    positions[i] = found;
+    limit = found;
+  }
+  return positions;
+}
+
+SmallVector<std::string> indexNames(ArrayRef<int64_t> positions, int64_t targetRank) {
+  SmallVector<std::string> names;
+  for (int64_t p : positions) {
+    if (p == targetRank - 1)
+      names.push_back("col");
+    else if (p == targetRank - 2)
+      names.push_back("row");
+    else
+      names.push_back("batch" + std::to_string(p));
+  }
+  return names;
+}
+
+std::vector<std::string> tensorDims(KernelOp kernel, StringRef name) {
+  std::vector<std::string> dims;
+  if (auto param = dyn_cast_or_null<TensorParamOp>(kernel.lookupTensorParam(name)))
+    for (Attribute dim : param.getDims())
+      dims.push_back(cast<StringAttr>(dim).str());
+  return dims;
+}
+
+ForOp findMainLoop(KernelOp kernel) {
+  for (Operation &op : kernel.getBodyBlock()) {
+    auto loop = dyn_cast<ForOp>(op);
+    if (!loop)
+      continue;
+    bool computes = false;
+    loop.walk([&](Operation *inner) { computes |= isa<GemmOp, Conv2dOp>(inner); });
+    if (computes)
+      return loop;
+  }
+  return nullptr;
+}
+
+SmallVector<CopyOp> findResultStores(KernelOp kernel) {
+  SmallVector<CopyOp> stores;
+  kernel.walk([&](CopyOp copy) {
+    if (copy.getSource() == MemorySpace::reg && copy.getDestination() == MemorySpace::global)
+      stores.push_back(copy);
+  });
+  return stores;
+}
+
+} // namespace sketch::plan

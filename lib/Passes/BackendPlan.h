@@ -1,0 +1,119 @@
+//===- BackendPlan.h - what the backend passes decide ----------*- C++ -*-===//
+//
+// The backend passes (sketch-fuse-epilogue, sketch-pipeline,
+// sketch-plan-shared-memory) record their decisions as discardable attributes
+// on the sketch ops; the CUDA emitters read them back through this header and
+// never recompute them. docs/backend.md describes each attribute.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SKETCH_PASSES_BACKENDPLAN_H
+#define SKETCH_PASSES_BACKENDPLAN_H
+
+#include "dialect/SketchDialect.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sketch::plan {
+
+// sketch-pipeline
+/// On a `for` that stages tiles: "none" (1 stage), "double_buffer" (2) or "multistage" (3+).
+constexpr llvm::StringLiteral kPipelineAttr = "sketch.pipeline";
+/// On that `for`: the number of shared-memory stages (I64).
+constexpr llvm::StringLiteral kStagesAttr = "sketch.stages";
+/// On each global->shared Copy in that loop: copied with cp.async (unit).
+constexpr llvm::StringLiteral kAsyncAttr = "sketch.async";
+/// On each GEMM in that loop: register fragment buffers between shared memory and the MMAs (I64).
+constexpr llvm::StringLiteral kFragmentBuffersAttr = "sketch.fragment_buffers";
+
+// sketch-plan-shared-memory
+/// On each global->shared Copy: the tensor's shared buffer (a dictionary, see SmemBuffer).
+constexpr llvm::StringLiteral kSmemAttr = "sketch.smem";
+/// On the register->global Copy of a GEMM result: its staging buffer for coalesced stores.
+constexpr llvm::StringLiteral kStagingAttr = "sketch.smem_staging";
+/// On the kernel: the dynamic shared memory a block needs, in bytes (I64).
+constexpr llvm::StringLiteral kSmemBytesAttr = "sketch.smem_bytes";
+
+// sketch-fuse-epilogue
+/// On each elementwise / assign statement applied in registers before the store (unit).
+constexpr llvm::StringLiteral kFusedAttr = "sketch.fused";
+/// On a Bias / Add statement with a global tensor operand, and on each `sketch.ref` of a
+/// global tensor inside a fused assign: how each dimension of that tensor is indexed,
+/// one entry per dimension: "row", "col" or "batchI" (the I-th batch dimension of the output).
+constexpr llvm::StringLiteral kIndexAttr = "sketch.index";
+/// On the register->global Copy: the number of statements fused into it (I64).
+constexpr llvm::StringLiteral kEpilogueAttr = "sketch.epilogue";
+
+/// One tensor's shared-memory buffer: `stages` copies of a rows x cols tile.
+/// Row r of stage s starts at offset + s * stageBytes + r * rowBytes. With
+/// layout "xor", the 16-byte chunk c of row r is stored at chunk position
+/// c ^ ((r >> xorShift) & xorMask); with "pad", rowBytes includes the padding.
+struct SmemBuffer {
+  std::string layout; // "xor" or "pad"
+  int64_t offset = 0;
+  int64_t stageBytes = 0;
+  int64_t stages = 1;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t elementBytes = 2;
+  int64_t rowBytes = 0;
+  int64_t xorShift = 0;
+  int64_t xorMask = 0;
+};
+
+mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const SmemBuffer &buffer);
+std::optional<SmemBuffer> smemBufferFrom(mlir::Attribute attr);
+
+/// The staging buffer of a stored result: rows x cols elements, `ld` elements a row.
+struct StagingBuffer {
+  int64_t offset = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+  int64_t elementBytes = 2;
+};
+
+mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const StagingBuffer &buffer);
+std::optional<StagingBuffer> stagingBufferFrom(mlir::Attribute attr);
+
+/// The XOR swizzle (or padding) that makes both 16-byte row-chunk stores and
+/// ldmatrix reads of 8 consecutive rows free of bank conflicts, for a tile
+/// whose rows are `rowBytes` long.
+SmemBuffer chooseLayout(int64_t rows, int64_t cols, int64_t elementBytes);
+
+/// Bytes of one element.
+int64_t elementBytes(ElementType type);
+
+/// Evaluates a tile dimension: integer literals, BM, BN, BK (from the kernel's
+/// directives) and products of those. nullopt when it is not a constant.
+std::optional<int64_t> evalTileDim(KernelOp kernel, llvm::StringRef expr);
+
+/// The most dynamic shared memory one block may use on `arch`.
+int64_t smemLimitBytes(llvm::StringRef arch);
+
+/// Matches the dimensions of a tensor to the output's, right-aligned by symbol:
+/// the last dimension of `dims` is matched to the right-most equal dimension of
+/// `target`, the one before it to an equal dimension further left, and so on.
+/// Returns the target position of each dimension, or nullopt when one has none.
+std::optional<llvm::SmallVector<int64_t>> matchDims(llvm::ArrayRef<std::string> dims,
+                                                    llvm::ArrayRef<std::string> target);
+
+/// The "row"/"col"/"batchI" names of a match against an output with `targetRank` dims.
+llvm::SmallVector<std::string> indexNames(llvm::ArrayRef<int64_t> positions, int64_t targetRank);
+
+/// The dims of a tensor parameter as strings (empty when `name` is no tensor parameter).
+std::vector<std::string> tensorDims(KernelOp kernel, llvm::StringRef name);
+
+/// The top-level `for` of `kernel` holding a GEMM or Conv2d (the main loop), if any.
+ForOp findMainLoop(KernelOp kernel);
+
+/// The `Copy X from register to global` statements of `kernel`, in order.
+llvm::SmallVector<CopyOp> findResultStores(KernelOp kernel);
+
+} // namespace sketch::plan
+
+#endif // SKETCH_PASSES_BACKENDPLAN_H

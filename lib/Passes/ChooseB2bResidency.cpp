@@ -1,0 +1,485 @@
+//===- ChooseB2bResidency.cpp - registers or shared memory for D0 ---------===//
+//
+// Plans a back-to-back GEMM kernel (see ChooseB2bResidency.h) and records
+// where D0 lives on its Reshape. The choice follows from the registers a
+// thread needs: with warps along M only, a warp holds (BM / warps) x N0 f32
+// accumulators of GEMM-I, then N0 / 2 packed f16/bf16 registers per 16 rows
+// of D0 beside the (BM / warps) x N1 accumulators of GEMM-II. When that does
+// not fit (the thresholds were set from ptxas reports, see docs/backend.md),
+// D0 is staged in shared memory instead.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Passes/ChooseB2bResidency.h"
+#include "lib/Passes/BackendPlan.h"
+#include "lib/Passes/Passes.h"
+#include "lib/Passes/SketchAnalysis.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace sketch {
+#define GEN_PASS_DEF_CHOOSEB2BRESIDENCY
+#include "lib/Passes/Passes.h.inc"
+} // namespace sketch
+
+using namespace mlir;
+using namespace sketch;
+using namespace sketch::b2b;
+
+namespace {
+
+// Defaults when the kernel has no directive (sketch-choose-defaults sets them).
+constexpr int64_t kDefaultTileM = 64, kDefaultWarps = 4, kDefaultTileK = 32, kDefaultStages = 3;
+
+// Register budget, in 32-bit registers a thread (f32 accumulators and packed
+// operands; the rest of the 255 goes to fragments, addresses and the epilogue).
+// D0 stays in registers when GEMM-I's accumulators fit kMaxAccRegs and GEMM-II's
+// accumulators plus the packed D0 fit kMaxResidentRegs.
+constexpr int64_t kMaxAccRegs = 128;
+constexpr int64_t kMaxResidentRegs = 160;
+// GEMM-I accumulators per chunk when D0 is staged in shared memory.
+constexpr int64_t kStagedChunkRegs = 64;
+// B1 is loaded whole, once, when it takes at most this many bytes of shared memory.
+constexpr int64_t kResidentB1Bytes = 40 * 1024;
+constexpr int64_t kPadBytes = 16;
+
+int64_t alignUp(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+bool isHalfType(ElementType type) { return type == ElementType::f16 || type == ElementType::bf16; }
+
+/// The top-level statement of `kernel` that holds `op`.
+Operation *topLevel(KernelOp kernel, Operation *op) {
+  while (op->getParentOp() != kernel.getOperation())
+    op = op->getParentOp();
+  return op;
+}
+
+SmallVector<GemmOp> gemmsOf(KernelOp kernel) {
+  SmallVector<GemmOp> gemms;
+  kernel.walk([&](GemmOp gemm) { gemms.push_back(gemm); });
+  return gemms;
+}
+
+std::string dimOf(TensorParamOp param, unsigned index) {
+  return cast<StringAttr>(param.getDims()[index]).str();
+}
+
+class Planner {
+public:
+  Planner(KernelOp kernel, StringRef arch) : kernel(kernel) { plan.arch = arch.str(); }
+
+  FailureOr<Plan> run() {
+    if (failed(findGemms()) || failed(readStatements()) || failed(readOperands()) ||
+        failed(readDirectives()) || failed(readEpilogues()) || failed(chooseResidency()) ||
+        failed(layOutSharedMemory()))
+      return failure();
+    return plan;
+  }
+
+private:
+  LogicalResult findGemms() {
+    SmallVector<GemmOp> gemms = gemmsOf(kernel);
+    if (gemms.size() != 2 || gemms[1].getLhs() != gemms[0].getResult())
+      return kernel.emitError() << "back-to-back GEMM kernel '" << kernel.getSymName()
+                                << "' must have two GEMMs, the second reading the first's result";
+    plan.first = gemms[0];
+    plan.second = gemms[1];
+    plan.d0 = plan.first.getResult().str();
+    plan.d1 = plan.second.getResult().str();
+    for (GemmOp gemm : gemms)
+      if (gemm.getLhsTransposed() || gemm.getRhsTransposed())
+        return gemm.emitError() << "back-to-back GEMM: transposed operands are not supported; "
+                                   "store the operand in its row-major [K, N] form";
+    bool hasOther = false;
+    kernel.walk([&](Operation *op) { hasOther |= isa<SoftmaxOp, MaskOp, Conv2dOp>(op); });
+    if (hasOther)
+      return kernel.emitError() << "back-to-back GEMM kernel '" << kernel.getSymName()
+                                << "' may hold only elementwise statements besides its GEMMs";
+    return success();
+  }
+
+  /// A statement inside a GEMM's loop: staging copies and the GEMM itself.
+  LogicalResult checkLoopBody(ForOp loop, GemmOp gemm) {
+    for (Operation &op : loop.getBodyBlock()) {
+      if (&op == gemm.getOperation() || isa<AllocateOp>(op))
+        continue;
+      auto copy = dyn_cast<CopyOp>(op);
+      if (copy && copy.getSource() == MemorySpace::global)
+        continue;
+      return op.emitError() << "back-to-back GEMM: only Copy from global and the GEMM may sit in "
+                               "the loop of '"
+                            << gemm.getResult() << "'";
+    }
+    return success();
+  }
+
+  /// An elementwise statement on `target`, or an error naming what was expected.
+  LogicalResult addEpilogue(Operation &op, StringRef target,
+                            SmallVector<Operation *> &statements) {
+    StringRef written;
+    if (auto ew = dyn_cast<ElementwiseOp>(op))
+      written = ew.getTarget();
+    else if (auto assign = dyn_cast<AssignOp>(op))
+      written = assign.getTarget();
+    else
+      return op.emitError() << "back-to-back GEMM: unsupported statement here; between and after "
+                               "the GEMMs only elementwise Compute statements may appear";
+    if (written != target)
+      return op.emitError() << "back-to-back GEMM: this statement writes '" << written
+                            << "', but only '" << target << "' is live here";
+    statements.push_back(&op);
+    return success();
+  }
+
+  LogicalResult readStatements() {
+    Operation *firstTop = topLevel(kernel, plan.first);
+    Operation *secondTop = topLevel(kernel, plan.second);
+    if (firstTop == secondTop)
+      return plan.second.emitError() << "back-to-back GEMM: the two GEMMs must be in separate "
+                                        "statements (one loop each)";
+    for (auto [top, gemm] : {std::pair(firstTop, plan.first), std::pair(secondTop, plan.second)})
+      if (auto loop = dyn_cast<ForOp>(top))
+        if (failed(checkLoopBody(loop, gemm)))
+          return failure();
+    enum { before, between, after, done } phase = before;
+    for (Operation &op : kernel.getBodyBlock()) {
+      if (isa<TensorParamOp, ScalarParamOp, AllocateOp>(op))
+        continue;
+      if (&op == firstTop) {
+        phase = between;
+        continue;
+      }
+      if (&op == secondTop) {
+        phase = after;
+        continue;
+      }
+      auto copy = dyn_cast<CopyOp>(op);
+      if (copy && copy.getSource() == MemorySpace::global && phase != done)
+        continue; // the emitter stages every operand itself
+      if (phase == before)
+        return op.emitError() << "back-to-back GEMM: unsupported statement before the first GEMM";
+      if (phase == done)
+        return op.emitError() << "back-to-back GEMM: nothing may follow the store of '" << plan.d1
+                              << "'";
+      if (auto reshape = dyn_cast<ReshapeOp>(op); reshape && phase == between) {
+        if (reshape.getName() != plan.d0)
+          return op.emitError() << "back-to-back GEMM: only '" << plan.d0 << "' is reshaped";
+        plan.reshape = reshape;
+        continue;
+      }
+      if (copy && copy.getSource() == MemorySpace::reg && copy.getDestination() == MemorySpace::global &&
+          phase == after) {
+        if (copy.getName() != plan.d1)
+          return op.emitError() << "back-to-back GEMM: only the final result '" << plan.d1
+                                << "' can be stored";
+        plan.store = copy;
+        phase = done;
+        continue;
+      }
+      if (failed(addEpilogue(op, phase == between ? StringRef(plan.d0) : StringRef(plan.d1),
+                             phase == between ? plan.between : plan.after)))
+        return failure();
+    }
+    if (!plan.store)
+      return plan.second.emitError() << "back-to-back GEMM: '" << plan.d1
+                                     << "' is never stored; add `Copy " << plan.d1
+                                     << " from register to global`";
+    return success();
+  }
+
+  /// The 2-D tensor parameter `name`, checked to be an f16/bf16 operand when `operand`.
+  FailureOr<TensorParamOp> matrixParam(Operation *user, StringRef name, bool operand) {
+    TensorParamOp param = findTensorParam(kernel, name);
+    if (!param)
+      return user->emitError() << "back-to-back GEMM: '" << name
+                               << "' must be a tensor parameter";
+    if (param.getDims().size() != 2)
+      return user->emitError() << "back-to-back GEMM: '" << name
+                               << "' must be a 2-D tensor (batched b2b is not supported)";
+    if (operand && !isHalfType(param.getElementType()))
+      return user->emitError() << "back-to-back GEMM: operand '" << name << "' is "
+                               << spellElementType(param.getElementType())
+                               << "; the tensor-core path needs f16 or bf16 operands";
+    return param;
+  }
+
+  /// The compile-time value of a GEMM width, or a located error saying what must hold.
+  FailureOr<int64_t> staticWidth(GemmOp at, StringRef extent, StringRef tile, StringRef why) {
+    std::optional<int64_t> value = evaluateExpr(extent);
+    if (!value) {
+      auto symbols = exprSymbols(extent);
+      return at.emitError() << "back-to-back GEMM: the width of '" << tile << "' ('" << extent
+                            << "') must be known at compile time: " << why
+                            << "; declare it as a literal or bind it with -D "
+                            << (symbols.empty() ? std::string("N") : symbols.front()) << "=...";
+    }
+    if (*value <= 0 || *value % 16 != 0)
+      return at.emitError() << "back-to-back GEMM: the width of '" << tile << "' is " << *value
+                            << "; it must be a positive multiple of 16 (the MMA tile)";
+    return *value;
+  }
+
+  LogicalResult readOperands() {
+    auto a0 = matrixParam(plan.first, plan.first.getLhs(), true);
+    auto b0 = failed(a0) ? a0 : matrixParam(plan.first, plan.first.getRhs(), true);
+    auto b1 = failed(b0) ? b0 : matrixParam(plan.second, plan.second.getRhs(), true);
+    auto out = failed(b1) ? b1 : matrixParam(plan.store, plan.d1, false);
+    if (failed(out))
+      return failure();
+    plan.a0 = *a0, plan.b0 = *b0, plan.b1 = *b1, plan.out = *out;
+    if (plan.a0.getElementType() != plan.b0.getElementType())
+      return plan.first.emitError() << "back-to-back GEMM: '" << plan.a0.getName() << "' and '"
+                                    << plan.b0.getName() << "' must have the same element type";
+    plan.m = dimOf(plan.a0, 0);
+    plan.k0 = dimOf(plan.a0, 1);
+    auto n0 = staticWidth(plan.first, dimOf(plan.b0, 1), plan.d0,
+                          "each block keeps whole rows of it on chip as the next GEMM's A operand");
+    if (failed(n0))
+      return failure();
+    auto n1 = staticWidth(plan.second, dimOf(plan.b1, 1), plan.d1,
+                          "each block computes whole rows of it from the rows of '" + plan.d0 +
+                              "' it holds");
+    if (failed(n1))
+      return failure();
+    plan.n0 = *n0, plan.n1 = *n1;
+    if (!sameExtent(dimOf(plan.out, 0), plan.m) || !sameExtent(dimOf(plan.out, 1), dimOf(plan.b1, 1)))
+      return plan.store.emitError() << "back-to-back GEMM: '" << plan.d1 << "' is " << plan.m
+                                    << " x " << plan.n1 << " but is stored to a tensor of shape ["
+                                    << dimOf(plan.out, 0) << ", " << dimOf(plan.out, 1) << "]";
+    return success();
+  }
+
+  LogicalResult readDirectives() {
+    plan.tileM = kernel.getTileM().value_or(kDefaultTileM);
+    plan.warps = kernel.getWarps().value_or(kDefaultWarps);
+    plan.tileK0 = kernel.getTileK().value_or(kDefaultTileK);
+    plan.stages = kernel.getStages().value_or(kDefaultStages);
+    if (plan.tileM % (16 * plan.warps) != 0 || plan.tileM > 256)
+      return kernel.emitError() << "back-to-back GEMM: BM = " << plan.tileM
+                                << " must be a multiple of 16 x warps (" << 16 * plan.warps
+                                << ") and at most 256: the warps split the block's rows, 16 or more "
+                                   "each, and every warp holds whole rows of '"
+                                << plan.d0 << "'";
+    plan.warpRows = plan.tileM / plan.warps;
+    if (plan.tileK0 % 16 != 0 || plan.tileK0 > 128)
+      return kernel.emitError() << "back-to-back GEMM: BK = " << plan.tileK0
+                                << " must be a multiple of 16 (the MMA depth) and at most 128";
+    if (plan.stages < 1 || plan.stages > 8)
+      return kernel.emitError() << "back-to-back GEMM: stages " << plan.stages
+                                << " is out of range: use 1 to 8";
+    // GEMM-II steps through N0 by BK when BK divides it, else by 16.
+    plan.tileK1 = plan.n0 % plan.tileK0 == 0 ? plan.tileK0 : 16;
+    return success();
+  }
+
+  /// How `name` (a global tensor) broadcasts over a tile of `m` x `n` columns.
+  FailureOr<EpilogueInput> classify(Operation *op, StringRef name, StringRef tile, int64_t n) {
+    TensorParamOp param = findTensorParam(kernel, name);
+    auto dims = plan::tensorDims(kernel, name);
+    auto sameN = [&](StringRef dim) {
+      auto value = evaluateExpr(dim);
+      return value && *value == n;
+    };
+    EpilogueInput input{name.str(), param.getElementType(), Broadcast::full};
+    if (dims.size() == 2 && sameExtent(dims[0], plan.m) && sameN(dims[1]))
+      return input;
+    if (dims.size() == 1 && sameN(dims[0])) {
+      input.broadcast = Broadcast::perColumn;
+      return input;
+    }
+    if (dims.size() == 1 && sameExtent(dims[0], plan.m)) {
+      input.broadcast = Broadcast::perRow;
+      return input;
+    }
+    std::string shape;
+    for (const std::string &dim : dims)
+      shape += (shape.empty() ? "" : ", ") + dim;
+    return op->emitError() << "'" << name << "[" << shape << "]' cannot be broadcast over '" << tile
+                           << "' (" << plan.m << " x " << n << "): use [" << plan.m << ", " << n
+                           << "], [" << n << "] (per column) or [" << plan.m << "] (per row)";
+  }
+
+  /// Checks a name an epilogue statement reads and records the global tensors.
+  LogicalResult readName(Operation *op, StringRef name, StringRef tile, int64_t n,
+                         std::vector<EpilogueInput> &inputs) {
+    double number;
+    if (name == tile || !name.getAsDouble(number))
+      return success();
+    Operation *param = kernel.lookupTensorParam(name);
+    if (isa_and_nonnull<ScalarParamOp>(param))
+      return success();
+    if (!isa_and_nonnull<TensorParamOp>(param) || isRegisterTile(kernel, name, op))
+      return op->emitError() << "back-to-back GEMM: '" << name
+                             << "' is not available here; an epilogue of '" << tile
+                             << "' reads it, scalars, numbers and global tensors";
+    auto input = classify(op, name, tile, n);
+    if (failed(input))
+      return failure();
+    if (llvm::none_of(inputs, [&](const EpilogueInput &in) { return in.name == input->name; }))
+      inputs.push_back(*input);
+    return success();
+  }
+
+  LogicalResult readEpilogue(ArrayRef<Operation *> statements, StringRef tile, int64_t n,
+                             std::vector<EpilogueInput> &inputs) {
+    for (Operation *op : statements) {
+      if (auto ew = dyn_cast<ElementwiseOp>(op)) {
+        for (Attribute operand : ew.getOperands())
+          if (failed(readName(op, cast<StringAttr>(operand).getValue(), tile, n, inputs)))
+            return failure();
+        continue;
+      }
+      WalkResult walk = cast<AssignOp>(op).walk([&](RefOp ref) {
+        return failed(readName(op, ref.getName(), tile, n, inputs)) ? WalkResult::interrupt()
+                                                                    : WalkResult::advance();
+      });
+      if (walk.wasInterrupted())
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult readEpilogues() {
+    if (failed(readEpilogue(plan.between, plan.d0, plan.n0, plan.betweenInputs)) ||
+        failed(readEpilogue(plan.after, plan.d1, plan.n1, plan.afterInputs)))
+      return failure();
+    // The stored tile is written in place of the first full tile of its element type.
+    for (auto [index, input] : llvm::enumerate(plan.afterInputs))
+      if (plan.outShares < 0 && input.broadcast == Broadcast::full &&
+          input.type == plan.out.getElementType())
+        plan.outShares = index;
+    return success();
+  }
+
+  LogicalResult chooseResidency() {
+    int64_t rows = plan.warpRows;
+    int64_t acc0 = rows * plan.n0 / 32, packed = rows * plan.n0 / 64, acc1 = rows * plan.n1 / 32;
+    std::optional<uint64_t> tileN = kernel.getTileN();
+    bool forcedChunk = tileN && static_cast<int64_t>(*tileN) != plan.n0;
+    if (forcedChunk && (*tileN % 16 != 0 || plan.n0 % *tileN != 0))
+      return kernel.emitError() << "back-to-back GEMM: BN = " << *tileN << " must be " << plan.n0
+                                << " (the width of '" << plan.d0
+                                << "'), or a multiple of 16 dividing it to stage '" << plan.d0
+                                << "' in shared memory in chunks of BN columns";
+    if (!forcedChunk && acc0 <= kMaxAccRegs && packed + acc1 <= kMaxResidentRegs) {
+      plan.residency = Residency::registers;
+      plan.chunkN0 = plan.n0;
+      return success();
+    }
+    plan.residency = Residency::shared;
+    if (acc1 > kMaxAccRegs)
+      return plan.second.emitError()
+             << "back-to-back GEMM: each warp accumulates " << rows << " x " << plan.n1
+             << " f32 of '" << plan.d1 << "' (" << acc1
+             << " registers a thread), more than the register file allows (" << kMaxAccRegs
+             << "): lower BM / warps or N1 so that (BM / warps) x N1 <= " << kMaxAccRegs * 32;
+    if (forcedChunk) {
+      plan.chunkN0 = *tileN;
+      return success();
+    }
+    // The widest chunk (a multiple of 16 dividing N0) whose accumulators fit.
+    plan.chunkN0 = 16;
+    for (int64_t chunk = 16; chunk <= plan.n0; chunk += 16)
+      if (plan.n0 % chunk == 0 && rows * chunk / 32 <= kStagedChunkRegs)
+        plan.chunkN0 = chunk;
+    return success();
+  }
+
+  LogicalResult layOutSharedMemory() {
+    SmemLayout &s = plan.smem;
+    int64_t operandBytes = 2;
+    s.a0Stage = plan.tileM * (plan.tileK0 * operandBytes + kPadBytes);
+    s.b0Stage = plan.tileK0 * (plan.chunkN0 * operandBytes + kPadBytes);
+    s.a0 = 0;
+    s.b0 = alignUp(plan.stages * s.a0Stage, 128);
+    int64_t pipeline = alignUp(s.b0 + plan.stages * s.b0Stage, 128);
+    // Epilogue tiles, loaded after GEMM-I over the pipeline buffers.
+    int64_t offset = 0;
+    for (const EpilogueInput &input : plan.afterInputs) {
+      s.tiles.push_back(input.broadcast == Broadcast::full ? offset : -1);
+      if (input.broadcast == Broadcast::full)
+        offset = alignUp(offset + tileBytes(input.type), 128);
+    }
+    if (plan.outShares >= 0) {
+      s.out = s.tiles[plan.outShares];
+    } else {
+      s.out = offset;
+      offset = alignUp(offset + tileBytes(plan.out.getElementType()), 128);
+    }
+    int64_t region = std::max(pipeline, offset);
+    // B1: all of it once, or a pipeline of BK1-row chunks.
+    s.b1Buffer = plan.tileK1 * (plan.n1 * operandBytes + kPadBytes);
+    int64_t chunks = plan.b1Chunks();
+    plan.b1Resident = chunks * s.b1Buffer <= kResidentB1Bytes || chunks <= std::max<int64_t>(plan.stages, 2);
+    plan.b1Buffers = plan.b1Resident ? chunks : std::max<int64_t>(plan.stages, 2);
+    s.b1 = region;
+    region = alignUp(region + plan.b1Buffers * s.b1Buffer, 128);
+    if (plan.residency == Residency::shared) {
+      s.d0 = region;
+      region = alignUp(region + plan.tileM * (plan.n0 * operandBytes + kPadBytes), 128);
+    }
+    s.total = region;
+    int64_t limit = plan::smemLimitBytes(plan.arch);
+    if (s.total > limit)
+      return kernel.emitError() << "back-to-back GEMM kernel '" << kernel.getSymName() << "' needs "
+                                << s.total << " bytes of shared memory ("
+                                << (plan.residency == Residency::shared
+                                        ? "with '" + plan.d0 + "' staged there, "
+                                        : std::string())
+                                << "BM = " << plan.tileM << ", N0 = " << plan.n0 << ", N1 = "
+                                << plan.n1 << ", " << plan.stages << " stages), more than the "
+                                << limit << " bytes a block can use on " << plan.arch
+                                << ": lower BM, BK or stages, or narrow N0";
+    return success();
+  }
+
+  /// Bytes of a BM x N1 epilogue tile of `type`, rows padded by 16 bytes.
+  int64_t tileBytes(ElementType type) const {
+    return plan.tileM * (plan.n1 * plan::elementBytes(type) + kPadBytes);
+  }
+
+  KernelOp kernel;
+  Plan plan;
+};
+
+struct ChooseB2bResidencyPass : sketch::impl::ChooseB2bResidencyBase<ChooseB2bResidencyPass> {
+  using ChooseB2bResidencyBase::ChooseB2bResidencyBase;
+  void runOnOperation() override {
+    bool failedAny = false;
+    getOperation().walk([&](KernelOp kernel) {
+      if (!isB2bKernel(kernel))
+        return;
+      FailureOr<Plan> plan = planB2b(kernel, arch);
+      if (failed(plan)) {
+        failedAny = true;
+        return;
+      }
+      if (plan->reshape)
+        plan->reshape->setAttr(kResidencyAttr,
+                               StringAttr::get(kernel.getContext(), spellResidency(plan->residency)));
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+bool b2b::isB2bKernel(KernelOp kernel) {
+  // Two GEMMs in different top-level statements, the second reading the first.
+  SmallVector<GemmOp> gemms = gemmsOf(kernel);
+  for (size_t i = 1; i < gemms.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (gemms[i].getLhs() == gemms[j].getResult() &&
+          topLevel(kernel, gemms[i]) != topLevel(kernel, gemms[j]))
+        return true;
+  return false;
+}
+
+FailureOr<Plan> b2b::planB2b(KernelOp kernel, StringRef arch) { return Planner(kernel, arch).run(); }
+
+StringRef b2b::spellResidency(Residency residency) {
+  return residency == Residency::registers ? "register" : "shared";
+}

@@ -1,0 +1,100 @@
+//===- ChooseB2bResidency.h - the plan of a back-to-back GEMM ---*- C++ -*-===//
+//
+// A back-to-back GEMM kernel runs two GEMMs in one block: GEMM-I (A0·B0 -> D0)
+// and GEMM-II (D0·B1 -> D1), with elementwise statements on D0 between them and
+// on D1 before its store. Both GEMMs share the block's rows (BM); each block
+// computes whole rows of D0 (N0 columns) and of D1 (N1 columns), so N0 and N1
+// must be known at compile time.
+//
+// D0 never leaves the chip. It is either kept in registers (each warp owns
+// BM / warps rows, and the MMA accumulators of GEMM-I are re-packed into the A
+// fragments of GEMM-II: the Reshape), or staged in shared memory when the
+// registers cannot hold it (GEMM-I then runs over N0 in column chunks, each
+// chunk written to a shared tile that GEMM-II reads its A fragments from).
+//
+// planB2b() checks the kernel and makes every choice; the pass
+// sketch-choose-b2b-residency records the residency on the Reshape
+// (`sketch.b2b_residency`, printed by --emit=sketch as a comment) and the CUDA
+// emitter (lib/Emit/EmitB2b.cpp) calls planB2b() again to generate the kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SKETCH_PASSES_CHOOSEB2BRESIDENCY_H
+#define SKETCH_PASSES_CHOOSEB2BRESIDENCY_H
+
+#include "dialect/SketchDialect.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+#include <vector>
+
+namespace sketch::b2b {
+
+/// On the Reshape of D0: "register" or "shared".
+constexpr llvm::StringLiteral kResidencyAttr = "sketch.b2b_residency";
+
+enum class Residency { registers, shared };
+
+/// How an epilogue reads a global tensor, relative to the tile it updates.
+enum class Broadcast { full, perRow, perColumn };
+
+/// A global tensor read by an epilogue statement.
+struct EpilogueInput {
+  std::string name;
+  ElementType type;
+  Broadcast broadcast;
+};
+
+/// Shared-memory layout of the kernel, in bytes from the start of the dynamic buffer.
+/// The GEMM-I pipeline and the epilogue tiles share offset 0 (the tiles are loaded
+/// after GEMM-I); B1 and the staged D0 live beside them.
+struct SmemLayout {
+  int64_t a0 = 0, a0Stage = 0; ///< A0 stages: BM x (BK0 + 8)
+  int64_t b0 = 0, b0Stage = 0; ///< B0 stages: BK0 x (chunk + 8)
+  int64_t b1 = 0, b1Buffer = 0; ///< B1 buffers: BK1 x (N1 + 8)
+  int64_t d0 = -1;             ///< staged D0: BM x (N0 + 8), -1 when in registers
+  std::vector<int64_t> tiles;  ///< one per full-tile input of the final epilogue
+  int64_t out = 0;             ///< the D1 staging tile for coalesced stores
+  int64_t total = 0;
+};
+
+struct Plan {
+  GemmOp first, second;               ///< GEMM-I and GEMM-II
+  TensorParamOp a0, b0, b1, out;      ///< the global operands and the stored result
+  std::string d0, d1;                 ///< the register tiles
+  CopyOp store;                       ///< `Copy D1 from register to global`
+  ReshapeOp reshape;                  ///< the Reshape of D0 (may be null)
+  llvm::SmallVector<mlir::Operation *> between; ///< statements on D0
+  llvm::SmallVector<mlir::Operation *> after;   ///< statements on D1
+  std::vector<EpilogueInput> betweenInputs, afterInputs;
+  int outShares = -1;                 ///< the tile `out` reuses (index into afterInputs), or -1
+
+  std::string m, k0;                  ///< runtime (or literal) sizes
+  int64_t n0 = 0, n1 = 0;
+  int64_t tileM = 0, warps = 0, warpRows = 0;
+  int64_t tileK0 = 0, tileK1 = 0, stages = 0;
+  Residency residency = Residency::registers;
+  int64_t chunkN0 = 0;                ///< GEMM-I columns per pass (N0 when in registers)
+  int64_t b1Buffers = 0;              ///< B1 chunk buffers in shared memory
+  bool b1Resident = true;             ///< all of B1 loaded once, before GEMM-I
+  SmemLayout smem;
+  std::string arch;
+
+  int64_t threads() const { return warps * 32; }
+  int64_t b1Chunks() const { return n0 / tileK1; }
+};
+
+/// True when `kernel` chains two GEMMs in separate statements: the second's A
+/// operand is the first's result (not attention, whose GEMMs share one loop).
+bool isB2bKernel(KernelOp kernel);
+
+/// Checks a back-to-back GEMM kernel and chooses its tiles, residency and
+/// shared-memory layout. Errors are located diagnostics.
+mlir::FailureOr<Plan> planB2b(KernelOp kernel, llvm::StringRef arch);
+
+/// "register" or "shared".
+llvm::StringRef spellResidency(Residency residency);
+
+} // namespace sketch::b2b
+
+#endif // SKETCH_PASSES_CHOOSEB2BRESIDENCY_H

@@ -1,0 +1,184 @@
+//===- PlanSharedMemory.cpp - one shared buffer per staged tensor ---------===//
+//
+// Every tensor copied from global to shared memory gets one buffer: `stages`
+// copies (from sketch-pipeline) of its tile, laid out so that the 16-byte
+// global-to-shared stores and the ldmatrix reads are free of bank conflicts
+// (an XOR swizzle of 16-byte chunks for f16/bf16 tiles, one 16-byte pad per
+// row otherwise). A GEMM result stored to global memory gets a staging buffer
+// (padded so that the fragment writes are conflict-free) that reuses the
+// pipeline buffers after the main loop. The total must fit the architecture's
+// per-block limit; kernels above 48 KB opt in at launch.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Passes/BackendPlan.h"
+#include "lib/Passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace sketch {
+#define GEN_PASS_DEF_PLANSHAREDMEMORY
+#include "lib/Passes/Passes.h.inc"
+} // namespace sketch
+
+using namespace mlir;
+using namespace sketch;
+
+namespace {
+
+constexpr int64_t kBufferAlignment = 128;
+
+int64_t alignUp(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+/// Stages of the pipelined loop around `op`, 1 outside any.
+int64_t stagesAround(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent; parent = parent->getParentOp())
+    if (auto stages = parent->getAttrOfType<IntegerAttr>(plan::kStagesAttr))
+      return stages.getInt();
+  return 1;
+}
+
+/// Rows and columns of a tile: the last dimension and the product of the others.
+FailureOr<std::pair<int64_t, int64_t>> tileShape(KernelOp kernel, Operation *op,
+                                                 ArrayAttr dims, StringRef what) {
+  if (!dims || dims.empty())
+    return op->emitError() << what << " has no tile to size its shared buffer by";
+  int64_t rows = 1, cols = 1;
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    StringRef expr = cast<StringAttr>(dim).getValue();
+    std::optional<int64_t> value = plan::evalTileDim(kernel, expr);
+    if (!value || *value <= 0)
+      return op->emitError() << what << " has tile dimension '" << expr
+                             << "', which is not a positive compile-time size";
+    (i + 1 == dims.size() ? cols : rows) *= *value;
+  }
+  return std::make_pair(rows, cols);
+}
+
+/// Elements of padding per staging row so that a warp's fragment writes
+/// (4-byte pairs for 16-bit outputs, 8-byte pairs for f32) hit distinct banks.
+int64_t stagingPad(int64_t cols, int64_t elementBytes) {
+  int64_t rowWords = cols * elementBytes / 4;
+  int64_t target = elementBytes == 2 ? 4 : 8;
+  int64_t padWords = ((target - rowWords % 32) % 32 + 32) % 32;
+  return padWords * 4 / elementBytes;
+}
+
+struct KernelPlanner {
+  KernelOp kernel;
+  std::string arch;
+  llvm::MapVector<StringRef, plan::SmemBuffer> buffers;
+  int64_t pipelineBytes = 0;
+  int64_t stagingBytes = 0;
+
+  LogicalResult planCopy(CopyOp copy) {
+    auto param = dyn_cast_or_null<TensorParamOp>(kernel.lookupTensorParam(copy.getName()));
+    if (!param)
+      return copy.emitError() << "'" << copy.getName()
+                              << "' is copied from global memory but is no tensor parameter";
+    std::string what = "Copy " + copy.getName().str();
+    auto shape = tileShape(kernel, copy, copy.getTileAttr(), what);
+    if (failed(shape))
+      return failure();
+    auto it = buffers.find(copy.getName());
+    if (it != buffers.end()) {
+      if (it->second.rows != shape->first || it->second.cols != shape->second)
+        return copy.emitError() << what << " stages a different tile than its earlier Copy";
+      copy->setAttr(plan::kSmemAttr, plan::toAttr(kernel.getContext(), it->second));
+      return success();
+    }
+    plan::SmemBuffer buffer =
+        plan::chooseLayout(shape->first, shape->second, plan::elementBytes(param.getElementType()));
+    buffer.stages = stagesAround(copy);
+    buffer.offset = pipelineBytes;
+    pipelineBytes = alignUp(pipelineBytes + buffer.stages * buffer.stageBytes, kBufferAlignment);
+    buffers.insert({copy.getName(), buffer});
+    copy->setAttr(plan::kSmemAttr, plan::toAttr(kernel.getContext(), buffer));
+    return success();
+  }
+
+  /// The register tile's (rows, cols): its Allocate in register, else (BM, BN).
+  FailureOr<std::pair<int64_t, int64_t>> registerTile(CopyOp store) {
+    ArrayAttr dims;
+    kernel.walk([&](AllocateOp alloc) {
+      if (alloc.getName() == store.getName() && alloc.getSpace() == MemorySpace::reg)
+        dims = alloc.getDims();
+    });
+    if (!dims) {
+      Builder b(kernel.getContext());
+      dims = b.getStrArrayAttr({"BM", "BN"});
+    }
+    return tileShape(kernel, store, dims, "the register tile of " + store.getName().str());
+  }
+
+  LogicalResult planStaging(CopyOp store) {
+    auto param = dyn_cast_or_null<TensorParamOp>(kernel.lookupTensorParam(store.getName()));
+    if (!param)
+      return success(); // the emitter reports stores of non-parameters
+    auto shape = registerTile(store);
+    if (failed(shape))
+      return failure();
+    plan::StagingBuffer staging;
+    staging.rows = shape->first;
+    staging.cols = shape->second;
+    staging.elementBytes = plan::elementBytes(param.getElementType());
+    staging.ld = staging.cols + stagingPad(staging.cols, staging.elementBytes);
+    staging.offset = 0; // the pipeline buffers are dead after the main loop
+    stagingBytes = std::max(stagingBytes, staging.rows * staging.ld * staging.elementBytes);
+    store->setAttr(plan::kStagingAttr, plan::toAttr(kernel.getContext(), staging));
+    return success();
+  }
+
+  std::string describe() {
+    std::string text;
+    for (auto &[name, buffer] : buffers)
+      text += (text.empty() ? "" : ", ") + name.str() + ": " + std::to_string(buffer.stages) +
+              " x " + std::to_string(buffer.stageBytes);
+    if (stagingBytes)
+      text += (text.empty() ? "" : ", ") + std::string("result staging: ") +
+              std::to_string(stagingBytes);
+    return text;
+  }
+
+  LogicalResult run() {
+    WalkResult walk = kernel.walk([&](CopyOp copy) {
+      if (copy.getSource() == MemorySpace::global && copy.getDestination() == MemorySpace::shared)
+        if (failed(planCopy(copy)))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    if (plan::findMainLoop(kernel))
+      for (CopyOp store : plan::findResultStores(kernel))
+        if (failed(planStaging(store)))
+          return failure();
+    int64_t total = std::max(pipelineBytes, stagingBytes);
+    int64_t limit = plan::smemLimitBytes(arch);
+    if (total > limit)
+      return kernel.emitError() << "kernel '" << kernel.getSymName() << "' needs " << total
+                                << " bytes of shared memory (" << describe() << "), more than the "
+                                << limit << " bytes a block can use on " << arch
+                                << ": use a smaller tile or fewer stages";
+    Builder b(kernel.getContext());
+    kernel->setAttr(plan::kSmemBytesAttr, b.getI64IntegerAttr(total));
+    return success();
+  }
+};
+
+struct PlanSharedMemoryPass : sketch::impl::PlanSharedMemoryBase<PlanSharedMemoryPass> {
+  using PlanSharedMemoryBase::PlanSharedMemoryBase;
+  void runOnOperation() override {
+    bool failedAny = false;
+    getOperation().walk([&](KernelOp kernel) {
+      KernelPlanner planner{kernel, arch, {}, 0, 0};
+      failedAny |= failed(planner.run());
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace

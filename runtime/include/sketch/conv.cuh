@@ -1,0 +1,266 @@
+// sketch/conv.cuh - implicit-GEMM convolution helpers (forward conv2d).
+//
+//   FastDivmod               n / d and n % d by a precomputed multiply-shift (n < 2^31)
+//   ConvShape                sizes, stride, pad, dilation; make_conv_shape(...) derives P, Q
+//   Im2colNchwLoader<...>    the SIMT mainloop's loader of nchw activations (see simt.cuh)
+//   PixelCoord               output pixel -> (image, oh, ow) and its input window origin
+//   store_nchw_row<Vec>(...) one micro-tile row of an nchw output (SIMT path)
+//   WindowNhwc / window_nhwc, ReductionNhwc / reduction_nhwc, load_im2col_nhwc_16<kVec>
+//                            the tensor-core path's im2col A-tile loader for nhwc input
+//
+// The implicit GEMM: output pixels (N*P*Q) by output channels (K), reduced over
+// C*R*S. Input element for pixel (n, oh, ow) and reduction index (c, r, s):
+//   h = oh * stride_h - pad_h + r * dil_h,  w = ow * stride_w - pad_w + s * dil_w,
+// zero when (h, w) falls outside the image (the padding).
+#ifndef SKETCH_CONV_CUH
+#define SKETCH_CONV_CUH
+
+#include <cstdint>
+#include <cuda_runtime.h>
+#include <type_traits>
+
+#include "sketch/copy.cuh"
+#include "sketch/simt.cuh"
+
+namespace sketch {
+
+/// Division by a run-time constant d >= 1 for dividends 0 <= n < 2^31:
+/// q = (umulhi(n, mul) + n) >> shift (Granlund-Montgomery, the round-up multiplier).
+struct FastDivmod {
+  int divisor;
+  uint32_t mul, shift;
+
+  FastDivmod() = default;
+  /// d < 1 is taken as 1 (such a divisor is never used: nothing is reduced).
+  __host__ explicit FastDivmod(int d) : divisor(d < 1 ? 1 : d) {
+    d = divisor;
+    shift = 0;
+    while ((1ull << shift) < static_cast<uint64_t>(d))
+      ++shift;
+    const uint64_t two32 = 1ull << 32;
+    mul = static_cast<uint32_t>(two32 * ((1ull << shift) - d) / d + 1);
+  }
+  __device__ __forceinline__ int div(int n) const {
+    return static_cast<int>((__umulhi(static_cast<uint32_t>(n), mul) + static_cast<uint32_t>(n)) >>
+                            shift);
+  }
+  /// quotient, and n - quotient * d in `rem`.
+  __device__ __forceinline__ int divmod(int n, int &rem) const {
+    const int q = div(n);
+    rem = n - q * divisor;
+    return q;
+  }
+};
+
+/// A forward convolution's sizes. P, Q follow from the others.
+struct ConvShape {
+  int n, c, h, w;        // input
+  int k, r, s;           // filter (output channels, height, width)
+  int p, q;              // output height, width
+  int stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  FastDivmod div_rs, div_s, div_c; // reduction index splits: (c, r, s) or (r, s, c)
+  FastDivmod div_pq, div_q;        // output pixel splits
+};
+
+/// Output size of one spatial dimension; < 1 when the window does not fit.
+__host__ __device__ constexpr int64_t conv_out_size(int64_t in, int64_t filter, int64_t stride,
+                                                    int64_t pad, int64_t dil) {
+  return (in + 2 * pad - dil * (filter - 1) - 1) / stride + 1;
+}
+
+inline ConvShape make_conv_shape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,
+                                 int64_t s, int stride_h, int stride_w, int pad_h, int pad_w,
+                                 int dil_h, int dil_w) {
+  ConvShape cs;
+  cs.n = int(n), cs.c = int(c), cs.h = int(h), cs.w = int(w);
+  cs.k = int(k), cs.r = int(r), cs.s = int(s);
+  cs.p = int(conv_out_size(h, r, stride_h, pad_h, dil_h));
+  cs.q = int(conv_out_size(w, s, stride_w, pad_w, dil_w));
+  cs.stride_h = stride_h, cs.stride_w = stride_w, cs.pad_h = pad_h, cs.pad_w = pad_w;
+  cs.dil_h = dil_h, cs.dil_w = dil_w;
+  cs.div_rs = FastDivmod(int(r * s));
+  cs.div_s = FastDivmod(int(s));
+  cs.div_c = FastDivmod(int(c));
+  cs.div_pq = FastDivmod(cs.p > 0 && cs.q > 0 ? cs.p * cs.q : 1);
+  cs.div_q = FastDivmod(cs.q > 0 ? cs.q : 1);
+  return cs;
+}
+
+/// An output pixel's image and the top-left input position of its window.
+struct PixelCoord {
+  int image, oh, ow, h0, w0;
+  __device__ PixelCoord(const ConvShape &cs, int pixel) {
+    int pq, ow_;
+    image = cs.div_pq.divmod(pixel, pq);
+    oh = cs.div_q.divmod(pq, ow_);
+    ow = ow_;
+    h0 = oh * cs.stride_h - cs.pad_h;
+    w0 = ow * cs.stride_w - cs.pad_w;
+  }
+};
+
+namespace simt {
+
+/// The im2col operand of an nchw convolution, k-major in shared memory:
+/// tile[k][pixel] = X[n][c][h][w] for reduction index k = (c, r, s) (c slowest).
+/// A thread owns one pixel of the tile (a warp: 32 consecutive pixels, so the
+/// loads coalesce) and chunks of 4 consecutive reduction indices; the pixel's
+/// window origin is computed once, and (c, r, s) is split once per chunk.
+template <int Cols, int BK, int Threads>
+struct Im2colNchwLoader {
+  static constexpr int kChunks = Cols * BK / 4 / Threads;
+  static constexpr int kStep = Threads / Cols * 4; // reduction rows between a thread's chunks
+  static_assert(kChunks >= 1 && Threads % Cols == 0, "tile does not fit the block");
+  const float *x;
+  const ConvShape &cs;
+  int pixel, krow;
+  int offset;  // image base + h0 * W + w0
+  int h0, w0;  // window origin; h0 very negative for a pixel past the end
+  int depth;   // C * R * S
+  float v[kChunks][4];
+
+  __device__ Im2colNchwLoader(const float *x_, const ConvShape &cs_, int col0)
+      : x(x_), cs(cs_) {
+    pixel = threadIdx.x % Cols;
+    krow = threadIdx.x / Cols * 4;
+    depth = cs.c * cs.r * cs.s;
+    h0 = -(1 << 30), w0 = 0, offset = 0;
+    if (col0 + pixel < cs.n * cs.p * cs.q) {
+      PixelCoord pc(cs, col0 + pixel);
+      h0 = pc.h0, w0 = pc.w0;
+      offset = pc.image * cs.c * cs.h * cs.w + pc.h0 * cs.w + pc.w0;
+    }
+  }
+
+  __device__ __forceinline__ void fetch(int kt) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int k = kt * BK + krow + c * kStep;
+      int rs, s;
+      int ch = cs.div_rs.divmod(k, rs);
+      int r = cs.div_s.divmod(rs, s);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int dy = r * cs.dil_h, dx = s * cs.dil_w;
+        const bool in = k + e < depth &&
+                        static_cast<unsigned>(h0 + dy) < static_cast<unsigned>(cs.h) &&
+                        static_cast<unsigned>(w0 + dx) < static_cast<unsigned>(cs.w);
+        v[c][e] = in ? __ldg(x + offset + (ch * cs.h + dy) * cs.w + dx) : 0.f;
+        if (++s == cs.s) { // next reduction index
+          s = 0;
+          if (++r == cs.r)
+            r = 0, ++ch;
+        }
+      }
+    }
+  }
+
+  __device__ __forceinline__ void stash(float (*tile)[padded(Cols)]) const {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        tile[krow + c * kStep + e][pixel] = v[c][e];
+  }
+};
+
+} // namespace simt
+/// `ptr` is a multiple of `bytes` (device side of sketch::aligned_to).
+__device__ __forceinline__ bool aligned_to_device(const void *ptr, unsigned bytes) {
+  return reinterpret_cast<uintptr_t>(ptr) % bytes == 0;
+}
+
+/// Stores the 8 values of one output channel's micro-tile row of an nchw
+/// output: column j is element y_col[j] + y_row of `y` (y_col[j] < 0: past the
+/// last pixel). Vec: the 4 pixels of a half-row are consecutive in one image and
+/// 16-byte aligned (P*Q % 4 == 0, `y` aligned), so each half is one float4 store.
+template <bool Vec, typename T>
+__device__ __forceinline__ void store_nchw_row(T *y, const int64_t (&y_col)[8], int64_t y_row,
+                                               const float (&out)[8], bool vec) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    if constexpr (Vec && std::is_same<T, float>::value) {
+      if (vec) {
+        if (y_col[4 * half] >= 0)
+          *reinterpret_cast<float4 *>(y + y_col[4 * half] + y_row) = make_float4(
+              out[4 * half], out[4 * half + 1], out[4 * half + 2], out[4 * half + 3]);
+        continue;
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (y_col[4 * half + e] >= 0)
+        y[y_col[4 * half + e] + y_row] = from_float<T>(out[4 * half + e]);
+  }
+}
+
+/// An output pixel's input window in an nhwc tensor: the element offset of its
+/// top-left corner (channel 0; negative or past the image when the window
+/// starts in the padding, never dereferenced there) and its origin (h0, w0).
+struct WindowNhwc {
+  int offset, h0, w0;
+};
+
+__device__ __forceinline__ WindowNhwc window_nhwc(const ConvShape &cs, int64_t pixel) {
+  WindowNhwc win{0, -(1 << 30), 0}; // past the last pixel: every row is out of the image
+  if (pixel < int64_t(cs.n) * cs.p * cs.q) {
+    PixelCoord pc(cs, int(pixel));
+    win.h0 = pc.h0, win.w0 = pc.w0;
+    win.offset = ((pc.image * cs.h + pc.h0) * cs.w + pc.w0) * cs.c;
+  }
+  return win;
+}
+
+/// Reduction index k = (r * S + s) * C + c of an nhwc/krsc convolution (c fastest):
+/// the window offsets (dy, dx), and the element offset `delta` from a window's corner.
+struct ReductionNhwc {
+  int dy, dx, delta;
+  bool live; // k < C*R*S
+};
+
+__device__ __forceinline__ ReductionNhwc reduction_nhwc(const ConvShape &cs, int k) {
+  int c, s;
+  const int rs = cs.div_c.divmod(k, c);
+  const int r = cs.div_s.divmod(rs, s);
+  ReductionNhwc red;
+  red.dy = r * cs.dil_h;
+  red.dx = s * cs.dil_w;
+  red.delta = (red.dy * cs.w + red.dx) * cs.c + c;
+  red.live = k < cs.c * cs.r * cs.s;
+  return red;
+}
+
+/// Copies reduction indices k .. k+7 of one im2col row (the pixel of `win`) to
+/// the 16 bytes at shared address `dst`; zero in the padding and past the end.
+///   kVec = true:  one cp.async (C % 8 == 0 and `x` 16-byte aligned: the 8
+///                 channels share one (r, s) and are contiguous).
+///   kVec = false: element loads, each with its own (r, s, c), one 16-byte store.
+template <bool kVec, typename T>
+__device__ __forceinline__ void load_im2col_nhwc_16(uint32_t dst, const T *x, const ConvShape &cs,
+                                                    const WindowNhwc &win,
+                                                    const ReductionNhwc &red, int k) {
+  if constexpr (kVec) {
+    const bool in = red.live && static_cast<unsigned>(win.h0 + red.dy) < static_cast<unsigned>(cs.h) &&
+                    static_cast<unsigned>(win.w0 + red.dx) < static_cast<unsigned>(cs.w);
+    cp_async_16(dst, in ? x + win.offset + red.delta : x, in);
+  } else {
+    using Bits = element_bits<T>;
+    union {
+      Bits e[8];
+      uint4 v;
+    } chunk;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const ReductionNhwc one = reduction_nhwc(cs, k + e);
+      const bool in = one.live &&
+                      static_cast<unsigned>(win.h0 + one.dy) < static_cast<unsigned>(cs.h) &&
+                      static_cast<unsigned>(win.w0 + one.dx) < static_cast<unsigned>(cs.w);
+      chunk.e[e] = in ? reinterpret_cast<const Bits *>(x)[win.offset + one.delta] : Bits(0);
+    }
+    st_shared_128(dst, chunk.v);
+  }
+}
+
+} // namespace sketch
+
+#endif // SKETCH_CONV_CUH

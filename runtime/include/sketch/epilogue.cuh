@@ -1,0 +1,54 @@
+// sketch/epilogue.cuh - the elementwise functions of sketch expressions, on f32.
+//
+// The generated epilogue code is a per-element expression over these (and
+// + - * /); each function is the one the contract names:
+//   relu(x)            max(x, 0)
+//   gelu(x)            x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))   -- the exact (erf) form,
+//                      as torch.nn.functional.gelu(x) with approximate='none'
+//   gelu_tanh(x)       0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (not used by
+//                      the compiler; for hand-written comparisons)
+//   silu(x)            x * sigmoid(x)
+//   sigmoid(x)         1 / (1 + exp(-x))
+//   tanh(x)            tanhf(x)
+//   leaky_relu(x, s)   x >= 0 ? x : s * x
+//   exp(x)             expf(x)
+//   max(a, b), min(a, b)
+// All use the accurate CUDA math functions (no --use_fast_math approximations),
+// so an f32 epilogue stays within 1e-6 relative of an f64 reference.
+#ifndef SKETCH_EPILOGUE_CUH
+#define SKETCH_EPILOGUE_CUH
+
+#include <cuda_runtime.h>
+
+namespace sketch {
+
+__device__ __forceinline__ float relu(float x) { return fmaxf(x, 0.0f); }
+
+__device__ __forceinline__ float gelu(float x) {
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+
+__device__ __forceinline__ float gelu_tanh(float x) {
+  float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + tanhf(inner));
+}
+
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+__device__ __forceinline__ float silu(float x) { return x * sigmoid(x); }
+
+__device__ __forceinline__ float tanh(float x) { return tanhf(x); }
+
+__device__ __forceinline__ float leaky_relu(float x, float slope) {
+  return x >= 0.0f ? x : slope * x;
+}
+
+__device__ __forceinline__ float exp(float x) { return expf(x); }
+
+__device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
+
+__device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
+
+} // namespace sketch
+
+#endif // SKETCH_EPILOGUE_CUH

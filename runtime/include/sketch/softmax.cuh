@@ -1,0 +1,256 @@
+// sketch/softmax.cuh - online softmax and the attention kernels' tile helpers.
+//
+// Register tiles here are arrays of m16n8k16 accumulator fragments,
+// float x[MT][NT][4] (see mma.cuh for the layout): MT tiles of 16 rows, NT
+// tiles of 8 columns. Lane 4*g + t holds, in x[m][n], rows g (elements 0, 1)
+// and g + 8 (elements 2, 3) of row tile m, columns 2t, 2t + 1 of column tile n.
+// So each thread holds two rows per row tile, and a row's values are spread
+// over the 4 lanes of one quad (lanes 4*g .. 4*g + 3).
+//
+//   swizzled_offset<COLS>(row, chunk)     byte offset of a 16-byte chunk in a
+//                                         [rows][COLS] b16 tile, XOR-swizzled
+//   copy_tile_async<ROWS, COLS, THREADS>  cp.async of a global [rows][COLS] tile
+//                                         into that swizzled layout, rows past
+//                                         `valid_rows` zero-filled
+//   fast_exp2(x)                          ex2.approx (2^x; 2^-inf = 0)
+//   quad_max / quad_sum                   reduce over the 4 lanes of a quad
+//   scale_tile(x, f)                      x *= f
+//   mask_tile(x, row0, col0, cols, causal)  -inf where col >= cols, or col > row
+//   online_softmax_step(s, row_max, row_sum, acc)
+//        s holds scores in log2 units; updates the running row max and sum,
+//        rescales the accumulator acc (and the sum) by 2^(old max - new max),
+//        and turns s into the unnormalized probabilities 2^(s - new max)
+//   online_softmax_finish(row_sum, acc)   sums the quad's partial row sums and
+//                                         divides acc by them (once, after the loop)
+//   reshape_c_to_a<T>(c0, c1, a)          two accumulator fragments (columns
+//                                         16k..16k+15) as one A fragment of the next MMA
+#ifndef SKETCH_SOFTMAX_CUH
+#define SKETCH_SOFTMAX_CUH
+
+#include "sketch/copy.cuh"
+#include "sketch/mma.cuh"
+
+#include <cstdint>
+#include <cuda_runtime.h>
+#include <math_constants.h>
+
+namespace sketch {
+
+/// Byte offset of 16-byte chunk `chunk` of row `row` in a row-major [rows][COLS]
+/// tile of 2-byte elements. Chunks are XOR-swizzled with the row's low 3 bits,
+/// so that 8 consecutive rows read at one column (ldmatrix) hit 8 different
+/// bank groups. COLS must be a multiple of 64 (8 chunks or more per row).
+template <int COLS>
+__device__ __forceinline__ uint32_t swizzled_offset(int row, int chunk) {
+  static_assert(COLS % 64 == 0, "swizzled tiles need rows of 8 chunks or more");
+  return uint32_t(row * COLS * 2 + ((chunk ^ (row & 7)) << 4));
+}
+
+/// A lane's ldmatrix address into a swizzled [rows][COLS] tile. The lane reads
+/// row `row` (its low 3 bits fixed for the whole tile walk: every step moves by
+/// multiples of 8 rows) and chunk `c + bit`, where c is even and known at
+/// compile time and `bit` is 0 or 1 per lane. Precomputing y = bit ^ (row & 7)
+/// leaves one constant XOR per load: chunk (c + bit) ^ (row & 7) = c ^ y.
+template <int COLS>
+struct SwizzledLane {
+  uint32_t row_addr; // shared address of the lane's row
+  uint32_t y;
+
+  __device__ __forceinline__ SwizzledLane(uint32_t tile, int row, int bit)
+      : row_addr(tile + uint32_t(row * COLS * 2)), y(uint32_t(bit ^ (row & 7))) {}
+
+  /// Address of chunk c (even) plus `rows` rows (a multiple of 8) and `bytes`
+  /// (a stage offset), for this lane.
+  __device__ __forceinline__ uint32_t at(int c, int rows = 0, uint32_t bytes = 0) const {
+    return row_addr + bytes + uint32_t(rows * COLS * 2) + uint32_t(c & ~7) * 16u +
+           ((uint32_t(c & 7) ^ y) << 4);
+  }
+};
+
+/// Asynchronous copy of rows [row0, row0 + ROWS) of a global row-major [*][COLS]
+/// matrix into the swizzled shared tile at `dst`; rows at or past `valid_rows`
+/// are zero-filled. All THREADS threads of the block take part: thread t copies
+/// chunk t % (COLS / 8) of rows t / (COLS / 8) + i * STEP, so its addresses move
+/// by constants (STEP is a multiple of 8 rows: the swizzle does not change).
+template <int ROWS, int COLS, int THREADS, typename T>
+__device__ __forceinline__ void copy_tile_async(uint32_t dst, const T *src, int row0,
+                                                int valid_rows) {
+  constexpr int kChunksPerRow = COLS / 8;
+  constexpr int kStep = THREADS / kChunksPerRow;
+  static_assert(THREADS % kChunksPerRow == 0 && kStep % 8 == 0 && ROWS % kStep == 0,
+                "tile rows must divide among the threads in steps of 8 rows");
+  const int row = threadIdx.x / kChunksPerRow, chunk = threadIdx.x % kChunksPerRow;
+  const uint32_t to = dst + swizzled_offset<COLS>(row, chunk);
+  const T *from = src + int64_t(row0 + row) * COLS + chunk * 8;
+  if (row0 + ROWS <= valid_rows) { // a whole tile: no predicates
+#pragma unroll
+    for (int i = 0; i < ROWS / kStep; ++i)
+      cp_async_16(to + i * kStep * COLS * 2, from + i * kStep * COLS, true);
+  } else {
+#pragma unroll
+    for (int i = 0; i < ROWS / kStep; ++i) {
+      bool inside = row0 + row + i * kStep < valid_rows;
+      cp_async_16(to + i * kStep * COLS * 2, inside ? from + i * kStep * COLS : src, inside);
+    }
+  }
+}
+
+/// 2^x with the hardware approximation (relative error about 2^-22); 2^-inf = +0.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+/// x *= factor, every element of the register tile.
+template <int MT, int NT>
+__device__ __forceinline__ void scale_tile(float (&x)[MT][NT][4], float factor) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        x[m][n][e] *= factor;
+}
+
+/// Sets to -inf the elements whose column is `cols` or more, and with `causal`
+/// those whose column exceeds their row (top-left aligned, as torch's is_causal).
+/// row0 / col0: the tile's first row and column (this warp's rows).
+template <int MT, int NT>
+__device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int row0, int col0, int cols,
+                                          bool causal) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        int row = row0 + m * 16 + lane / 4 + (e / 2) * 8;
+        int col = col0 + n * 8 + (lane % 4) * 2 + e % 2;
+        if (col >= cols || (causal && col > row))
+          x[m][n][e] = -CUDART_INF_F;
+      }
+}
+
+/// One step of the online softmax over a tile of scores `s` (log2 units).
+/// Per row: new max = max(old max, tile max); the accumulator and the running
+/// sum are rescaled by 2^(old - new); s becomes 2^(s - new max) and is added to
+/// the sum. Sums stay per-lane partial until online_softmax_finish.
+template <int MT, int NT, int NACC>
+__device__ __forceinline__ void online_softmax_step(float (&s)[MT][NT][4], float (&row_max)[MT][2],
+                                                    float (&row_sum)[MT][2],
+                                                    float (&acc)[MT][NACC][4]) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float tile_max = row_max[m][r];
+#pragma unroll
+      for (int n = 0; n < NT; ++n)
+        tile_max = fmaxf(tile_max, fmaxf(s[m][n][2 * r], s[m][n][2 * r + 1]));
+      const float new_max = quad_max(tile_max);
+      // A row with no unmasked score yet keeps max -inf: subtract 0 instead.
+      const float base = new_max == -CUDART_INF_F ? 0.0f : new_max;
+      const float correction = fast_exp2(row_max[m][r] - base);
+      row_max[m][r] = new_max;
+      float sum = row_sum[m][r] * correction;
+#pragma unroll
+      for (int n = 0; n < NACC; ++n) {
+        acc[m][n][2 * r] *= correction;
+        acc[m][n][2 * r + 1] *= correction;
+      }
+#pragma unroll
+      for (int n = 0; n < NT; ++n) {
+        s[m][n][2 * r] = fast_exp2(s[m][n][2 * r] - base);
+        s[m][n][2 * r + 1] = fast_exp2(s[m][n][2 * r + 1] - base);
+        sum += s[m][n][2 * r] + s[m][n][2 * r + 1];
+      }
+      row_sum[m][r] = sum;
+    }
+}
+
+/// After the loop: total row sums over the quad, then acc /= sum, one
+/// reciprocal per row. A row whose sum is 0 (no unmasked score) is left 0.
+template <int MT, int NACC>
+__device__ __forceinline__ void online_softmax_finish(float (&row_sum)[MT][2],
+                                                      float (&acc)[MT][NACC][4]) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float sum = quad_sum(row_sum[m][r]);
+      const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+      for (int n = 0; n < NACC; ++n) {
+        acc[m][n][2 * r] *= inverse;
+        acc[m][n][2 * r + 1] *= inverse;
+      }
+    }
+}
+
+/// Reshape from (MMA_C, ...) to (MMA_A, ...): the accumulator fragments of
+/// columns 16k..16k+7 (c0) and 16k+8..16k+15 (c1) are, rounded to T, exactly the
+/// A fragment of k-step k: a[0] = rows g, a[1] = rows g+8 of c0; a[2], a[3] of c1.
+template <typename T>
+__device__ __forceinline__ void reshape_c_to_a(const float (&c0)[4], const float (&c1)[4],
+                                               uint32_t (&a)[4]) {
+  a[0] = pack2<T>(c0[0], c0[1]);
+  a[1] = pack2<T>(c0[2], c0[3]);
+  a[2] = pack2<T>(c1[0], c1[1]);
+  a[3] = pack2<T>(c1[2], c1[3]);
+}
+
+/// Stores a register tile (rows of this warp starting at tile row `row0`) into
+/// the swizzled shared [rows][COLS] tile at `dst`, rounded to T.
+template <typename T, int COLS, int MT, int NT>
+__device__ __forceinline__ void store_tile_shared(uint32_t dst, int row0,
+                                                  const float (&x)[MT][NT][4]) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        int row = row0 + m * 16 + lane / 4 + r * 8;
+        uint32_t at = dst + swizzled_offset<COLS>(row, n) + (lane % 4) * 4;
+        st_shared_32(at, pack2<T>(x[m][n][2 * r], x[m][n][2 * r + 1]));
+      }
+}
+
+/// Copies ROWS rows of the swizzled shared tile at `src` (tile rows row0..)
+/// to global rows grow0.. of a row-major [*][COLS] matrix with 16-byte stores,
+/// skipping rows at or past `valid_rows`. The LANES lanes of one warp take part.
+template <int ROWS, int COLS, typename T>
+__device__ __forceinline__ void store_rows_global(T *dst, uint32_t src, int row0, int64_t grow0,
+                                                  int64_t valid_rows) {
+  constexpr int kChunksPerRow = COLS / 8;
+  constexpr int kChunks = ROWS * kChunksPerRow;
+  static_assert(kChunks % 32 == 0, "row chunks must divide among the lanes");
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < kChunks / 32; ++i) {
+    int id = i * 32 + lane;
+    int row = id / kChunksPerRow, chunk = id % kChunksPerRow;
+    if (grow0 + row < valid_rows) {
+      uint4 value = ld_shared_128(src + swizzled_offset<COLS>(row0 + row, chunk));
+      st_global_128(dst + (grow0 + row) * COLS + chunk * 8, value);
+    }
+  }
+}
+
+} // namespace sketch
+
+#endif // SKETCH_SOFTMAX_CUH

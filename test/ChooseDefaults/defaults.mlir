@@ -1,0 +1,115 @@
+// Tile sizes, warps and stages by problem kind, element type and target
+// (the table in docs/passes.md).
+// RUN: sketch-opt --sketch-choose-defaults %s | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: sketch-opt --sketch-choose-defaults="arch=sm_90a" %s | FileCheck %s --check-prefixes=CHECK,SM90
+// Choosing twice changes nothing.
+// RUN: sketch-opt --sketch-choose-defaults %s | sketch-opt --sketch-choose-defaults | FileCheck %s --check-prefixes=CHECK,SM80
+
+// f16 GEMM on tensor cores: 128x128x32, 4 warps, 3 stages (4 on sm_90a).
+// SM80: sketch.kernel @gemm_f16 attributes {stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @gemm_f16 attributes {stages = 4 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+sketch.kernel @gemm_f16 {
+  sketch.tensor "A" : f16 ["M", "K"]
+  sketch.tensor "B" : f16 ["K", "N"]
+  sketch.for "k" in "0" : "K" {
+    sketch.gemm "A", "B" -> "C" accumulate
+  }
+}
+
+// bf16 is treated as f16.
+// SM80: sketch.kernel @gemm_bf16 attributes {stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @gemm_bf16 attributes {stages = 4 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+sketch.kernel @gemm_bf16 {
+  sketch.tensor "A" : bf16 ["M", "K"]
+  sketch.tensor "B" : bf16 ["K", "N"]
+  sketch.for "k" in "0" : "K" {
+    sketch.gemm "A", "B" -> "C" accumulate
+  }
+}
+
+// f32 GEMM on CUDA cores: 128x128x8, 8 warps (8x8 per thread), double buffering.
+// CHECK: sketch.kernel @gemm_f32 attributes {stages = 2 : i64, tile_k = 8 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+sketch.kernel @gemm_f32 {
+  sketch.tensor "A" : f32 ["M", "K"]
+  sketch.tensor "B" : f32 ["K", "N"]
+  sketch.for "k" in "0" : "K" {
+    sketch.gemm "A", "B" -> "C" accumulate
+  }
+}
+
+// f32 convolution: as the f32 GEMM.
+// CHECK: sketch.kernel @conv_f32 attributes {stages = 2 : i64, tile_k = 8 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+sketch.kernel @conv_f32 {
+  sketch.tensor "In" : f32 ["N", "C", "H", "W"] layout nchw
+  sketch.tensor "Wei" : f32 ["K", "C", "R", "S"] layout kcrs
+  sketch.tensor "Out" : f32 ["N", "K", "P", "Q"] layout nchw
+  sketch.for "i" in "0" : "C*R*S" {
+    sketch.conv2d "In", "Wei" -> "Out" accumulate stride [1, 1] pad [1, 1] dilation [1, 1]
+  }
+}
+
+// f16 NHWC convolution: 128x128x32, 4 warps, 3 stages on both targets.
+// CHECK: sketch.kernel @conv_f16 attributes {stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+sketch.kernel @conv_f16 {
+  sketch.tensor "In" : f16 ["N", "H", "W", "C"] layout nhwc
+  sketch.tensor "Wei" : f16 ["K", "R", "S", "C"] layout krsc
+  sketch.tensor "Out" : f16 ["N", "P", "Q", "K"] layout nhwc
+  sketch.for "i" in "0" : "C*R*S" {
+    sketch.conv2d "In", "Wei" -> "Out" accumulate stride [1, 1] pad [1, 1] dilation [1, 1]
+  }
+}
+
+// b2b, N0 = 64 and N1 = 128: BN = N0; 4 warps split the rows only, each
+// keeping 16 rows of both accumulators (16 x 192 / 32 = 96 registers per
+// thread; 32 rows would need 192), so BM = 64.
+// CHECK: sketch.kernel @b2b attributes {stages = 3 : i64, tile_k = 32 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 4 : i64}
+sketch.kernel @b2b {
+  sketch.tensor "A0" : f16 ["M", "K0"]
+  sketch.tensor "B0" : f16 ["K0", "64"]
+  sketch.tensor "B1" : f16 ["64", "128"]
+  sketch.tensor "D1" : f16 ["M", "128"]
+  sketch.for "k" in "0" : "K0" {
+    sketch.gemm "A0", "B0" -> "D0" accumulate
+  }
+  sketch.for "n" in "0" : "64" {
+    sketch.gemm "D0", "B1" -> "D1" accumulate
+  }
+}
+
+// A narrow b2b (N0 = 32, N1 = 64): 32 rows per warp fit, so BM = 128.
+// CHECK: sketch.kernel @b2b_narrow attributes {stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 32 : i64, warps = 4 : i64}
+sketch.kernel @b2b_narrow {
+  sketch.tensor "A0" : f16 ["M", "K0"]
+  sketch.tensor "B0" : f16 ["K0", "32"]
+  sketch.tensor "B1" : f16 ["32", "64"]
+  sketch.for "k" in "0" : "K0" {
+    sketch.gemm "A0", "B0" -> "D0" accumulate
+  }
+  sketch.gemm "D0", "B1" -> "D1"
+}
+
+// Attention, head dimension 128: BM 128, BN 64, BK = 128, 8 warps, 2 stages.
+// CHECK: sketch.kernel @attention_d128 attributes {stages = 2 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 8 : i64}
+sketch.kernel @attention_d128 {
+  sketch.tensor "Q" : f16 ["B", "H", "S", "128"]
+  sketch.tensor "K" : f16 ["B", "H", "L", "128"]
+  sketch.tensor "V" : f16 ["B", "H", "L", "128"]
+  sketch.for "j" in "0" : "L" {
+    sketch.gemm "Q", "K" transposed -> "P"
+    sketch.softmax "P"
+    sketch.gemm "P", "V" -> "O" accumulate
+  }
+}
+
+// Head dimension 64: 4 warps.
+// CHECK: sketch.kernel @attention_d64 attributes {stages = 2 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
+sketch.kernel @attention_d64 {
+  sketch.tensor "Q" : f16 ["B", "H", "S", "64"]
+  sketch.tensor "K" : f16 ["B", "H", "S", "64"]
+  sketch.tensor "V" : f16 ["B", "H", "S", "64"]
+  sketch.for "j" in "0" : "S" {
+    sketch.gemm "Q", "K" transposed -> "P"
+    sketch.softmax "P"
+    sketch.gemm "P", "V" -> "O" accumulate
+  }
+}

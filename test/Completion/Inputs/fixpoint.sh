@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Completion is a fixpoint: for each FILE, with P1 = complete(FILE) printed as
+# a sketch and P2 = complete(P1), P2 is byte for byte P1, and the MLIR of the
+# two completions is identical.
+#   usage: fixpoint.sh TMP FILE...
+# Prints "ok FILE" or "FAIL FILE: why" per file; exits 1 if any failed.
+set -u
+tmp=$1
+shift
+mkdir -p "$tmp"
+failed=0
+
+fail() {
+  echo "FAIL $1: $2"
+  failed=1
+}
+
+for file in "$@"; do
+  base=$tmp/$(basename "$file" .sketch)
+  # sketchc picks the parser by extension, so every printed file ends in .sketch.
+  if ! sketchc "$file" --emit=sketch > "$base.1.sketch"; then
+    fail "$file" "does not complete"; continue
+  fi
+  if ! sketchc "$base.1.sketch" --emit=sketch > "$base.2.sketch"; then
+    fail "$file" "its completed form does not complete"; continue
+  fi
+  if ! diff -u "$base.1.sketch" "$base.2.sketch"; then
+    fail "$file" "completing the completed form changes it"; continue
+  fi
+  sketchc "$file" --emit=mlir > "$base.1.mlir"
+  sketchc "$base.1.sketch" --emit=mlir > "$base.2.mlir"
+  if ! diff -u "$base.1.mlir" "$base.2.mlir"; then
+    fail "$file" "the MLIR of the two completions differs"; continue
+  fi
+  echo "ok $file"
+done
+exit $failed

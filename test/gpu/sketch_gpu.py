@@ -1,0 +1,116 @@
+"""Helpers of the GPU tests and benchmarks: call generated host functions by name.
+
+kernel(name) returns a callable taking the host function's parameters as
+keyword arguments (tensor parameters as torch tensors or None, scalars as
+numbers, size symbols as ints); it fills in the stream and returns the
+cudaError_t as an int. The parameter list is read from the generated headers
+in SKETCH_GPU_GEN, so a test never repeats a signature.
+
+sketch_params(path) reads the kernel headers of a .sketch file: for each
+kernel, its parameters as (name, dtype, dims) with dims as symbol strings.
+"""
+import ctypes
+import glob
+import os
+import re
+
+import torch
+
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+CUDA_ERROR_INVALID_VALUE = 1
+
+_library = None
+_prototypes = None
+
+
+def library():
+    global _library
+    if _library is None:
+        _library = ctypes.CDLL(os.environ["SKETCH_GPU_LIB"])
+    return _library
+
+
+def prototypes():
+    """Host function name -> [(C type, parameter name)], from the generated headers."""
+    global _prototypes
+    if _prototypes is None:
+        _prototypes = {}
+        gen = os.environ.get("SKETCH_GPU_GEN", "")
+        for header in glob.glob(os.path.join(gen, "**", "*.h"), recursive=True):
+            with open(header) as f:
+                for m in re.finditer(r'extern "C" cudaError_t (\w+)\(([^)]*)\);', f.read()):
+                    params = []
+                    for p in m.group(2).split(","):
+                        p = p.strip()
+                        name = re.search(r"(\w+)$", p).group(1)
+                        params.append((p[: -len(name)].strip(), name))
+                    _prototypes[m.group(1)] = params
+    return _prototypes
+
+
+def _argument(ctype, value):
+    if ctype == "cudaStream_t":
+        return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    if ctype.endswith("*"):
+        return ctypes.c_void_p(None if value is None else value.data_ptr())
+    if ctype == "float":
+        return ctypes.c_float(value)
+    if ctype == "int32_t":
+        return ctypes.c_int32(value)
+    if ctype == "int64_t":
+        return ctypes.c_int64(value)
+    raise ValueError(f"unknown parameter type {ctype}")
+
+
+def kernel(name):
+    params = prototypes().get(name)
+    if params is None:
+        raise LookupError(f"no generated host function '{name}' (did sketchc fail on it?)")
+    fn = getattr(library(), name)
+    fn.restype = ctypes.c_int
+
+    def call(**values):
+        args = []
+        for ctype, pname in params:
+            if ctype != "cudaStream_t" and pname not in values:
+                raise TypeError(f"{name}: missing argument '{pname}'")
+            args.append(_argument(ctype, values.get(pname)))
+        return fn(*args)
+
+    call.params = params
+    return call
+
+
+def sketch_params(path):
+    """{kernel name: [(param, dtype, [dims])]} from the kernel headers of a sketch file."""
+    with open(path) as f:
+        text = re.sub(r"#[^\n]*", "", f.read())
+    kernels = {}
+    for m in re.finditer(r"kernel\s+(\w+)\s*\((.*?)\)\s*:", text, re.S):
+        params = []
+        for p in re.finditer(r"(\w+)\s*:\s*(\w+)(?:\s*\[([^\]]*)\])?", m.group(2)):
+            dims = [d.strip() for d in p.group(3).split(",")] if p.group(3) else []
+            params.append((p.group(1), p.group(2), dims))
+        kernels[m.group(1)] = params
+    return kernels
+
+
+def check_close(out, ref, rtol, atol_scale, what):
+    """Every element: |out - ref| <= rtol |ref| + atol_scale * rms(ref); all finite.
+
+    Raises AssertionError with the worst element; returns the normwise error."""
+    out = out.double()
+    assert torch.isfinite(out).all(), \
+        f"{what}: {(~torch.isfinite(out)).sum().item()} elements not finite (unwritten or NaN)"
+    rms = ref.pow(2).mean().sqrt().item() if ref.numel() else 0.0
+    err = (out - ref).abs()
+    limit = rtol * ref.abs() + atol_scale * max(rms, 1e-30)
+    bad = err > limit
+    norm = ((out - ref).norm() / max(ref.norm().item(), 1e-30)).item()
+    if bad.any():
+        index = torch.nonzero(bad)[0].tolist()
+        raise AssertionError(
+            f"{what}: {bad.sum().item()} of {ref.numel()} elements off; at {index} got "
+            f"{out[tuple(index)].item():.6g}, expected {ref[tuple(index)].item():.6g}; "
+            f"normwise error {norm:.3g}")
+    return norm
