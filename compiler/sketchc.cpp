@@ -129,9 +129,9 @@ mlir::OwningOpRef<mlir::ModuleOp> parseInput(llvm::SourceMgr &sourceMgr, llvm::S
 int compile(const DriverOptions &opts) {
   mlir::MLIRContext context;
   context.getOrLoadDialect<sketch::SketchDialect>();
-  context.allowUnregisteredDialects(false);
   // Errors point at sketch statements; the generic op dump would only add noise.
   context.printOpOnDiagnostic(false);
+  context.allowUnregisteredDialects(false);
 
   mlir::PassManager pm(&context);
   if (opts.emit == "cuda")

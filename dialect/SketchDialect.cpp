@@ -4,6 +4,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace sketch;
 
@@ -50,28 +52,52 @@ static void walkBefore(KernelOp kernel, Operation *stop,
   });
 }
 
-std::optional<MatrixShape> sketch::matrixShapeOf(KernelOp kernel, StringRef name,
-                                                 Operation *user) {
-  std::optional<MatrixShape> shape;
+namespace {
+/// Shapes already worked out in one matrixShapeOf query, by (user, name). Each
+/// GEMM asks for both operands, so without it a chain of n GEMMs would take
+/// 2^n walks.
+using MatrixShapeCache = std::map<std::pair<Operation *, std::string>, std::optional<MatrixShape>>;
+} // namespace
+
+static std::optional<MatrixShape> matrixShapeAt(KernelOp kernel, StringRef name, Operation *user,
+                                                MatrixShapeCache &cache) {
+  auto key = std::make_pair(user, name.str());
+  if (auto it = cache.find(key); it != cache.end())
+    return it->second;
+  // The parameters and GEMMs that define `name`; the last one with a known shape wins.
+  SmallVector<Operation *> definitions;
   walkBefore(kernel, user, [&](Operation *op) {
+    if (auto param = dyn_cast<TensorParamOp>(op); param && param.getName() == name)
+      definitions.push_back(op);
+    else if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getResult() == name)
+      definitions.push_back(op);
+  });
+  std::optional<MatrixShape> shape;
+  for (Operation *op : llvm::reverse(definitions)) {
     if (auto param = dyn_cast<TensorParamOp>(op)) {
       auto dims = param.getDims();
-      if (param.getName() == name && dims.size() >= 2)
+      if (dims.size() >= 2)
         shape = MatrixShape{cast<StringAttr>(dims[dims.size() - 2]).str(),
                             cast<StringAttr>(dims[dims.size() - 1]).str()};
-      return;
+    } else {
+      auto gemm = cast<GemmOp>(op);
+      auto lhs = matrixShapeAt(kernel, gemm.getLhs(), gemm, cache);
+      auto rhs = matrixShapeAt(kernel, gemm.getRhs(), gemm, cache);
+      if (lhs && rhs)
+        shape = MatrixShape{gemm.getLhsTransposed() ? lhs->cols : lhs->rows,
+                            gemm.getRhsTransposed() ? rhs->rows : rhs->cols};
     }
-    auto gemm = dyn_cast<GemmOp>(op);
-    if (!gemm || gemm.getResult() != name)
-      return;
-    auto lhs = matrixShapeOf(kernel, gemm.getLhs(), gemm);
-    auto rhs = matrixShapeOf(kernel, gemm.getRhs(), gemm);
-    if (!lhs || !rhs)
-      return;
-    shape = MatrixShape{gemm.getLhsTransposed() ? lhs->cols : lhs->rows,
-                        gemm.getRhsTransposed() ? rhs->rows : rhs->cols};
-  });
+    if (shape)
+      break;
+  }
+  cache[key] = shape;
   return shape;
+}
+
+std::optional<MatrixShape> sketch::matrixShapeOf(KernelOp kernel, StringRef name,
+                                                 Operation *user) {
+  MatrixShapeCache cache;
+  return matrixShapeAt(kernel, name, user, cache);
 }
 
 bool sketch::isRegisterTile(KernelOp kernel, StringRef name, Operation *user) {

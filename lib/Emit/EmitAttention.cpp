@@ -1,14 +1,14 @@
 //===- EmitAttention.cpp - attention kernels to CUDA ----------------------===//
 //
-// Two stages. matchAttention() recognizes, in the kernel's loop over keys,
+// Two stages. Matcher recognizes, in the kernel's loop over keys,
 //   GEMM Q, K^T -> P ; [scale / mask of P]... ; Softmax P ; GEMM P, V += O
-// and rewrites the softmax as an online one (AttentionPlan: what the kernel
-// needs to know, every unsupported form a located error). emitKernel() and
-// emitHost() then write the CUDA: one block per (BM query rows, leading
+// and plans the softmax as an online one (AttentionPlan: what the kernel
+// needs to know; every unsupported form is a located error). KernelWriter and
+// writeHost then write the CUDA: one block per (BM query rows, leading
 // indices of Q), each warp owning MT = BM / (16 * warps) row tiles of 16.
+// docs/backend.md, "Attention", describes the generated kernel.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Emit/EmitAttention.h"
 #include "lib/Emit/CudaWriter.h"
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
@@ -756,12 +756,6 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w) {
 }
 
 } // namespace
-
-bool sketch::isAttentionKernel(KernelOp kernel) {
-  bool found = false;
-  kernel.walk([&](SoftmaxOp) { found = true; });
-  return found;
-}
 
 KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions &options,
                                           CudaWriter &w) {

@@ -70,6 +70,24 @@ __device__ __forceinline__ void copy_tile_async(E *dst, const E *src, int64_t ld
   }
 }
 
+/// Asks L2 to fetch (and keep) rows row0 .. row0 + ROWS - 1 (COLS elements each) of a
+/// row-major matrix: a tile read much later (the final epilogue's) then comes from L2.
+template <int ROWS, int COLS, int THREADS, typename E>
+__device__ __forceinline__ void prefetch_tile_l2(const E *src, int64_t ld, int64_t row0,
+                                                 int64_t rows) {
+  constexpr int kLinesPerRow = (COLS * int(sizeof(E)) + 127) / 128;
+  constexpr int kLines = ROWS * kLinesPerRow;
+#pragma unroll
+  for (int i = 0; i < (kLines + THREADS - 1) / THREADS; ++i) {
+    const int line = i * THREADS + threadIdx.x;
+    const int r = line / kLinesPerRow;
+    if ((kLines % THREADS == 0 || line < kLines) && row0 + r < rows) {
+      const E *p = src + (row0 + r) * ld + line % kLinesPerRow * (128 / int(sizeof(E)));
+      asm volatile("prefetch.global.L2::evict_last [%0];\n" ::"l"(p));
+    }
+  }
+}
+
 /// Stores the ROWS x COLS shared tile `src` (SRC_LD elements a row) to rows row0..
 /// of a row-major matrix with 16-byte accesses; rows at or past `rows` are skipped.
 template <int ROWS, int COLS, int SRC_LD, int THREADS, typename E>
@@ -203,10 +221,12 @@ __device__ __forceinline__ void store_c(E *tile, const float (&c)[MT][NT][4], in
 /// Local names of the generated kernel; a parameter spelled like one of them is renamed.
 const char *const kLocals[] = {"lane", "warp", "warp_row", "m0", "row", "col", "v", "out",
                                "acc0", "acc1", "d0_a", "k_tiles", "stage", "kt", "next", "nc",
-                               "c", "h", "j", "mt", "nt", "i", "s", "smem", "m_size", "k0_size", "col0",
-                               "a0_s", "b0_s", "b1_s", "d0_s", "out_s", "b1_tile", "load_k_tile", "error",
+                               "c", "h", "j", "mt", "nt", "i", "s", "t", "pass", "smem", "m_size", "k0_size", "col0",
+                               "a0_s", "b0_s", "b1_s", "d0_s", "out_s", "b1_tile", "tiles",
+                               "tile", "has_next", "next_m0", "load_epilogue_tiles", "device",
+                               "sms", "per_sm", "load_k_tile", "error",
                                "blocks", "stream", "T0", "T1", "BM", "WM", "MT", "N0", "N1",
-                               "NC", "BK0", "BK1", "kStages", "kThreads", "kB1Chunks",
+                               "NC", "NC1", "kB1Passes", "kB1Tiles", "BK0", "BK1", "kStages", "kThreads", "kB1Chunks",
                                "kB1Buffers", "A0_LD", "B0_LD", "B1_LD", "D0_LD", "OUT_LD",
                                "kSmemA0", "kSmemB0", "kSmemB1", "kSmemD0", "kSmemOut",
                                "kSmemBytes"};
@@ -327,20 +347,25 @@ private:
     w.line(formatv("constexpr int N0 = {0}, N1 = {1}; // widths of {2} and {3}", plan.n0, plan.n1,
                    plan.d0, plan.d1)
                .str());
-    w.line(formatv("constexpr int NC = {0}; // GEMM-I columns per pass", plan.chunkN0).str());
+    w.line(formatv("constexpr int NC = {0}, NC1 = {1}; // columns per pass of GEMM-I and GEMM-II",
+                   plan.chunkN0, plan.chunkN1)
+               .str());
     w.line(formatv("constexpr int BK0 = {0}, BK1 = {1}; // stage depths of GEMM-I (K0) and "
                    "GEMM-II (rows of {2})",
                    plan.tileK0, plan.tileK1, plan.b1.getName())
                .str());
     w.line(formatv("constexpr int kStages = {0};", plan.stages).str());
-    w.line(formatv("constexpr int kB1Chunks = {0}, kB1Buffers = {1}; // {2}", plan.b1Chunks(),
-                   plan.b1Buffers,
-                   plan.b1Resident ? "all of " + plan.b1.getName().str() + " stays in shared memory"
-                                   : plan.b1.getName().str() + " streams through shared memory")
+    w.line(formatv("constexpr int kB1Chunks = N0 / BK1, kB1Passes = N1 / NC1, kB1Tiles = "
+                   "kB1Chunks * kB1Passes;")
+               .str());
+    w.line(formatv("constexpr int kB1Buffers = {0}; // {1}", plan.b1Buffers,
+                   plan.b1Resident
+                       ? "all of " + plan.b1.getName().str() + " stays in shared memory"
+                       : plan.b1.getName().str() + " streams through shared memory, BK1 x NC1 tiles")
                .str());
     w.comment("Shared rows (elements), padded by 16 bytes: conflict-free ldmatrix and cp.async.");
     w.line(formatv("constexpr int A0_LD = {0}, B0_LD = {1}, B1_LD = {2};", ldOf(plan.tileK0, 2),
-                   ldOf(plan.chunkN0, 2), ldOf(plan.n1, 2))
+                   ldOf(plan.chunkN0, 2), ldOf(plan.chunkN1, 2))
                .str());
     if (staged())
       w.line(formatv("constexpr int D0_LD = {0};", ldOf(plan.n0, 2)).str());
@@ -374,7 +399,10 @@ private:
   }
 
   LogicalResult emitKernel() {
-    w.line("__global__ void __launch_bounds__(" + ns + "::kThreads, 1)");
+    w.line("#ifndef SKETCH_B2B_MIN_BLOCKS");
+    w.line("#define SKETCH_B2B_MIN_BLOCKS 1 // blocks per SM ptxas must fit (1: registers unbounded)");
+    w.line("#endif");
+    w.line("__global__ void __launch_bounds__(" + ns + "::kThreads, SKETCH_B2B_MIN_BLOCKS)");
     CudaWriter::Block fn(w, kernelName + "(" + kernelParams() + ")");
     w.line("using namespace " + ns + ";");
     w.line("extern __shared__ __align__(128) unsigned char smem[];");
@@ -393,10 +421,14 @@ private:
                .str());
     w.line("const int lane = threadIdx.x & 31;");
     w.line("const int warp_row = (threadIdx.x >> 5) * WM; // this warp's first row in the block");
-    w.line("const int64_t m0 = int64_t(blockIdx.x) * BM;  // the block's first row");
+    if (!plan.persistent)
+      w.line("const int64_t m0 = int64_t(blockIdx.x) * BM;  // the block's first row");
     w.line("const int64_t m_size = " + size(plan.m) + ";  // rows of " + plan.a0.getName().str());
     w.line("const int64_t k0_size = " + size(plan.k0) + "; // columns of " + plan.a0.getName().str());
     w.line();
+    if (plan.persistent)
+      return emitPersistentBody();
+    emitEpiloguePrefetch();
     emitB1Prologue();
     w.line();
     if (failed(emitFirstGemm()))
@@ -408,16 +440,128 @@ private:
       return failure();
     if (!staged())
       emitReshape();
-    emitSecondGemm();
-    w.line();
-    return emitFinalEpilogue();
+    return emitSecondGemm();
   }
 
-  std::string copyB1Chunk(const std::string &chunk, const std::string &buffer) const {
-    return formatv("sketch_b2b::copy_tile_async<BK1, N1, B1_LD, kThreads>(b1_s + ({1}) * (BK1 * "
-                   "B1_LD), {0}, N1, ({2}) * BK1, N0, 0, N1);",
-                   ident(plan.b1.getName()), buffer, chunk)
+  /// The kernel of persistent blocks: each takes row tiles blockIdx.x, + gridDim.x, ...
+  /// and starts loading the next tile (its first K0 stages, then its epilogue tiles)
+  /// while it finishes the current one, so that A0 keeps streaming.
+  LogicalResult emitPersistentBody() {
+    w.line("const int64_t tiles = sketch::ceil_div(m_size, BM); // row tiles");
+    w.line("const int64_t k_tiles = sketch::ceil_div(k0_size, BK0);");
+    w.line("const int nc = 0; // one pass: NC == N0");
+    emitLoadKTile("int64_t row0, int64_t kt", "row0", "kt");
+    w.open("auto load_epilogue_tiles = [&](int64_t row0)");
+    for (const EpilogueInput &input : plan.afterInputs)
+      if (input.broadcast == Broadcast::full)
+        w.line(formatv("sketch_b2b::copy_tile_async<BM, N1, LD_{0}, kThreads>({0}_s, {0}, N1, row0, "
+                       "m_size, 0, N1);",
+                       ident(input.name))
+                   .str());
+    w.close(";");
+    w.line();
+    emitB1Prologue();
+    w.comment("The first tile's first stages and epilogue tiles.");
+    w.line("int64_t tile = blockIdx.x;");
+    emitKPrologue("tile * BM", "true");
+    w.line("load_epilogue_tiles(tile * BM);");
+    w.line("sketch::cp_async_commit();");
+    w.line();
+    w.line("#pragma unroll 1");
+    w.open("for (; tile < tiles; tile += gridDim.x)");
+    w.line("const int64_t m0 = tile * BM; // the tile's first row");
+    w.line("const bool has_next = tile + gridDim.x < tiles;");
+    w.line("const int64_t next_m0 = (tile + gridDim.x) * BM;");
+    w.comment(formatv("GEMM-I: {0} = {1} . {2}, K0 in tiles of BK0 through a {3}-stage cp.async "
+                      "pipeline.",
+                      plan.d0, plan.a0.getName(), plan.b0.getName(), plan.stages)
+                  .str());
+    w.line("float acc0[MT][NC / 8][4] = {};");
+    emitKLoop("m0");
+    w.line("__syncthreads(); // every warp is done with the pipeline buffers");
+    w.comment("The next tile's first stages load during this tile's GEMM-II and epilogue.");
+    emitKPrologue("next_m0", "has_next");
+    w.line();
+    if (failed(emitBetween("acc0", "0")))
+      return failure();
+    emitReshape();
+    w.comment(formatv("GEMM-II: {0} = {1} . {2}, {3} rows of {2} at a time.", plan.d1, plan.d0,
+                      plan.b1.getName(), plan.tileK1)
+                  .str());
+    w.line("sketch::cp_async_wait<kStages - 1>(); // " + plan.b1.getName().str() +
+           " and this tile's epilogue tiles have landed");
+    w.line("__syncthreads();");
+    if (failed(emitRegisterSecondGemm(true)))
+      return failure();
+    w.line("__syncthreads();");
+    w.comment("Copy " + plan.d1 +
+              " from register to global: whole rows with 16-byte stores; rows past M are skipped.");
+    w.line(formatv("sketch_b2b::store_tile<BM, N1, OUT_LD, kThreads>({0}, N1, m0, m_size, out_s);",
+                   ident(plan.out.getName()))
+               .str());
+    w.line("__syncthreads(); // the staging tile is read: the next epilogue tiles may replace it");
+    w.line("if (has_next)");
+    w.line("  load_epilogue_tiles(next_m0);");
+    w.line("sketch::cp_async_commit();");
+    w.close();
+    return success();
+  }
+
+  /// The first kStages - 1 K0 tiles of the row tile at `row0`, when `when`.
+  void emitKPrologue(StringRef row0, StringRef when) {
+    w.line("#pragma unroll");
+    w.open("for (int s = 0; s < kStages - 1; ++s)");
+    w.line(when == "true" ? std::string("if (s < k_tiles)") : ("if (" + when + " && s < k_tiles)").str());
+    w.line(("  load_k_tile(" + row0 + ", s, s);").str());
+    w.line("sketch::cp_async_commit();");
+    w.close();
+  }
+
+  /// The K0 loop of GEMM-I for the row tile at `row0`, its first stages already asked for.
+  void emitKLoop(StringRef row0) {
+    std::string mma = "sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
+                      "b0_s + stage * (BK0 * B0_LD), warp_row, lane);";
+    if (plan.stages == 1) {
+      w.open("for (int64_t kt = 0; kt < k_tiles; ++kt)");
+      w.line("const int stage = kStages - 1; // the one buffer");
+      w.line(("load_k_tile(" + row0 + ", kt, stage);").str());
+      w.line("sketch::cp_async_commit();");
+      w.line("sketch::cp_async_wait<0>();");
+      w.line("__syncthreads();");
+      w.line(mma);
+      w.line("__syncthreads(); // the next tile overwrites this one");
+      w.close();
+      return;
+    }
+    w.line("int stage = 0;");
+    w.open("for (int64_t kt = 0; kt < k_tiles; ++kt)");
+    w.line("sketch::cp_async_wait<kStages - 2>(); // tile kt has landed");
+    w.line("__syncthreads();                      // ... for every thread; stage kt - 1 is free");
+    w.line("const int64_t next = kt + kStages - 1;");
+    w.line("if (next < k_tiles)");
+    w.line(("  load_k_tile(" + row0 + ", next, (stage + kStages - 1) % kStages);").str());
+    w.line("sketch::cp_async_commit();");
+    w.line(mma);
+    w.line("stage = (stage + 1) % kStages;");
+    w.close();
+  }
+
+  /// Copies B1 tile `tile` (rows chunk * BK1.., columns pass * NC1..) into buffer `buffer`.
+  std::string copyB1Tile(const std::string &tile, const std::string &buffer) const {
+    return formatv("sketch_b2b::copy_tile_async<BK1, NC1, B1_LD, kThreads>(b1_s + ({1}) * (BK1 * "
+                   "B1_LD), {0} + ({2}) / kB1Chunks * NC1, N1, ({2}) % kB1Chunks * BK1, N0, 0, NC1);",
+                   ident(plan.b1.getName()), buffer, tile)
         .str();
+  }
+
+  /// L2 prefetches of the tiles the final epilogue reads (loaded after GEMM-I).
+  void emitEpiloguePrefetch() {
+    for (const EpilogueInput &input : plan.afterInputs)
+      if (input.broadcast == Broadcast::full)
+        w.line(formatv("sketch_b2b::prefetch_tile_l2<BM, N1, kThreads>({0}, N1, m0, m_size); // "
+                       "for the final epilogue",
+                       ident(input.name))
+                   .str());
   }
 
   void emitB1Prologue() {
@@ -425,85 +569,110 @@ private:
       w.comment("All of " + plan.b1.getName().str() +
                 " (GEMM-II's B), loaded once; every block reads it (from L2).");
       w.line("#pragma unroll");
-      w.open("for (int c = 0; c < kB1Chunks; ++c)");
-      w.line(copyB1Chunk("c", "c"));
+      w.open("for (int t = 0; t < kB1Tiles; ++t)");
+      w.line(copyB1Tile("t", "t"));
       w.close();
     } else {
-      w.comment("The first kB1Buffers - 1 chunks of " + plan.b1.getName().str() +
+      w.comment("The first kB1Buffers - 1 tiles of " + plan.b1.getName().str() +
                 " (GEMM-II's B); the rest stream in during GEMM-II.");
       w.line("#pragma unroll");
-      w.open("for (int c = 0; c < kB1Buffers - 1; ++c)");
-      w.line(copyB1Chunk("c", "c"));
+      w.open("for (int t = 0; t < kB1Buffers - 1; ++t)");
+      w.line(copyB1Tile("t", "t"));
       w.close();
     }
     w.line("sketch::cp_async_commit();");
   }
 
   LogicalResult emitFirstGemm() {
-    std::string a0 = ident(plan.a0.getName()), b0 = ident(plan.b0.getName());
     w.comment(formatv("GEMM-I: {0} = {1} . {2}, K0 in tiles of BK0 through a {3}-stage cp.async "
                       "pipeline.",
                       plan.d0, plan.a0.getName(), plan.b0.getName(), plan.stages)
                   .str());
+    if (staged())
+      return emitStagedFirstGemm();
     w.line("const int64_t k_tiles = sketch::ceil_div(k0_size, BK0);");
-    if (staged()) {
-      w.line("#pragma unroll 1");
-      w.open("for (int nc = 0; nc < N0; nc += NC)");
-    } else {
-      w.line("const int nc = 0; // one pass: NC == N0");
-    }
+    w.line("const int nc = 0; // one pass: NC == N0");
     w.line("float acc0[MT][NC / 8][4] = {};");
-    w.open("auto load_k_tile = [&](int64_t kt, int stage)");
+    emitLoadKTile("int64_t row0, int64_t kt", "row0", "kt");
+    emitKPrologue("m0", "true");
+    emitKLoop("m0");
+    w.line("__syncthreads(); // every warp is done with the pipeline buffers");
+    return success();
+  }
+
+  /// `auto load_k_tile = [&](PARAMS, int stage)`: A0 and B0 tiles into a stage.
+  void emitLoadKTile(StringRef params, StringRef row0, StringRef kt, StringRef prelude = "") {
+    w.open(("auto load_k_tile = [&](" + params + ", int stage)").str());
+    if (!prelude.empty())
+      w.line(prelude);
     w.line(formatv("sketch_b2b::copy_tile_async<BM, BK0, A0_LD, kThreads>(a0_s + stage * (BM * "
-                   "A0_LD), {0}, k0_size, m0, m_size, kt * BK0, k0_size);",
-                   a0)
+                   "A0_LD), {0}, k0_size, {1}, m_size, ({2}) * BK0, k0_size);",
+                   ident(plan.a0.getName()), row0, kt)
                .str());
     w.line(formatv("sketch_b2b::copy_tile_async<BK0, NC, B0_LD, kThreads>(b0_s + stage * (BK0 * "
-                   "B0_LD), {0} + nc, N0, kt * BK0, k0_size, 0, NC);",
-                   b0)
+                   "B0_LD), {0} + nc, N0, ({1}) * BK0, k0_size, 0, NC);",
+                   ident(plan.b0.getName()), kt)
                .str());
     w.close(";");
+  }
+
+  /// Staged D0: one pipeline over the (column chunk, K0 tile) steps, so that the next
+  /// chunk's first tiles load while a chunk ends; each chunk, after the epilogue,
+  /// goes to the shared tile.
+  LogicalResult emitStagedFirstGemm() {
+    w.line("const int64_t k_tiles = sketch::ceil_div(k0_size, BK0);");
+    w.line("const int64_t k_steps = k_tiles > 0 ? k_tiles : 1; // K0 = 0 still writes D0");
+    w.line("const int64_t steps = k_steps * (N0 / NC);           // (chunk, K0 tile) pairs");
+    w.line("float acc0[MT][NC / 8][4];");
+    emitLoadKTile("int64_t u", "m0", "u % k_steps", "const int nc = int(u / k_steps) * NC;");
     std::string mma = "sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
                       "b0_s + stage * (BK0 * B0_LD), warp_row, lane);";
-    if (plan.stages == 1) {
-      w.open("for (int64_t kt = 0; kt < k_tiles; ++kt)");
-      w.line("const int stage = 0;");
-      w.line("load_k_tile(kt, stage);");
-      w.line("sketch::cp_async_commit();");
-      w.line("sketch::cp_async_wait<0>();");
-      w.line("__syncthreads();");
-      w.line(mma);
-      w.line("__syncthreads(); // the next tile overwrites this one");
-      w.close();
-    } else {
+    if (plan.stages > 1) {
       w.line("#pragma unroll");
       w.open("for (int s = 0; s < kStages - 1; ++s)");
-      w.line("if (s < k_tiles)");
+      w.line("if (s < steps)");
       w.line("  load_k_tile(s, s);");
       w.line("sketch::cp_async_commit();");
       w.close();
       w.line("int stage = 0;");
-      w.open("for (int64_t kt = 0; kt < k_tiles; ++kt)");
-      w.line("sketch::cp_async_wait<kStages - 2>(); // tile kt has landed");
-      w.line("__syncthreads();                      // ... for every thread; stage kt - 1 is free");
-      w.line("const int64_t next = kt + kStages - 1;");
-      w.line("if (next < k_tiles)");
-      w.line("  load_k_tile(next, (stage + kStages - 1) % kStages);");
+    }
+    w.line("#pragma unroll 1");
+    w.open("for (int64_t u = 0; u < steps; ++u)");
+    w.line("const int64_t kt = u % k_steps;");
+    w.line("const int nc = int(u / k_steps) * NC; // this chunk's first column of " + plan.d0);
+    if (plan.stages == 1) {
+      w.line("const int stage = kStages - 1; // the one buffer");
+      w.line("load_k_tile(u, stage);");
       w.line("sketch::cp_async_commit();");
-      w.line(mma);
-      w.line("stage = (stage + 1) % kStages;");
-      w.close();
-    }
-    if (staged()) {
-      if (failed(emitBetween("acc0", "nc")))
-        return failure();
-      w.comment("Staging: this chunk of " + plan.d0 + ", rounded to T1, into the shared tile.");
-      w.line("sketch_b2b::store_c<D0_LD, T1>(d0_s, acc0, warp_row, nc, lane);");
-      w.line("__syncthreads(); // every warp is done with the pipeline buffers");
-      w.close();
+      w.line("sketch::cp_async_wait<0>();");
+      w.line("__syncthreads();");
     } else {
-      w.line("__syncthreads(); // every warp is done with the pipeline buffers");
+      w.line("sketch::cp_async_wait<kStages - 2>(); // step u has landed");
+      w.line("__syncthreads();                      // ... for every thread; stage u - 1 is free");
+      w.line("if (u + kStages - 1 < steps)");
+      w.line("  load_k_tile(u + kStages - 1, (stage + kStages - 1) % kStages);");
+      w.line("sketch::cp_async_commit();");
     }
+    w.open("if (kt == 0)");
+    w.line("#pragma unroll");
+    w.line("for (int mt = 0; mt < MT; ++mt)");
+    w.line("  #pragma unroll");
+    w.line("  for (int nt = 0; nt < NC / 8; ++nt)");
+    w.line("    acc0[mt][nt][0] = acc0[mt][nt][1] = acc0[mt][nt][2] = acc0[mt][nt][3] = 0.0f;");
+    w.close();
+    w.line(mma);
+    if (plan.stages == 1)
+      w.line("__syncthreads(); // the next step overwrites this stage");
+    else
+      w.line("stage = (stage + 1) % kStages;");
+    w.open("if (kt == k_steps - 1)");
+    if (failed(emitBetween("acc0", "nc")))
+      return failure();
+    w.comment("Staging: this chunk of " + plan.d0 + ", rounded to T1, into the shared tile.");
+    w.line("sketch_b2b::store_c<D0_LD, T1>(d0_s, acc0, warp_row, nc, lane);");
+    w.close();
+    w.close();
+    w.line("__syncthreads(); // every warp is done with the pipeline buffers; D0 is complete");
     return success();
   }
 
@@ -702,47 +871,97 @@ private:
     w.line();
   }
 
-  void emitSecondGemm() {
-    w.comment(formatv("GEMM-II: {0} = {1} . {2}, {3} rows of {2} at a time.", plan.d1, plan.d0,
-                      plan.b1.getName(), plan.tileK1)
-                  .str());
-    w.line("float acc1[MT][N1 / 8][4] = {};");
-    w.line("sketch::cp_async_wait<1>(); // " + plan.b1.getName().str() +
-           "'s first chunks have landed (the epilogue tiles may be in flight)");
-    w.line("__syncthreads();");
-    w.line("#pragma unroll");
-    w.open("for (int c = 0; c < kB1Chunks; ++c)");
-    if (!plan.b1Resident) {
-      w.open("if (c >= kB1Buffers - 1)");
-      w.line("sketch::cp_async_wait<kB1Buffers - 2>(); // chunk c has landed");
-      w.line("__syncthreads();                         // ... and chunk c - 1 is consumed");
-      w.close();
-      w.line("if (c + kB1Buffers - 1 < kB1Chunks)");
-      w.line("  " + copyB1Chunk("c + kB1Buffers - 1", "(c + kB1Buffers - 1) % kB1Buffers"));
-      w.line("sketch::cp_async_commit();");
-    }
-    w.line("const T1 *b1_tile = b1_s + (c % kB1Buffers) * (BK1 * B1_LD);");
-    if (staged())
-      w.line("sketch_b2b::warp_mma<BK1, D0_LD, B1_LD>(acc1, d0_s + c * BK1, b1_tile, warp_row, "
-             "lane);");
-    else
-      w.line("sketch_b2b::warp_mma_a_regs<BK1, B1_LD>(acc1, d0_a, c * (BK1 / 16), b1_tile, lane);");
+  /// Waits for B1 tile t when it streams, and asks for tile t + kB1Buffers - 1.
+  void emitB1Refill() {
+    if (plan.b1Resident)
+      return;
+    w.open("if (t > 0)");
+    w.line("sketch::cp_async_wait<kB1Buffers - 2>(); // tile t has landed");
+    w.line("__syncthreads(); // ... and every warp is done with tile t - 1, whose buffer is refilled");
     w.close();
+    w.line("if (t + kB1Buffers - 1 < kB1Tiles)");
+    w.line("  " + copyB1Tile("t + kB1Buffers - 1", "(t + kB1Buffers - 1) % kB1Buffers"));
+    w.line("sketch::cp_async_commit();");
   }
 
-  LogicalResult emitFinalEpilogue() {
-    w.line("sketch::cp_async_wait<0>(); // the epilogue tiles have landed");
+  LogicalResult emitSecondGemm() {
+    w.comment(formatv("GEMM-II: {0} = {1} . {2}, {3} rows of {2} at a time{4}.", plan.d1, plan.d0,
+                      plan.b1.getName(), plan.tileK1,
+                      staged() ? ", NC1 columns of " + plan.d1 + " a pass" : std::string())
+                  .str());
+    w.line("sketch::cp_async_wait<1>(); // " + plan.b1.getName().str() +
+           "'s first tiles have landed (the epilogue tiles may be in flight)");
     w.line("__syncthreads();");
+    if (!staged()) {
+      if (failed(emitRegisterSecondGemm(false)))
+        return failure();
+    } else {
+      // A stays a loop over (pass, chunk) tiles; the epilogue ends each pass.
+      w.line("float acc1[MT][NC1 / 8][4];");
+      w.line("#pragma unroll 1");
+      w.open("for (int t = 0; t < kB1Tiles; ++t)");
+      w.line("const int pass = t / kB1Chunks, c = t % kB1Chunks;");
+      emitB1Refill();
+      w.open("if (c == 0)");
+      w.line("#pragma unroll");
+      w.line("for (int mt = 0; mt < MT; ++mt)");
+      w.line("  #pragma unroll");
+      w.line("  for (int nt = 0; nt < NC1 / 8; ++nt)");
+      w.line("    acc1[mt][nt][0] = acc1[mt][nt][1] = acc1[mt][nt][2] = acc1[mt][nt][3] = 0.0f;");
+      w.close();
+      w.line("const T1 *b1_tile = b1_s + (t % kB1Buffers) * (BK1 * B1_LD);");
+      w.line("sketch_b2b::warp_mma<BK1, D0_LD, B1_LD>(acc1, d0_s + c * BK1, b1_tile, warp_row, "
+             "lane);");
+      w.open("if (c == kB1Chunks - 1)");
+      w.line("sketch::cp_async_wait<0>(); // the epilogue tiles have landed");
+      w.line("__syncthreads();");
+      if (failed(emitSecondEpilogue("pass * NC1")))
+        return failure();
+      w.close();
+      w.close();
+    }
+    w.line("__syncthreads();");
+    w.comment("Copy " + plan.d1 +
+              " from register to global: whole rows with 16-byte stores; rows past M are skipped.");
+    w.line(formatv("sketch_b2b::store_tile<BM, N1, OUT_LD, kThreads>({0}, N1, m0, m_size, out_s);",
+                   ident(plan.out.getName()))
+               .str());
+    return success();
+  }
+
+  /// GEMM-II with D0's A fragments in registers (indexed by the chunk: the loop
+  /// unrolls), then the epilogue. `tilesReady`: the epilogue tiles were waited for.
+  LogicalResult emitRegisterSecondGemm(bool tilesReady) {
+    auto waitTiles = [&] {
+      if (tilesReady)
+        return;
+      w.line("sketch::cp_async_wait<0>(); // the epilogue tiles have landed");
+      w.line("__syncthreads();");
+    };
+    // Registers: one pass (NC1 == N1).
+    w.line("float acc1[MT][NC1 / 8][4] = {};");
+    w.line("#pragma unroll");
+    w.open("for (int t = 0; t < kB1Tiles; ++t)");
+    emitB1Refill();
+    w.line("const T1 *b1_tile = b1_s + (t % kB1Buffers) * (BK1 * B1_LD);");
+    w.line("sketch_b2b::warp_mma_a_regs<BK1, B1_LD>(acc1, d0_a, t * (BK1 / 16), b1_tile, lane);");
+    w.close();
+    waitTiles();
+    return emitSecondEpilogue("0");
+  }
+
+  /// The statements on D1 for columns `col0` .. col0 + NC1 - 1, rounded into the staging tile.
+  LogicalResult emitSecondEpilogue(StringRef colOffset) {
     w.comment("Epilogue of GEMM-II on the accumulators, rounded into the staging tile (pairs "
               "of columns).");
     w.line("#pragma unroll");
     w.open("for (int mt = 0; mt < MT; ++mt)");
     w.line("#pragma unroll");
-    w.open("for (int nt = 0; nt < N1 / 8; ++nt)");
+    w.open("for (int nt = 0; nt < NC1 / 8; ++nt)");
     w.line("#pragma unroll");
     w.open("for (int h = 0; h < 2; ++h)");
     w.line("const int row = warp_row + mt * 16 + (lane >> 2) + h * 8; // in the block");
-    w.line("const int col0 = nt * 8 + (lane & 3) * 2;");
+    w.line(("const int col0 = " + colOffset + " + nt * 8 + (lane & 3) * 2;").str());
     w.line("float out[2];");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < 2; ++j)");
@@ -765,12 +984,6 @@ private:
     w.close();
     w.close();
     w.close();
-    w.line("__syncthreads();");
-    w.comment("Copy " + plan.d1 +
-              " from register to global: whole rows with 16-byte stores; rows past M are skipped.");
-    w.line(formatv("sketch_b2b::store_tile<BM, N1, OUT_LD, kThreads>({0}, N1, m0, m_size, out_s);",
-                   ident(plan.out.getName()))
-               .str());
     return success();
   }
 
@@ -806,12 +1019,24 @@ private:
                    param.cname + ", 16)";
     w.line("if (" + aligned + ")");
     w.line("  return cudaErrorInvalidValue; // 16-byte vector accesses");
-    w.line("const int64_t blocks = sketch::ceil_div(m_size, BM);");
+    w.line("int64_t blocks = sketch::ceil_div(m_size, BM);");
     w.line("if (blocks > 2147483647)");
     w.line("  return cudaErrorInvalidValue;");
     w.line("cudaError_t error = sketch::allow_dynamic_smem(" + kernelName + ", kSmemBytes);");
     w.line("if (error != cudaSuccess)");
     w.line("  return error;");
+    if (plan.persistent) {
+      w.comment("Persistent blocks: as many as fit the GPU at once, each looping over row tiles.");
+      w.line("int device = 0, sms = 0, per_sm = 0;");
+      w.line("if ((error = cudaGetDevice(&device)) != cudaSuccess ||");
+      w.line("    (error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != "
+             "cudaSuccess ||");
+      w.line("    (error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, " + kernelName +
+             ", kThreads, kSmemBytes)) != cudaSuccess)");
+      w.line("  return error;");
+      w.line("if (per_sm > 0 && blocks > int64_t(per_sm) * sms)");
+      w.line("  blocks = int64_t(per_sm) * sms;");
+    }
     w.line(kernelName + "<<<dim3(unsigned(blocks)), kThreads, kSmemBytes, stream>>>(" + kernelArgumentList(sig) +
            ");");
     w.line("return cudaGetLastError();");

@@ -24,8 +24,6 @@
 #include "lib/Passes/BackendPlan.h"
 #include "lib/Passes/SketchAnalysis.h"
 
-#include "llvm/ADT/StringExtras.h"
-
 using namespace mlir;
 
 namespace sketch {
@@ -65,12 +63,8 @@ struct ConvPlan {
   std::string accumulator;
   llvm::StringMap<ConvOperandKind> operandKinds;
   plan::StagingBuffer staging;
+  bool stagedEpilogue = false; // sketch.epilogue_mode = "staged" (tensor-core path)
 };
-
-bool isIdentifier(StringRef text) {
-  return !text.empty() && (llvm::isAlpha(text[0]) || text[0] == '_') &&
-         llvm::all_of(text, [](char ch) { return llvm::isAlnum(ch) || ch == '_'; });
-}
 
 struct ConvReader {
   KernelOp kernel;
@@ -201,11 +195,11 @@ struct ConvReader {
       return p.conv.emitError() << "output '" << p.y->name << "[" << joined(yd)
                                 << "]' must have the input's batch " << p.n
                                 << " and the filter's " << p.k << " channels";
-    std::vector<std::string> inputs(p.x->dims);
-    inputs.insert(inputs.end(), wd.begin(), wd.end());
-    for (const std::string &d : {p.p, p.q})
-      if (isIdentifier(d) && !llvm::is_contained(inputs, d) && !llvm::is_contained(p.derived, d))
-        p.derived.push_back(d);
+    // Output sizes sketch-infer-dimensions derives (`sketch.derived`): the host computes them.
+    if (auto derived = kernel->getAttrOfType<DictionaryAttr>("sketch.derived"))
+      for (const std::string &d : {p.p, p.q})
+        if (derived.get(d) && !llvm::is_contained(p.derived, d))
+          p.derived.push_back(d);
     auto stride = p.conv.getStride(), pad = p.conv.getPad(), dil = p.conv.getDilation();
     p.strideH = stride[0], p.strideW = stride[1], p.padH = pad[0], p.padW = pad[1];
     p.dilH = dil[0], p.dilW = dil[1];
@@ -287,6 +281,8 @@ struct ConvReader {
         return p.store.emitError() << "the stored register tile must be (BM, BN) = ("
                                    << p.tileM << ", " << p.tileN << ")";
       p.staging = *staging;
+      auto mode = p.store->getAttrOfType<StringAttr>(plan::kEpilogueModeAttr);
+      p.stagedEpilogue = mode && mode.getValue() == "staged";
     }
     return readOperands();
   }
@@ -335,12 +331,15 @@ struct ConvWriterBase {
 
   /// Host-side checks and the ConvShape; leaves `shape`, `pixels` in scope.
   void emitHostShape() {
-    emitHostChecks(w, p.sig);
     w.comment("output size: P = (H + 2 pad - dil (R - 1) - 1) / stride + 1, likewise Q");
     w.line("const int64_t out_p = sketch::conv_out_size(" + dim(p.h) + ", " + dim(p.r) + ", " +
            str(p.strideH) + ", " + str(p.padH) + ", " + str(p.dilH) + ");");
     w.line("const int64_t out_q = sketch::conv_out_size(" + dim(p.wd) + ", " + dim(p.s) + ", " +
            str(p.strideW) + ", " + str(p.padW) + ", " + str(p.dilW) + ");");
+    for (const std::string &d : p.derived)
+      w.line("const int64_t " + cIdent(d) + " = " + (d == p.p ? "out_p" : "out_q") +
+             ";  // derived");
+    emitHostChecks(w, p.sig);
     w.line("if (" + dim(p.r) + " < 1 || " + dim(p.s) + " < 1 || out_p < 1 || out_q < 1)");
     w.line("  return cudaErrorInvalidValue;  // the window does not fit the input");
     for (const std::string &d : {p.p, p.q}) {
@@ -373,52 +372,44 @@ struct SimtConvWriter : ConvWriterBase {
   SimtTile tile() const { return SimtTile{p.tileN, p.tileM, p.tileK}; }
   std::string kernelName() const { return p.sig.name + "_simt"; }
 
-  /// The value of an epilogue tensor at output channel row i, element offset y_at.
+  /// The value of an epilogue tensor at the element (channel, pixel), offset y_at.
   std::string operandValue(const EpilogueOperand &operand) const {
     if (p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel)
-      return operand.var + "[i]";
-    return "(y_col[j] >= 0 ? sketch::to_float(" + operand.param->cname + "[y_col[j] + y_row]) : "
-           "0.0f)";
+      return operand.var;
+    return "(y_at >= 0 ? sketch::to_float(" + operand.param->cname + "[y_at]) : 0.0f)";
+  }
+
+  /// True when an epilogue tensor has the output's shape (read per element).
+  bool hasFullOperand() const {
+    return llvm::any_of(epilogue.operands(), [&](const EpilogueOperand &operand) {
+      return p.operandKinds.lookup(operand.param->name) == ConvOperandKind::Full;
+    });
   }
 
   void emitEpilogue() {
     w.comment("Epilogue: output channel k0 + micro.row(i), pixel pix0 + micro.col(j)");
-    for (const EpilogueOperand &operand : epilogue.operands()) {
-      if (p.operandKinds.lookup(operand.param->name) != ConvOperandKind::PerChannel)
-        continue;
-      w.line("float " + operand.var + "[8];  // " + operand.param->name + ": per output channel");
-      w.line("#pragma unroll");
-      w.open("for (int i = 0; i < 8; ++i)");
-      w.line("const int channel = k0 + micro.row(i);");
-      w.line(operand.var + "[i] = channel < shape.k ? sketch::to_float(" + operand.param->cname +
-             "[channel]) : 0.0f;");
-      w.close();
-    }
-    w.line("const int pq = shape.p * shape.q, pixels = shape.n * pq;");
-    w.line("int64_t y_col[8];  // element offset of column j's pixel in channel 0, -1 past the end");
-    w.line("#pragma unroll");
-    w.open("for (int j = 0; j < 8; ++j)");
-    w.line("const int pixel = pix0 + micro.col(j);");
-    w.line("int rest;");
-    w.line("const int image = shape.div_pq.divmod(pixel, rest);");
-    w.line("y_col[j] = pixel < pixels ? (int64_t)image * shape.k * pq + rest : -1;");
-    w.close();
-    w.line("const bool out_vec = pq % 4 == 0 && sketch::aligned_to_device(" + p.y->cname +
-           ", 16);");
+    w.line("const bool out_vec = shape.p * shape.q % 4 == 0 && sketch::aligned_to_device(" +
+           p.y->cname + ", 16);");
     w.line("#pragma unroll");
     w.open("for (int i = 0; i < 8; ++i)");
     w.line("const int channel = k0 + micro.row(i);");
     w.line("if (channel >= shape.k)");
     w.line("  continue;");
-    w.line("const int64_t y_row = (int64_t)channel * pq;");
+    for (const EpilogueOperand &operand : epilogue.operands())
+      if (p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel)
+        w.line("const float " + operand.var + " = sketch::to_float(" + operand.param->cname +
+               "[channel]);  // per output channel");
     w.line("float out[8];");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < 8; ++j)");
+    if (hasFullOperand())
+      w.line("const int y_at = sketch::nchw_offset(shape, pix0 + micro.col(j), channel);");
     epilogue.emitElement(
         w, "acc[i][j]", [&](const EpilogueOperand &operand) { return operandValue(operand); },
         "out[j]");
     w.close();
-    w.line("sketch::store_nchw_row<kVec>(" + p.y->cname + ", y_col, y_row, out, out_vec);");
+    w.line("sketch::store_nchw_row<kVec>(" + p.y->cname +
+           ", shape, micro, pix0, channel, out, out_vec);");
     w.close();
   }
 
@@ -431,10 +422,7 @@ struct SimtConvWriter : ConvWriterBase {
     openSimtKernel(w, kernelName(), t, kernelParams());
     emitSimtConstants(w, t, true);
     emitDerivedSizes();
-    w.comment("block: channel tiles fastest, so neighbouring blocks read the same input pixels");
-    w.line("const int channel_tiles = (shape.k + ROWS - 1) / ROWS;");
-    w.line("const int k0 = blockIdx.x % channel_tiles * ROWS, pix0 = blockIdx.x / channel_tiles "
-           "* COLS;");
+    w.line("const int k0 = blockIdx.y * ROWS, pix0 = blockIdx.x * COLS;  // first channel, pixel");
     w.line("const int depth = shape.c * shape.r * shape.s;  // reduction: (c, r, s), s fastest");
     w.line("const sketch::simt::MicroTile<ROWS, COLS> micro;  // this thread's 8 x 8 outputs");
     w.line("sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec> load_w(" + p.w->cname +
@@ -453,14 +441,14 @@ struct SimtConvWriter : ConvWriterBase {
     w.open(hostPrototype(p.sig));
     emitHostShape();
     emitSimtConstants(w, t, false);
-    w.line("const int64_t blocks = sketch::ceil_div(" + dim(p.k) +
-           ", ROWS) * sketch::ceil_div(pixels, COLS);");
-    w.line("if (blocks > INT32_MAX)");
+    w.line("const dim3 grid(unsigned(sketch::ceil_div(pixels, COLS)), unsigned(sketch::ceil_div(" +
+           dim(p.k) + ", ROWS)));");
+    w.line("if (sketch::ceil_div(pixels, COLS) > INT32_MAX || grid.y > 65535)");
     w.line("  return cudaErrorInvalidValue;");
     w.comment("16-byte filter loads and output stores when rows are whole float4s");
     w.line("const bool vec = (" + p.sig.product({p.c, p.r, p.s}) +
            ") % 4 == 0 && sketch::aligned_to(" + p.w->cname + ", 16);");
-    emitSimtLaunch(w, kernelName(), "dim3(unsigned(blocks))", kernelArgs());
+    emitSimtLaunch(w, kernelName(), "grid", kernelArgs());
     w.line("return cudaGetLastError();");
     w.close();
   }
@@ -501,14 +489,20 @@ public:
               ") tile, zero in the padding; one (r, s, c) split per k-tile");
     w.line("const int k = kt * BK + x_chunk * 8;");
     w.line("const sketch::ReductionNhwc x_red = sketch::reduction_nhwc(shape, k);");
-    w.line("#pragma unroll");
+    w.comment("(the element path stays rolled and finds each window again: fewer registers)");
+    w.line("#pragma unroll(kVec ? " + str(iterations()) + " : 1)");
     w.open("for (int i = 0; i < " + str(iterations()) + "; ++i)");
     w.line("const int r = tid / " + str(chunksPerRow()) + " + i * " + str(rowStep()) + ";");
     bool guarded = iterations() * rowStep() > rows;
     if (guarded)
       w.open("if (r < " + str(rows) + ")");
-    w.line("sketch::load_im2col_nhwc_16<kVec>(dst + " + swizzleOffset(smem, "r", "x_chunk") +
-           ", " + x + ", shape, x_win[i], x_red, k);");
+    std::string dst = "dst + " + swizzleOffset(smem, "r", "x_chunk");
+    w.line("if constexpr (kVec)");
+    w.line("  sketch::load_im2col_nhwc_16<true>(" + dst + ", " + x +
+           ", shape, x_win[i], x_red, k);");
+    w.line("else");
+    w.line("  sketch::load_im2col_nhwc_16<false>(" + dst + ", " + x +
+           ", shape, sketch::window_nhwc(shape, m0 + r), x_red, k);");
     if (guarded)
       w.close();
     w.close();
@@ -581,6 +575,8 @@ struct TensorCoreConvWriter : ConvWriterBase {
     // offset is row * K + col, so its batch indices (N, P) are folded into the row.
     s.batch = {"0", "0"};
     s.staging = p.staging;
+    s.outBytes = plan::elementBytes(p.y->type);
+    s.stagedEpilogue = p.stagedEpilogue;
     return s;
   }
 
@@ -656,9 +652,15 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   w.line("#include \"sketch/conv.cuh\"  // implicit-GEMM convolution helpers");
   w.line();
   if (!p.nhwc) {
-    if (failed(checkSimtTile(kernel, SimtTile{p.tileN, p.tileM, p.tileK},
-                             "tile BM = " + str(p.tileM) + " (pixels), BN = " + str(p.tileN) +
-                                 " (channels), BK = " + str(p.tileK))))
+    // 64 pixels by 128 channels would need more than 128 registers a thread
+    // (the filter loader holds two float4 of its 128 rows): not offered.
+    std::string what = "tile BM = " + str(p.tileM) + " (pixels), BN = " + str(p.tileN) +
+                       " (channels), BK = " + str(p.tileK);
+    if (p.tileM == 64)
+      return kernel.emitError() << what
+                                << ": the f32 nchw convolution has kernels for BM x BN x BK = "
+                                   "128x128x8, 128x64x8 and 128x128x16";
+    if (failed(checkSimtTile(kernel, SimtTile{p.tileN, p.tileM, p.tileK}, what)))
       return failure();
     SimtConvWriter writer{{p, *epilogue, w}};
     writer.emitKernel();

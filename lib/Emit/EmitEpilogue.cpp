@@ -142,7 +142,8 @@ LogicalResult EpilogueEmitter::check(Location loc) {
         if (tensorSlot && (operandFor(name) || tiles.contains(name)))
           continue;
         if (tensorSlot)
-          return op->emitError() << "'" << name << "' is neither a global tensor nor a register tile";
+          return op->emitError() << "'" << name
+                                 << "' is neither a global tensor nor a register tile";
         if (failed(needScalar(op, name)))
           return failure();
       }
@@ -210,8 +211,8 @@ std::string EpilogueEmitter::loadExpr(const EpilogueOperand &operand,
     std::string term = after.empty() ? index : index + " * (" + sig->product(after) + ")";
     offset += (offset.empty() ? "" : " + ") + term;
   }
-  std::string load = "sketch::to_float(" + operand.param->cname + "[" +
-                     (offset.empty() ? "0" : offset) + "])";
+  std::string load =
+      "sketch::to_float(" + operand.param->cname + "[" + (offset.empty() ? "0" : offset) + "])";
   std::string guard;
   if (operand.usesRow)
     guard = at.row + " < " + at.rows;
@@ -220,8 +221,9 @@ std::string EpilogueEmitter::loadExpr(const EpilogueOperand &operand,
   return guard.empty() ? load : "(" + guard + " ? " + load + " : 0.0f)";
 }
 
-std::string EpilogueEmitter::expression(
-    Value value, llvm::function_ref<std::string(const EpilogueOperand &)> load) const {
+std::string
+EpilogueEmitter::expression(Value value,
+                            llvm::function_ref<std::string(const EpilogueOperand &)> load) const {
   Operation *def = value.getDefiningOp();
   if (auto ref = dyn_cast<RefOp>(def)) {
     if (ref->hasAttr(plan::kIndexAttr))

@@ -34,9 +34,9 @@ struct EpilogueOperand {
 
 /// The indices of the element being computed, as C++ expressions.
 struct ElementIndex {
-  std::string row, col;              // global row and column (int64_t)
-  std::string rows, cols;            // the output's row and column counts (bounds)
-  std::vector<std::string> batch;    // batch index of each output batch dimension
+  std::string row, col;           // global row and column (int64_t)
+  std::string rows, cols;         // the output's row and column counts (bounds)
+  std::vector<std::string> batch; // batch index of each output batch dimension
 };
 
 class EpilogueEmitter {

@@ -37,8 +37,8 @@ std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
   std::string offset;
   for (size_t i = 0; i < positions.size(); ++i) {
     std::vector<std::string> after(param.dims.begin() + i + 1, param.dims.end());
-    offset += (offset.empty() ? "" : " + ") + batchVar(positions[i]) + " * (" +
-              sig.product(after) + ")";
+    offset +=
+        (offset.empty() ? "" : " + ") + batchVar(positions[i]) + " * (" + sig.product(after) + ")";
   }
   return offset.empty() ? param.cname : param.cname + " + " + offset;
 }
@@ -89,10 +89,10 @@ private:
               "), " + cTypeOf(g.operandType) + " operands, f32 accumulators");
     w.comment("  tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(g.tileK) + ", " +
               str(g.warps) + " warps as " + str(g.warpsM) + " x " + str(g.warpsN) + " of " +
-              str(g.tileM / g.warpsM) + " x " + str(g.tileN / g.warpsN) +
-              " (mma.sync m16n8k16), " + str(g.stages) + " stages (" + g.pipeline + ")");
-    w.comment("  shared memory " + str(g.smemBytes) + " bytes; epilogue:" +
-              (epilogue.describe().empty() ? " none" : ""));
+              str(g.tileM / g.warpsM) + " x " + str(g.tileN / g.warpsN) + " (mma.sync m16n8k16), " +
+              str(g.stages) + " stages (" + g.pipeline + ")");
+    w.comment("  shared memory " + str(g.smemBytes) +
+              " bytes; epilogue:" + (epilogue.describe().empty() ? " none" : ""));
     for (const std::string &line : epilogue.describe())
       w.comment("    " + line);
   }
@@ -115,8 +115,8 @@ private:
     w.comment("batch: blockIdx.z runs over (" + joined(g.batchDims) + ")");
     w.line("int64_t z = blockIdx.z;");
     for (int64_t i = static_cast<int64_t>(g.batchDims.size()) - 1; i > 0; --i)
-      w.line("const int64_t " + batchVar(i) + " = z % " + g.sig.dim(g.batchDims[i]) + "; z /= " +
-             g.sig.dim(g.batchDims[i]) + ";");
+      w.line("const int64_t " + batchVar(i) + " = z % " + g.sig.dim(g.batchDims[i]) +
+             "; z /= " + g.sig.dim(g.batchDims[i]) + ";");
     w.line("const int64_t " + batchVar(0) + " = z;");
   }
 
@@ -148,11 +148,15 @@ private:
     for (size_t i = 0; i < g.batchDims.size(); ++i)
       s.batch.push_back(batchVar(i));
     s.staging = g.staging;
+    s.outBytes = plan::elementBytes(g.out->type);
+    s.stagedEpilogue = g.stagedEpilogue;
     return s;
   }
 
   void writeKernel() {
-    auto restrictPtr = [&](const ParamInfo &p) { return p.name == g.a.param->name || p.name == g.b.param->name; };
+    auto restrictPtr = [&](const ParamInfo &p) {
+      return p.name == g.a.param->name || p.name == g.b.param->name;
+    };
     w.line("template <bool kVec>");
     w.line("__global__ void __launch_bounds__(" + str(config.threads()) + ") " + kernelName() +
            "(" + kernelParameterList(g.sig, restrictPtr) + ") {");
@@ -183,6 +187,10 @@ private:
                              rowOf(*g.out) + " % " + str(outChunk) + " == 0"})
       if (!llvm::is_contained(terms, term))
         terms.push_back(term);
+    // 32-bit steps between the rows one thread copies
+    for (const ParamInfo *p : {g.a.param, g.b.param})
+      if (!llvm::is_contained(terms, rowOf(*p) + " < (1 << 24)"))
+        terms.push_back(rowOf(*p) + " < (1 << 24)");
     for (const ParamInfo *p : {g.a.param, g.b.param, g.out})
       terms.push_back("sketch::aligned_to(" + p->cname + ", 16)");
     return joined(terms, " && ");

@@ -31,12 +31,11 @@ std::string kernelParameterList(const KernelSignature &sig,
 std::string kernelArgumentList(const KernelSignature &sig);
 
 /// The host function's first checks: cudaErrorInvalidValue for a negative size
-/// or a null tensor pointer.
+/// or a null pointer to a tensor with elements.
 void emitHostChecks(CudaWriter &w, const KernelSignature &sig);
 
 /// The header: includes and one prototype per kernel.
-void emitHeader(llvm::raw_ostream &os, llvm::ArrayRef<KernelSignature> sigs,
-                llvm::StringRef arch);
+void emitHeader(llvm::raw_ostream &os, llvm::ArrayRef<KernelSignature> sigs, llvm::StringRef arch);
 
 } // namespace sketch
 

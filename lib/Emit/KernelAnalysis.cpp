@@ -36,18 +36,20 @@ std::string cIdent(StringRef name) {
       "signed", "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef",
       "union", "unsigned", "using", "void", "volatile", "while", "namespace", "half",
       // CUDA built-ins
-      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "stream", "sketch", "min",
-      "max",
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "stream", "sketch", "min", "max",
       // names the generated code declares itself
       "smem", "smem_base", "tid", "lane", "warp", "warp_m", "warp_n", "acc", "a_frag", "b_frag",
-      "a_frag_off", "b_frag_off", "k_tiles", "kt", "kk", "mi", "ni", "np", "i", "j", "h", "e",
-      "r", "c", "g", "t", "z", "row", "col", "idx", "size_m", "size_n", "size_k", "tiles_m",
-      "tiles_n", "tile_m", "tile_n", "m0", "n0", "a_src", "b_src", "d_dst", "load_a", "load_b",
-      "read_stage", "write_stage", "a_stage", "b_stage", "out", "src", "dst", "err", "vec",
-      "kernel", "batch", "tiles", "smem_bytes", "group", "first", "rows", "next", "value",
+      "a_frag_off", "b_frag_off", "a_frag_r", "b_frag_r", "a_frag_row", "b_frag_row", "a_frag_x",
+      "b_frag_x", "staged", "vals", "a_smem", "b_smem", "k_tiles", "kt", "kk", "mi", "ni", "np",
+      "i", "j", "h", "e", "s", "n", "step", "pred", "LD", "BM", "BN", "BK", "WM", "WN", "MI", "NI",
+      "KI", "STAGES", "THREADS", "WARPS_M", "WARPS_N", "A_STAGE_BYTES", "B_STAGE_BYTES", "r", "c",
+      "g", "t", "z", "row", "col", "idx", "size_m", "size_n", "size_k", "tiles_m", "tiles_n",
+      "tile_m", "tile_n", "m0", "n0", "a_src", "b_src", "d_dst", "load_a", "load_b", "read_stage",
+      "write_stage", "a_stage", "b_stage", "out", "src", "dst", "err", "vec", "kernel", "batch",
+      "tiles", "smem_bytes", "group", "first", "rows", "next", "value",
       // names the SIMT and convolution kernels declare (EmitSimtGemm.cpp, EmitConv*.cpp)
-      "micro", "batches", "shape", "pixel", "pixels", "image", "channel", "x_src", "w_src",
-      "y_dst", "load_x", "load_w", "pq", "ROWS", "COLS", "DEPTH", "THREADS"};
+      "micro", "batches", "shape", "pixel", "pixels", "image", "channel", "x_src", "w_src", "y_dst",
+      "load_x", "load_w", "pq", "ROWS", "COLS", "DEPTH", "THREADS"};
   if (reserved.contains(name) || name.starts_with("v_") || name.starts_with("bidx") ||
       name.starts_with("__"))
     return name.str() + "_";
@@ -161,8 +163,7 @@ KernelKind classifyKernel(KernelOp kernel) {
   return KernelKind::Unknown;
 }
 
-bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM,
-                    int64_t &warpsN) {
+bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM, int64_t &warpsN) {
   int64_t best = -1;
   for (int64_t wm = 1; wm <= warps; ++wm) {
     if (warps % wm)
@@ -221,11 +222,19 @@ struct GemmReader {
                            << " needs " << accumulators
                            << " f32 accumulators per thread (at most 128 fit in registers): "
                               "use more warps or a smaller tile";
+    // accumulators, two fragment buffers and ~40 registers of addresses and indices
+    int64_t fragments = 2 * ((g.tileM / g.warpsM / 16) * 4 + (g.tileN / g.warpsN / 8) * 2);
+    int64_t registers = accumulators + fragments + 40;
+    if (registers * 32 * g.warps > 65536)
+      return error(kernel) << g.warps << " warps of " << g.tileM / g.warpsM << "x"
+                           << g.tileN / g.warpsN << " tiles need about " << registers
+                           << " registers a thread, more than a block of " << 32 * g.warps
+                           << " threads can have (65536 in all): use fewer warps";
     return success();
   }
 
-  LogicalResult readOperand(ForOp loop, GemmOp gemm, StringRef name, bool transposed,
-                            bool isA, GemmOperand &operand) {
+  LogicalResult readOperand(ForOp loop, GemmOp gemm, StringRef name, bool transposed, bool isA,
+                            GemmOperand &operand) {
     operand.param = g.sig.find(name);
     if (!operand.param || !operand.param->isTensor || operand.param->dims.size() < 2)
       return error(gemm) << "GEMM operand '" << name
@@ -378,6 +387,13 @@ struct GemmReader {
     if (staging->rows != g.tileM || staging->cols != g.tileN)
       return error(store) << "the stored register tile must be (BM, BN) = (" << g.tileM << ", "
                           << g.tileN << ")";
+    auto mode = store->getAttrOfType<StringAttr>(plan::kEpilogueModeAttr);
+    if (!mode)
+      return error(store) << "the store has no epilogue plan (run sketch-fuse-epilogue)";
+    g.stagedEpilogue = mode.getValue() == "staged";
+    int64_t stagedBytes = g.stagedEpilogue ? 4 : plan::elementBytes(g.out->type);
+    if (staging->elementBytes != stagedBytes)
+      return error(store) << "the staging plan does not match the epilogue plan";
     g.staging = *staging;
     g.smemBytes = smemBytes.getInt();
     return success();

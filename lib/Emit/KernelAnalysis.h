@@ -84,9 +84,9 @@ struct GemmAnalysis {
   KernelOp kernel;
   KernelSignature sig;
   GemmOperand a, b;
-  const ParamInfo *out = nullptr; // the tensor stored to global memory
-  std::string accumulator;        // the GEMM's register tile
-  std::string m, n, k;            // the GEMM sizes as sketch dims
+  const ParamInfo *out = nullptr;     // the tensor stored to global memory
+  std::string accumulator;            // the GEMM's register tile
+  std::string m, n, k;                // the GEMM sizes as sketch dims
   std::vector<std::string> batchDims; // the output's leading dims, one block each
   ElementType operandType = ElementType::f16;
   int64_t tileM = 0, tileN = 0, tileK = 0;
@@ -95,6 +95,7 @@ struct GemmAnalysis {
   std::string pipeline; // none | double_buffer | multistage (sketch-pipeline)
   int64_t fragmentBuffers = 1;
   plan::StagingBuffer staging;
+  bool stagedEpilogue = false; // sketch.epilogue_mode = "staged"
   int64_t smemBytes = 0;
   std::vector<mlir::Operation *> epilogue; // fused statements, in order
   mlir::Operation *store = nullptr;
@@ -105,8 +106,7 @@ mlir::FailureOr<GemmAnalysis> analyzeGemm(KernelOp kernel);
 
 /// Splits `warps` into warpsM x warpsN so that the warp tile is a multiple of
 /// 16 x 16 and as square as possible; false when no split works.
-bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM,
-                    int64_t &warpsN);
+bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM, int64_t &warpsN);
 
 } // namespace sketch
 

@@ -19,15 +19,15 @@ std::string paren(StringRef expr) {
 
 void unrolledFor(CudaWriter &w, StringRef var, StringRef bound) {
   w.line("#pragma unroll");
-  w.open("for (int " + var.str() + " = 0; " + var.str() + " < " + bound.str() + "; ++" +
-         var.str() + ")");
+  w.open("for (int " + var.str() + " = 0; " + var.str() + " < " + bound.str() + "; ++" + var.str() +
+         ")");
 }
 
 std::string describeLayout(const plan::SmemBuffer &smem) {
   if (smem.layout == "xor" && smem.xorMask)
     return "16-byte chunk c of row r at c ^ " +
-           (smem.xorShift ? "((r >> " + str(smem.xorShift) + ") & " : "(r & ") +
-           str(smem.xorMask) + ")";
+           (smem.xorShift ? "((r >> " + str(smem.xorShift) + ") & " : "(r & ") + str(smem.xorMask) +
+           ")";
   if (smem.layout == "pad")
     return "rows padded to " + str(smem.rowBytes) + " bytes";
   return "rows of " + str(smem.rowBytes) + " bytes";
@@ -35,14 +35,22 @@ std::string describeLayout(const plan::SmemBuffer &smem) {
 
 } // namespace
 
+std::string swizzleBits(const plan::SmemBuffer &smem, StringRef row) {
+  std::string r = paren(row);
+  if (smem.layout != "xor" || smem.xorMask == 0)
+    return "0";
+  return smem.xorShift ? "((" + r + " >> " + str(smem.xorShift) + ") & " + str(smem.xorMask) + ")"
+                       : "(" + r + " & " + str(smem.xorMask) + ")";
+}
+
 std::string swizzleOffset(const plan::SmemBuffer &smem, StringRef row, StringRef chunk) {
   std::string r = paren(row), c = paren(chunk);
   std::string rowPart = r + " * " + str(smem.rowBytes);
   if (smem.layout != "xor" || smem.xorMask == 0)
     return rowPart + " + (" + c + " << 4)";
-  std::string bits = smem.xorShift ? "((" + r + " >> " + str(smem.xorShift) + ") & " +
-                                         str(smem.xorMask) + ")"
-                                   : "(" + r + " & " + str(smem.xorMask) + ")";
+  std::string bits = smem.xorShift
+                         ? "((" + r + " >> " + str(smem.xorShift) + ") & " + str(smem.xorMask) + ")"
+                         : "(" + r + " & " + str(smem.xorMask) + ")";
   return rowPart + " + ((" + c + " ^ " + bits + ") << 4)";
 }
 
@@ -54,25 +62,60 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
   int64_t iterations = (chunks + spec.threads - 1) / spec.threads;
   w.comment(spec.label + ": a (" + str(s.rows) + ", " + str(s.cols) + ") tile, " + str(chunks) +
             " chunks of 16 bytes, " + str(iterations) + " per thread");
-  w.comment("(the element-wise path stays rolled: its loads would hold too many registers)");
-  w.line("#pragma unroll(kVec ? " + str(iterations) + " : 1)");
-  w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
-  w.line("const int idx = tid + i * THREADS;");
-  bool guarded = chunks % spec.threads != 0;
-  if (guarded)
-    w.open("if (idx < " + str(chunks) + ")");
-  w.line("const int r = idx / " + str(chunksPerRow) + ", c = idx % " + str(chunksPerRow) + ";");
-  w.line("sketch::load_chunk_16<kVec>(dst + " + swizzleOffset(s, "r", "c") + ", " + spec.base +
-         ", " + spec.rowOrigin + " + r, " + spec.colOrigin + " + c * " + str(perChunk) + ", " +
-         spec.rows + ", " + spec.cols + ", " + spec.ld + ");");
-  if (guarded)
+  if (spec.threads % chunksPerRow || chunks % spec.threads) {
+    // Threads do not tile the chunks evenly: index every chunk.
+    w.line("#pragma unroll(kVec ? " + str(iterations) + " : 1)");
+    w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
+    w.line("const int idx = tid + i * THREADS;");
+    bool guarded = chunks % spec.threads != 0;
+    if (guarded)
+      w.open("if (idx < " + str(chunks) + ")");
+    w.line("const int r = idx / " + str(chunksPerRow) + ", c = idx % " + str(chunksPerRow) + ";");
+    w.line("sketch::load_chunk_16<kVec>(dst + " + swizzleOffset(s, "r", "c") + ", " + spec.base +
+           ", " + spec.rowOrigin + " + r, " + spec.colOrigin + " + c * " + str(perChunk) + ", " +
+           spec.rows + ", " + spec.cols + ", " + spec.ld + ");");
+    if (guarded)
+      w.close();
     w.close();
+    return;
+  }
+  int64_t rowStep = spec.threads / chunksPerRow;
+  std::string rs = str(rowStep);
+  w.comment("this thread copies chunk c of rows r, r + " + rs + ", ...");
+  w.line("const int r = tid / " + str(chunksPerRow) + ", c = tid % " + str(chunksPerRow) + ";");
+  w.line("const int64_t row = " + spec.rowOrigin + " + r, col = " + spec.colOrigin + " + c * " +
+         str(perChunk) + ";");
+  w.open("if constexpr (kVec)");
+  w.comment("one cp.async a chunk; zero-filled outside the matrix (rows " + rs +
+            " apart: 32-bit steps)");
+  w.line("const auto *src = " + spec.base + " + row * " + paren(spec.ld) + " + col;");
+  w.line("const int step = " + rs + " * (int)" + paren(spec.ld) + ";");
+  if (iterations > 4) {
+    // fully unrolled, the hoisted addresses of 8+ chunks would not fit in registers
+    w.line("#pragma unroll 2");
+    w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
+  } else {
+    unrolledFor(w, "i", str(iterations));
+  }
+  w.line("const bool pred = row + i * " + rs + " < " + spec.rows + " && col < " + spec.cols + ";");
+  w.line("sketch::cp_async_16(dst + " + swizzleOffset(s, "r + i * " + rs, "c") +
+         ", pred ? src + i * step : " + spec.base + ", pred);");
+  w.close();
+  w.close();
+  w.open("else");
+  w.comment("element loads (any size and alignment); rolled to keep registers free");
+  w.line("#pragma unroll 1");
+  w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
+  w.line("sketch::load_chunk_16<false>(dst + " + swizzleOffset(s, "r + i * " + rs, "c") + ", " +
+         spec.base + ", row + i * " + rs + ", col, " + spec.rows + ", " + spec.cols + ", " +
+         spec.ld + ");");
+  w.close();
   w.close();
 }
 
 void emitTensorCorePreamble(CudaWriter &w, const TensorCoreConfig &c) {
-  w.line("constexpr int BM = " + str(c.tileM) + ", BN = " + str(c.tileN) + ", BK = " +
-         str(c.tileK) + ";");
+  w.line("constexpr int BM = " + str(c.tileM) + ", BN = " + str(c.tileN) +
+         ", BK = " + str(c.tileK) + ";");
   w.line("constexpr int WARPS_M = " + str(c.warpsM) + ", WARPS_N = " + str(c.warpsN) +
          ", THREADS = " + str(c.threads()) + ";");
   w.line("constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;     // warp tile " +
@@ -93,31 +136,31 @@ void emitFragmentOffsets(CudaWriter &w, const TensorCoreConfig &c) {
   const plan::SmemBuffer &sa = c.a.smem, &sb = c.b.smem;
   w.comment("ldmatrix row addresses of this lane, as byte offsets inside a stage");
   if (c.a.kContiguous) {
-    w.line("uint32_t a_frag_off[KI];  // + mi * 16 rows");
-    unrolledFor(w, "kk", "KI");
-    w.line("const int r = warp_m * WM + (lane & 15), c = kk * 2 + (lane >> 4);");
-    w.line("a_frag_off[kk] = " + swizzleOffset(sa, "r", "c") + ";");
+    // chunk kk * 2 + l stored at (kk * 2 + l) ^ s = (kk * 2) ^ (l ^ s): one XOR per step
+    w.line("const int a_frag_r = warp_m * WM + (lane & 15);  // + mi * 16 rows");
+    w.line("const uint32_t a_frag_row = a_frag_r * " + str(sa.rowBytes) + ";");
+    w.line("const int a_frag_x = (lane >> 4) ^ " + swizzleBits(sa, "a_frag_r") +
+           ";  // chunk of step kk: (kk * 2) ^ a_frag_x");
   } else {
     w.line("uint32_t a_frag_off[MI];  // + kk * 16 rows");
     unrolledFor(w, "mi", "MI");
     w.line("const int r = (lane & 7) + (lane >> 4) * 8;");
     w.line("const int c = (warp_m * WM + mi * 16) / 8 + ((lane >> 3) & 1);");
     w.line("a_frag_off[mi] = " + swizzleOffset(sa, "r", "c") + ";");
+    w.close();
   }
-  w.close();
   if (c.b.kContiguous) {
-    w.line("uint32_t b_frag_off[KI];  // + np * 16 rows");
-    unrolledFor(w, "kk", "KI");
-    w.line("const int r = warp_n * WN + (lane & 7) + (lane >> 4) * 8;");
-    w.line("const int c = kk * 2 + ((lane >> 3) & 1);");
-    w.line("b_frag_off[kk] = " + swizzleOffset(sb, "r", "c") + ";");
+    w.line("const int b_frag_r = warp_n * WN + (lane & 7) + (lane >> 4) * 8;  // + np * 16 rows");
+    w.line("const uint32_t b_frag_row = b_frag_r * " + str(sb.rowBytes) + ";");
+    w.line("const int b_frag_x = ((lane >> 3) & 1) ^ " + swizzleBits(sb, "b_frag_r") +
+           ";  // chunk of step kk: (kk * 2) ^ b_frag_x");
   } else {
     w.line("uint32_t b_frag_off[NI / 2];  // + kk * 16 rows");
     unrolledFor(w, "np", "NI / 2");
     w.line("const int r = lane & 15, c = (warp_n * WN + np * 16) / 8 + (lane >> 4);");
     w.line("b_frag_off[np] = " + swizzleOffset(sb, "r", "c") + ";");
+    w.close();
   }
-  w.close();
 }
 
 /// ldmatrix of step `kk` into fragment buffer `buf` (both C++ expressions).
@@ -128,18 +171,18 @@ void emitFragmentLoads(CudaWriter &w, const TensorCoreConfig &c, StringRef buf, 
   unrolledFor(w, "mi", "MI");
   std::string aRegs = a + "[mi][0], " + a + "[mi][1], " + a + "[mi][2], " + a + "[mi][3]";
   if (c.a.kContiguous)
-    w.line("sketch::ldmatrix_x4(" + aRegs + ", a_stage + a_frag_off[" + kk.str() + "] + mi * " +
-           aRow + ");");
+    w.line("sketch::ldmatrix_x4(" + aRegs + ", a_stage + a_frag_row + mi * " + aRow + " + (((" +
+           kk.str() + ") * 2 ^ a_frag_x) << 4));");
   else
     w.line("sketch::ldmatrix_x4_trans(" + aRegs + ", a_stage + a_frag_off[mi] + " + paren(kk) +
            " * " + aRow + ");");
   w.close();
   unrolledFor(w, "np", "NI / 2");
-  std::string bRegs = b + "[2 * np][0], " + b + "[2 * np][1], " + b + "[2 * np + 1][0], " + b +
-                      "[2 * np + 1][1]";
+  std::string bRegs =
+      b + "[2 * np][0], " + b + "[2 * np][1], " + b + "[2 * np + 1][0], " + b + "[2 * np + 1][1]";
   if (c.b.kContiguous)
-    w.line("sketch::ldmatrix_x4(" + bRegs + ", b_stage + b_frag_off[" + kk.str() + "] + np * " +
-           bRow + ");");
+    w.line("sketch::ldmatrix_x4(" + bRegs + ", b_stage + b_frag_row + np * " + bRow + " + (((" +
+           kk.str() + ") * 2 ^ b_frag_x) << 4));");
   else
     w.line("sketch::ldmatrix_x4_trans(" + bRegs + ", b_stage + b_frag_off[np] + " + paren(kk) +
            " * " + bRow + ");");
@@ -196,12 +239,17 @@ void emitUnpipelinedLoop(CudaWriter &w, const TensorCoreConfig &c, StringRef kTi
   w.close();
 }
 
-void emitPipelinedLoop(CudaWriter &w, const TensorCoreConfig &c, StringRef kTiles) {
-  bool multistage = c.stages > 2;
-  w.comment(multistage ? "main loop, multistage pipeline: STAGES - 1 k-tiles in flight as "
-                         "cp.async groups"
-                       : "main loop, double buffering: the next k-tile is copied while this "
-                         "one is multiplied");
+void emitMmaStep(CudaWriter &w, const TensorCoreConfig &c, StringRef buf) {
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  w.line("const int n = (mi % 2) ? NI - 1 - ni : ni;  // serpentine order reuses B fragments");
+  w.line("sketch::mma_m16n8k16<" + c.operandType + ">(acc[mi][n], a_frag[" + buf.str() +
+         "][mi], b_frag[" + buf.str() + "][n]);");
+  w.close();
+  w.close();
+}
+
+void emitPrologue(CudaWriter &w, StringRef kTiles) {
   w.comment("prologue: k-tiles 0 .. STAGES - 2, one commit group each");
   unrolledFor(w, "s", "STAGES - 1");
   w.open("if (s < " + kTiles.str() + ")");
@@ -210,20 +258,78 @@ void emitPipelinedLoop(CudaWriter &w, const TensorCoreConfig &c, StringRef kTile
   w.close();
   w.line("sketch::cp_async_commit();");
   w.close();
-  w.line("int read_stage = 0, write_stage = STAGES - 1;");
-  w.open("for (int kt = 0; kt < " + kTiles.str() + "; ++kt)");
-  w.line("sketch::cp_async_wait<STAGES - 2>();  // k-tile kt has landed (this thread's copies)");
-  w.line("__syncthreads();                      // ... everyone's; write_stage is free again");
+}
+
+void emitRefill(CudaWriter &w, StringRef kTiles) {
   w.open("if (kt + STAGES - 1 < " + kTiles.str() + ")");
   w.line("load_a(kt + STAGES - 1, a_smem + write_stage * A_STAGE_BYTES);");
   w.line("load_b(kt + STAGES - 1, b_smem + write_stage * B_STAGE_BYTES);");
   w.close();
   w.line("sketch::cp_async_commit();");
+}
+
+/// One barrier per k-tile, at its start; fragments in one buffer.
+void emitPipelinedLoopSimple(CudaWriter &w, const TensorCoreConfig &c, StringRef kTiles) {
+  emitPrologue(w, kTiles);
+  w.line("int read_stage = 0, write_stage = STAGES - 1;");
+  w.open("for (int kt = 0; kt < " + kTiles.str() + "; ++kt)");
+  w.line("sketch::cp_async_wait<STAGES - 2>();  // k-tile kt has landed (this thread's copies)");
+  w.line("__syncthreads();                      // ... everyone's; write_stage is free again");
+  emitRefill(w, kTiles);
   emitStagePointers(w, "read_stage");
   emitStageMma(w, c);
   w.line("read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;");
   w.line("write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;");
   w.close();
+}
+
+/// Fragments double-buffered across k-tiles too: at the last step of a k-tile
+/// the warp waits for the next one and loads its first fragments before the
+/// last MMAs, so no MMA waits on a fresh ldmatrix after a barrier.
+void emitPipelinedLoopOverlapped(CudaWriter &w, const TensorCoreConfig &c, StringRef kTiles) {
+  emitPrologue(w, kTiles);
+  w.line("sketch::cp_async_wait<STAGES - 2>();  // k-tile 0 has landed");
+  w.line("__syncthreads();");
+  w.line("int read_stage = 0, write_stage = STAGES - 1;");
+  w.line("uint32_t a_stage = a_smem, b_stage = b_smem;");
+  w.comment("fragments of step kk + 1 load while step kk multiplies (two register buffers)");
+  w.line("uint32_t a_frag[2][MI][4], b_frag[2][NI][2];");
+  emitFragmentLoads(w, c, "0", "0");
+  w.open("for (int kt = 0; kt < " + kTiles.str() + "; ++kt)");
+  unrolledFor(w, "kk", "KI");
+  w.open("if (kk == KI - 1)");
+  w.line(
+      "sketch::cp_async_wait<STAGES - 2>();  // k-tile kt + 1 has landed (this thread's copies)");
+  w.line("__syncthreads();                      // ... everyone's; no warp reads stage kt - 1 now");
+  w.line("read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;");
+  w.line("a_stage = a_smem + read_stage * A_STAGE_BYTES;");
+  w.line("b_stage = b_smem + read_stage * B_STAGE_BYTES;");
+  w.close();
+  w.open("if (kk == 0)");
+  w.comment("refill the stage every warp finished before the last barrier (before the next");
+  w.comment("fragments are live: the element path's loads need the registers)");
+  emitRefill(w, kTiles);
+  w.line("write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;");
+  w.close();
+  emitFragmentLoads(w, c, "(kk + 1) % 2", "(kk + 1) % KI");
+  emitMmaStep(w, c, "kk % 2");
+  w.close();
+  w.close();
+}
+
+void emitPipelinedLoop(CudaWriter &w, const TensorCoreConfig &c, StringRef kTiles) {
+  bool multistage = c.stages > 2;
+  w.comment(multistage ? "main loop, multistage pipeline: STAGES - 1 k-tiles in flight as "
+                         "cp.async groups"
+                       : "main loop, double buffering: the next k-tile is copied while this "
+                         "one is multiplied");
+  // sketch-pipeline plans two fragment buffers only for an even number of k-steps
+  // a k-tile, so that the buffers alternate across k-tiles too.
+  bool overlapped = c.fragmentBuffers == 2 && (c.tileK / 16) % 2 == 0;
+  if (overlapped)
+    emitPipelinedLoopOverlapped(w, c, kTiles);
+  else
+    emitPipelinedLoopSimple(w, c, kTiles);
 }
 
 } // namespace
@@ -309,10 +415,27 @@ std::string operandValue(const EpilogueEmitter &epilogue, const EpilogueOperand 
 
 } // namespace
 
-void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c,
-                          const EpilogueEmitter &epilogue, const StoreSpec &s) {
+namespace {
+
+/// The guarded 16-byte (else element) store of `chunk` / `vals[e]` at (row, col).
+void emitChunkStore(CudaWriter &w, const StoreSpec &s, int64_t perChunk, StringRef chunk,
+                    StringRef element) {
+  w.line(s.outType + " *dst = " + s.dst + " + row * " + paren(s.ld) + " + col;");
+  w.open("if (kVec && col + " + str(perChunk) + " <= " + s.cols + ")");
+  w.line("sketch::st_global_128(dst, " + chunk.str() + ");");
+  w.close();
+  w.open("else");
+  unrolledFor(w, "e", str(perChunk));
+  w.line("if (col + e < " + s.cols + ") dst[e] = " + element.str() + ";");
+  w.close();
+  w.close();
+}
+
+/// Epilogue on the fragments, result staged in the output type, then stored.
+void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
+                          const StoreSpec &s) {
   const plan::StagingBuffer &st = s.staging;
-  int64_t perChunk = 16 / st.elementBytes;
+  int64_t perChunk = 16 / s.outBytes;
   int64_t chunksPerRow = st.cols / perChunk;
   int64_t chunks = st.rows * chunksPerRow;
   int64_t iterations = (chunks + c.threads() - 1) / c.threads();
@@ -321,7 +444,8 @@ void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c,
     if (operand.usesRow && operand.usesCol)
       needRow = needCol = true;
 
-  w.comment("epilogue (sketch-fuse-epilogue): in registers, then one store through shared memory");
+  w.comment("epilogue (sketch-fuse-epilogue): on the accumulators in registers, then one store");
+  w.comment("through shared memory");
   w.line("sketch::cp_async_wait_all();");
   w.line("__syncthreads();  // the pipeline buffers become the staging tile");
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
@@ -341,10 +465,9 @@ void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c,
     w.line("const int64_t col = " + s.n0 + " + c + j;");
   epilogue.emitElement(
       w, "acc[mi][ni][2 * h + j]",
-      [&](const EpilogueOperand &operand) { return operandValue(epilogue, operand, s); },
-      "out[j]");
+      [&](const EpilogueOperand &operand) { return operandValue(epilogue, operand, s); }, "out[j]");
   w.close();
-  if (st.elementBytes == 4)
+  if (s.outBytes == 4)
     w.line("*reinterpret_cast<float2 *>(staged + r * LD + c) = make_float2(out[0], out[1]);");
   else
     w.line("*reinterpret_cast<uint32_t *>(staged + r * LD + c) = sketch::pack2<" + s.outType +
@@ -363,19 +486,85 @@ void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c,
          str(perChunk) + ";");
   w.line("const int64_t row = " + s.m0 + " + r, col = " + s.n0 + " + c;");
   w.open("if (row < " + s.rows + ")");
-  w.line(s.outType + " *dst = " + s.dst + " + row * " + paren(s.ld) + " + col;");
-  w.open("if (kVec && col + " + str(perChunk) + " <= " + s.cols + ")");
-  w.line("sketch::st_global_128(dst, *reinterpret_cast<const uint4 *>(staged + r * LD + c));");
-  w.close();
-  w.open("else");
-  unrolledFor(w, "e", str(perChunk));
-  w.line("if (col + e < " + s.cols + ") dst[e] = staged[r * LD + c + e];");
-  w.close();
-  w.close();
+  emitChunkStore(w, s, perChunk, "*reinterpret_cast<const uint4 *>(staged + r * LD + c)",
+                 "staged[r * LD + c + e]");
   w.close();
   if (guarded)
     w.close();
   w.close();
+}
+
+/// The f32 accumulators staged first; the epilogue then runs on row-major
+/// chunks of the output, so full-tensor operands load coalesced.
+void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
+                        const StoreSpec &s) {
+  const plan::StagingBuffer &st = s.staging;
+  int64_t perChunk = 16 / s.outBytes;
+  int64_t chunksPerRow = st.cols / perChunk;
+  int64_t chunks = st.rows * chunksPerRow;
+  int64_t iterations = (chunks + c.threads() - 1) / c.threads();
+
+  w.comment("epilogue (sketch-fuse-epilogue, staged): the f32 accumulators go through shared");
+  w.comment("memory; the statements run on row-major chunks (coalesced operand loads), then one");
+  w.comment("store");
+  w.line("sketch::cp_async_wait_all();");
+  w.line("__syncthreads();  // the pipeline buffers become the staging tile");
+  w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
+  w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
+  w.line("float *staged = reinterpret_cast<float *>(smem + " + str(st.offset) + ");");
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  unrolledFor(w, "h", "2");
+  w.line("const int r = warp_m * WM + mi * 16 + g + h * 8, c = warp_n * WN + ni * 8 + 2 * t;");
+  w.line("*reinterpret_cast<float2 *>(staged + r * LD + c) = make_float2(acc[mi][ni][2 * h], "
+         "acc[mi][ni][2 * h + 1]);");
+  w.close();
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+  w.comment(str(chunks) + " output chunks of 16 bytes, guarded at the edges");
+  w.line("#pragma unroll 1");
+  w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
+  w.line("const int idx = tid + i * THREADS;");
+  bool guarded = chunks % c.threads() != 0;
+  if (guarded)
+    w.open("if (idx < " + str(chunks) + ")");
+  w.line("const int r = idx / " + str(chunksPerRow) + ", c = idx % " + str(chunksPerRow) + " * " +
+         str(perChunk) + ";");
+  w.line("const int64_t row = " + s.m0 + " + r;");
+  w.open("if (row < " + s.rows + ")");
+  w.line("float vals[" + str(perChunk) + "];");
+  unrolledFor(w, "e", str(perChunk));
+  w.line("const int64_t col = " + s.n0 + " + c + e;");
+  ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
+  epilogue.emitElement(
+      w, "staged[r * LD + c + e]",
+      [&](const EpilogueOperand &operand) { return epilogue.loadExpr(operand, at); }, "vals[e]");
+  w.close();
+  std::string words;
+  for (int64_t i = 0; i < 4; ++i) {
+    std::string word = s.outBytes == 4 ? "__float_as_uint(vals[" + str(i) + "])"
+                                       : "sketch::pack2<" + s.outType + ">(vals[" + str(2 * i) +
+                                             "], vals[" + str(2 * i + 1) + "])";
+    words += (i ? ", " : "") + word;
+  }
+  w.line("const int64_t col = " + s.n0 + " + c;");
+  emitChunkStore(w, s, perChunk, "make_uint4(" + words + ")",
+                 "sketch::from_float<" + s.outType + ">(vals[e])");
+  w.close();
+  if (guarded)
+    w.close();
+  w.close();
+}
+
+} // namespace
+
+void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
+                          const StoreSpec &s) {
+  if (s.stagedEpilogue)
+    emitStagedEpilogue(w, c, epilogue, s);
+  else
+    emitRegisterEpilogue(w, c, epilogue, s);
 }
 
 } // namespace sketch

@@ -65,8 +65,8 @@ public:
 class MatrixTileLoader : public TileLoader {
 public:
   struct Spec {
-    std::string label;     // "A", for comments
-    std::string base;      // pointer expression (batch offset applied)
+    std::string label; // "A", for comments
+    std::string base;  // pointer expression (batch offset applied)
     std::string rows, cols, ld;
     std::string rowOrigin, colOrigin;
     plan::SmemBuffer smem;
@@ -79,9 +79,11 @@ private:
   Spec spec;
 };
 
+/// The XOR applied to the chunk index of row `row` ("0" without a swizzle).
+std::string swizzleBits(const plan::SmemBuffer &smem, llvm::StringRef row);
+
 /// The byte offset inside one stage of chunk `chunk` of row `row` (C++ expressions).
-std::string swizzleOffset(const plan::SmemBuffer &smem, llvm::StringRef row,
-                          llvm::StringRef chunk);
+std::string swizzleOffset(const plan::SmemBuffer &smem, llvm::StringRef row, llvm::StringRef chunk);
 
 /// Constants and per-thread indices; expects `smem` (extern shared bytes) declared.
 void emitTensorCorePreamble(CudaWriter &w, const TensorCoreConfig &config);
@@ -93,12 +95,14 @@ void emitTensorCoreMainloop(CudaWriter &w, const TensorCoreConfig &config, const
 
 /// Where and how the accumulator tile is stored.
 struct StoreSpec {
-  std::string outType;  // C++ element type of the output
-  std::string dst;      // pointer expression to element (0, 0) of the block's batch
-  std::string rows, cols, ld; // output matrix extent and row stride (C++ expressions)
-  std::string m0, n0;   // the block tile's origin (int64_t expressions)
+  std::string outType;            // C++ element type of the output
+  std::string dst;                // pointer expression to element (0, 0) of the block's batch
+  std::string rows, cols, ld;     // output matrix extent and row stride (C++ expressions)
+  std::string m0, n0;             // the block tile's origin (int64_t expressions)
   std::vector<std::string> batch; // batch index expressions, for the epilogue operands
   plan::StagingBuffer staging;
+  int64_t outBytes = 2;        // bytes of one output element
+  bool stagedEpilogue = false; // epilogue after staging the f32 accumulators (see BackendPlan.h)
 };
 
 /// Waits for the pipeline, applies the epilogue in registers, stages the tile

@@ -35,6 +35,12 @@ namespace {
 /// Deepest nesting of `for` loops, and of parentheses in one expression.
 constexpr unsigned kMaxLoopDepth = 32;
 constexpr unsigned kMaxExpressionDepth = 200;
+/// Most binary operators in one expression: the printer and the emitters
+/// recurse over the expression tree, so a long chain is deep too.
+constexpr unsigned kMaxExpressionOperators = 1000;
+/// Most statements in one kernel, loop bodies included: the completion passes
+/// follow chains of statements, at a cost that grows faster than their length.
+constexpr unsigned kMaxStatements = 128;
 
 class Parser {
 public:
@@ -115,6 +121,7 @@ private:
   FailureOr<Value> parseParenthesized();
   FailureOr<Value> parseCall();
   LogicalResult enterNesting(const Token &at);
+  LogicalResult countOperator(const Token &op);
 
   MLIRContext *context;
   StringAttr fileName;
@@ -124,6 +131,8 @@ private:
   OpBuilder builder;
   Type f32;
   unsigned nesting = 0; // parentheses and unary minus in the current expression
+  unsigned operators = 0; // binary operators in the current expression
+  unsigned statements = 0; // statements of the current kernel
   llvm::StringMap<Location> kernelNames;
 };
 
@@ -405,6 +414,7 @@ LogicalResult Parser::parseKernel() {
   FailureOr<Token> name = parseName("a kernel name after 'kernel'");
   if (failed(name) || failed(checkKernelName(*name)))
     return failure();
+  statements = 0;
   auto kernel = builder.create<KernelOp>(locationOf(start), name->spelling, IntegerAttr(),
                                          IntegerAttr(), IntegerAttr(), IntegerAttr(),
                                          IntegerAttr());
@@ -577,6 +587,9 @@ LogicalResult Parser::parseStatement(unsigned loopDepth) {
   const Token &start = peek();
   if (start.continuesLine || start.is(TokenKind::Indent))
     return errorAt(start) << "unexpected indent";
+  if (++statements > kMaxStatements)
+    return errorAt(start) << "too many statements in one kernel (the limit is " << kMaxStatements
+                          << ")";
   if (start.isWord("Allocate"))
     return parseAllocate();
   if (start.isWord("Copy"))
@@ -928,6 +941,7 @@ LogicalResult Parser::parseAssign(Location loc) {
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&assign.getExpression().emplaceBlock());
   nesting = 0;
+  operators = 0;
   FailureOr<Value> value = parseExpr();
   if (failed(value))
     return failure();
@@ -950,6 +964,8 @@ FailureOr<Value> Parser::parseExpr() {
   FailureOr<Value> lhs = parseTerm();
   while (succeeded(lhs) && (at(TokenKind::Plus) || at(TokenKind::Minus))) {
     Token op = consume();
+    if (failed(countOperator(op)))
+      return failure();
     FailureOr<Value> rhs = parseTerm();
     if (failed(rhs))
       return failure();
@@ -964,6 +980,8 @@ FailureOr<Value> Parser::parseTerm() {
   FailureOr<Value> lhs = parseUnary();
   while (succeeded(lhs) && (at(TokenKind::Star) || at(TokenKind::Slash))) {
     Token op = consume();
+    if (failed(countOperator(op)))
+      return failure();
     FailureOr<Value> rhs = parseUnary();
     if (failed(rhs))
       return failure();
@@ -978,6 +996,13 @@ LogicalResult Parser::enterNesting(const Token &at) {
     return success();
   return errorAt(at) << "expression nested too deeply (the limit is " << kMaxExpressionDepth
                      << " levels)";
+}
+
+LogicalResult Parser::countOperator(const Token &op) {
+  if (++operators <= kMaxExpressionOperators)
+    return success();
+  return errorAt(op) << "expression too long (the limit is " << kMaxExpressionOperators
+                     << " operators)";
 }
 
 /// '-' unary | primary

@@ -254,7 +254,8 @@ private:
       // Where a back-to-back GEMM keeps it (sketch-choose-b2b-residency).
       if (auto where = reshape->getAttrOfType<StringAttr>("sketch.b2b_residency"))
         text += "  # " + reshape.getName().str() +
-                (where.getValue() == "register" ? " kept in registers" : " staged in shared memory");
+                (where.getValue() == "register" ? " kept in registers"
+                                                : " staged in shared memory");
       return text;
     }
     // Ops this printer does not know (added by a later stage) stay visible.

@@ -21,17 +21,16 @@ static std::optional<int64_t> getInt(DictionaryAttr dict, StringRef name) {
 
 DictionaryAttr toAttr(MLIRContext *context, const SmemBuffer &buffer) {
   Builder b(context);
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("layout", b.getStringAttr(buffer.layout)),
-      named(b, "offset", buffer.offset),
-      named(b, "stage_bytes", buffer.stageBytes),
-      named(b, "stages", buffer.stages),
-      named(b, "rows", buffer.rows),
-      named(b, "cols", buffer.cols),
-      named(b, "element_bytes", buffer.elementBytes),
-      named(b, "row_bytes", buffer.rowBytes),
-      named(b, "xor_shift", buffer.xorShift),
-      named(b, "xor_mask", buffer.xorMask)};
+  SmallVector<NamedAttribute> fields = {b.getNamedAttr("layout", b.getStringAttr(buffer.layout)),
+                                        named(b, "offset", buffer.offset),
+                                        named(b, "stage_bytes", buffer.stageBytes),
+                                        named(b, "stages", buffer.stages),
+                                        named(b, "rows", buffer.rows),
+                                        named(b, "cols", buffer.cols),
+                                        named(b, "element_bytes", buffer.elementBytes),
+                                        named(b, "row_bytes", buffer.rowBytes),
+                                        named(b, "xor_shift", buffer.xorShift),
+                                        named(b, "xor_mask", buffer.xorMask)};
   return b.getDictionaryAttr(fields);
 }
 
@@ -65,8 +64,7 @@ DictionaryAttr toAttr(MLIRContext *context, const StagingBuffer &buffer) {
   Builder b(context);
   SmallVector<NamedAttribute> fields = {named(b, "offset", buffer.offset),
                                         named(b, "rows", buffer.rows),
-                                        named(b, "cols", buffer.cols),
-                                        named(b, "ld", buffer.ld),
+                                        named(b, "cols", buffer.cols), named(b, "ld", buffer.ld),
                                         named(b, "element_bytes", buffer.elementBytes)};
   return b.getDictionaryAttr(fields);
 }

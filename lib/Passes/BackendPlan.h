@@ -47,6 +47,12 @@ constexpr llvm::StringLiteral kFusedAttr = "sketch.fused";
 constexpr llvm::StringLiteral kIndexAttr = "sketch.index";
 /// On the register->global Copy: the number of statements fused into it (I64).
 constexpr llvm::StringLiteral kEpilogueAttr = "sketch.epilogue";
+/// On the register->global Copy: where the fused statements run. "registers": on
+/// the accumulator fragments (operands per row, per column or per block are
+/// preloaded), then the result is staged in the output type; "staged": a tensor
+/// indexed by row and column is read, so the f32 accumulators are staged first
+/// and the statements run on row-major chunks, with coalesced operand loads.
+constexpr llvm::StringLiteral kEpilogueModeAttr = "sketch.epilogue_mode";
 
 /// One tensor's shared-memory buffer: `stages` copies of a rows x cols tile.
 /// Row r of stage s starts at offset + s * stageBytes + r * rowBytes. With

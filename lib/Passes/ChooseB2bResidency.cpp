@@ -34,10 +34,11 @@ constexpr int64_t kDefaultTileM = 64, kDefaultWarps = 4, kDefaultTileK = 32, kDe
 // Register budget, in 32-bit registers a thread (f32 accumulators and packed
 // operands; the rest of the 255 goes to fragments, addresses and the epilogue).
 // D0 stays in registers when GEMM-I's accumulators fit kMaxAccRegs and GEMM-II's
-// accumulators plus the packed D0 fit kMaxResidentRegs.
+// accumulators plus the packed D0 fit kMaxResidentRegs. (Column passes of D1 with
+// D0 in registers spilled at N0 = N1 = 256: GEMM-I's 128 accumulators, ptxas -v.)
 constexpr int64_t kMaxAccRegs = 128;
-constexpr int64_t kMaxResidentRegs = 160;
-// GEMM-I accumulators per chunk when D0 is staged in shared memory.
+constexpr int64_t kMaxResidentRegs = 136;
+// Accumulators per pass (GEMM-I over N0, GEMM-II over N1) when D0 is staged.
 constexpr int64_t kStagedChunkRegs = 64;
 // B1 is loaded whole, once, when it takes at most this many bytes of shared memory.
 constexpr int64_t kResidentB1Bytes = 40 * 1024;
@@ -366,28 +367,50 @@ private:
     if (!forcedChunk && acc0 <= kMaxAccRegs && packed + acc1 <= kMaxResidentRegs) {
       plan.residency = Residency::registers;
       plan.chunkN0 = plan.n0;
+      plan.chunkN1 = plan.n1;
       return success();
     }
+    // Staged: both GEMMs run in column passes whose accumulators fit.
     plan.residency = Residency::shared;
-    if (acc1 > kMaxAccRegs)
-      return plan.second.emitError()
-             << "back-to-back GEMM: each warp accumulates " << rows << " x " << plan.n1
-             << " f32 of '" << plan.d1 << "' (" << acc1
-             << " registers a thread), more than the register file allows (" << kMaxAccRegs
-             << "): lower BM / warps or N1 so that (BM / warps) x N1 <= " << kMaxAccRegs * 32;
-    if (forcedChunk) {
-      plan.chunkN0 = *tileN;
-      return success();
-    }
-    // The widest chunk (a multiple of 16 dividing N0) whose accumulators fit.
-    plan.chunkN0 = 16;
-    for (int64_t chunk = 16; chunk <= plan.n0; chunk += 16)
-      if (plan.n0 % chunk == 0 && rows * chunk / 32 <= kStagedChunkRegs)
-        plan.chunkN0 = chunk;
+    // Passes of at most kStagedChunkRegs accumulators: GEMM-I's each read A0 again (from
+    // L2), GEMM-II's only the shared D0. (128 for GEMM-I spills at N0 = 256, ptxas -v.)
+    plan.chunkN0 = forcedChunk ? static_cast<int64_t>(*tileN) : widestChunk(plan.n0, rows, kStagedChunkRegs);
+    plan.chunkN1 = widestChunk(plan.n1, rows, kStagedChunkRegs);
     return success();
   }
 
+  /// The widest multiple of 16 dividing `width` whose accumulators (rows x chunk
+  /// f32 a warp) fit `regs` registers a thread.
+  static int64_t widestChunk(int64_t width, int64_t rows, int64_t regs) {
+    int64_t best = 16;
+    for (int64_t chunk = 16; chunk <= width; chunk += 16)
+      if (width % chunk == 0 && rows * chunk / 32 <= regs)
+        best = chunk;
+    return best;
+  }
+
   LogicalResult layOutSharedMemory() {
+    // Persistent blocks when D0 is in registers and B1 stays whole in shared memory,
+    // unless their separate epilogue tiles would not fit.
+    int64_t limit = plan::smemLimitBytes(plan.arch);
+    layOut(true);
+    if (plan.persistent && plan.smem.total > limit)
+      layOut(false);
+    if (plan.smem.total > limit)
+      return kernel.emitError() << "back-to-back GEMM kernel '" << kernel.getSymName() << "' needs "
+                                << plan.smem.total << " bytes of shared memory ("
+                                << (plan.residency == Residency::shared
+                                        ? "with '" + plan.d0 + "' staged there, "
+                                        : std::string())
+                                << "BM = " << plan.tileM << ", N0 = " << plan.n0 << ", N1 = "
+                                << plan.n1 << ", " << plan.stages << " stages), more than the "
+                                << limit << " bytes a block can use on " << plan.arch
+                                << ": lower BM, BK or stages, or narrow N0";
+    return success();
+  }
+
+  void layOut(bool allowPersistent) {
+    plan.smem = SmemLayout();
     SmemLayout &s = plan.smem;
     int64_t operandBytes = 2;
     s.a0Stage = plan.tileM * (plan.tileK0 * operandBytes + kPadBytes);
@@ -395,8 +418,15 @@ private:
     s.a0 = 0;
     s.b0 = alignUp(plan.stages * s.a0Stage, 128);
     int64_t pipeline = alignUp(s.b0 + plan.stages * s.b0Stage, 128);
-    // Epilogue tiles, loaded after GEMM-I over the pipeline buffers.
-    int64_t offset = 0;
+    // B1: all of it once, or a pipeline of BK1 x chunkN1 tiles.
+    s.b1Buffer = plan.tileK1 * (plan.chunkN1 * operandBytes + kPadBytes);
+    int64_t tiles = plan.b1Tiles();
+    plan.b1Resident = tiles * s.b1Buffer <= kResidentB1Bytes || tiles <= std::max<int64_t>(plan.stages, 2);
+    plan.b1Buffers = plan.b1Resident ? tiles : std::max<int64_t>(plan.stages, 2);
+    plan.persistent = allowPersistent && plan.residency == Residency::registers && plan.b1Resident;
+    // Epilogue tiles: over the GEMM-I pipeline buffers (loaded after GEMM-I), or
+    // beside them when persistent blocks load them while the next tile's GEMM-I starts.
+    int64_t offset = plan.persistent ? pipeline : 0;
     for (const EpilogueInput &input : plan.afterInputs) {
       s.tiles.push_back(input.broadcast == Broadcast::full ? offset : -1);
       if (input.broadcast == Broadcast::full)
@@ -409,11 +439,6 @@ private:
       offset = alignUp(offset + tileBytes(plan.out.getElementType()), 128);
     }
     int64_t region = std::max(pipeline, offset);
-    // B1: all of it once, or a pipeline of BK1-row chunks.
-    s.b1Buffer = plan.tileK1 * (plan.n1 * operandBytes + kPadBytes);
-    int64_t chunks = plan.b1Chunks();
-    plan.b1Resident = chunks * s.b1Buffer <= kResidentB1Bytes || chunks <= std::max<int64_t>(plan.stages, 2);
-    plan.b1Buffers = plan.b1Resident ? chunks : std::max<int64_t>(plan.stages, 2);
     s.b1 = region;
     region = alignUp(region + plan.b1Buffers * s.b1Buffer, 128);
     if (plan.residency == Residency::shared) {
@@ -421,18 +446,6 @@ private:
       region = alignUp(region + plan.tileM * (plan.n0 * operandBytes + kPadBytes), 128);
     }
     s.total = region;
-    int64_t limit = plan::smemLimitBytes(plan.arch);
-    if (s.total > limit)
-      return kernel.emitError() << "back-to-back GEMM kernel '" << kernel.getSymName() << "' needs "
-                                << s.total << " bytes of shared memory ("
-                                << (plan.residency == Residency::shared
-                                        ? "with '" + plan.d0 + "' staged there, "
-                                        : std::string())
-                                << "BM = " << plan.tileM << ", N0 = " << plan.n0 << ", N1 = "
-                                << plan.n1 << ", " << plan.stages << " stages), more than the "
-                                << limit << " bytes a block can use on " << plan.arch
-                                << ": lower BM, BK or stages, or narrow N0";
-    return success();
   }
 
   /// Bytes of a BM x N1 epilogue tile of `type`, rows padded by 16 bytes.

@@ -41,9 +41,9 @@ StringRef spellKind(ProblemKind kind) {
 struct Problem {
   ProblemKind kind = ProblemKind::gemm;
   ElementType element = ElementType::f16;
-  int64_t n0 = 0;       // b2b: the first GEMM's N (kept whole in registers)
-  int64_t n1 = 0;       // b2b: the second GEMM's N
-  int64_t headDim = 0;  // attention: the first GEMM's K
+  int64_t n0 = 0;      // b2b: the first GEMM's N (kept whole in registers)
+  int64_t n1 = 0;      // b2b: the second GEMM's N
+  int64_t headDim = 0; // attention: the first GEMM's K
 };
 
 /// The five values, each with where it came from.
@@ -148,7 +148,9 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
     break;
   }
   case ProblemKind::attention:
-    set(128, 64, problem.headDim, problem.headDim <= 64 ? 4 : 8, 2);
+    // 4 warps of 32 rows each at both head dims: measured 1.09x FlashAttention at
+    // d=128 on an H100, against 0.9x with 8 warps of 16 rows (more K/V re-reads).
+    set(128, 64, problem.headDim, 4, 2);
     break;
   }
   return config;
@@ -180,9 +182,8 @@ std::optional<std::array<int64_t, 3>> parseTile(StringRef text) {
 
 InFlightDiagnostic invalid(KernelOp kernel, const Config &config, int index) {
   auto diag = emitError(kernel.getLoc());
-  diag << (index < kWarps ? "tile " : "") << kNames[index]
-       << (index < kWarps ? " = " : " ") << config.values[index] << " (from "
-       << config.from[index] << ") ";
+  diag << (index < kWarps ? "tile " : "") << kNames[index] << (index < kWarps ? " = " : " ")
+       << config.values[index] << " (from " << config.from[index] << ") ";
   return diag;
 }
 
@@ -231,7 +232,8 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     if (!tile.empty()) {
       auto values = parseTile(tile);
       if (!values)
-        return emitError(kernel.getLoc(), "--tile ") << tile << ": expected BMxBNxBK, e.g. 128x128x32";
+        return emitError(kernel.getLoc(), "--tile ")
+               << tile << ": expected BMxBNxBK, e.g. 128x128x32";
       for (int i = 0; i < 3; ++i) {
         config.values[i] = (*values)[i];
         config.from[i] = "the command line";
@@ -250,7 +252,8 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
 
   LogicalResult choose(KernelOp kernel) {
     if (arch != "sm_80" && arch != "sm_90a")
-      return emitError(kernel.getLoc(), "unknown target '") << arch << "': expected sm_80 or sm_90a";
+      return emitError(kernel.getLoc(), "unknown target '")
+             << arch << "': expected sm_80 or sm_90a";
     Problem problem = classify(kernel);
     auto config = defaultsFor(kernel, problem, arch);
     if (failed(config))

@@ -89,6 +89,23 @@ LogicalResult fuseStatement(KernelOp kernel, Operation *op, CopyOp store,
   return success();
 }
 
+/// True when a fused statement reads a global tensor by both row and column.
+bool readsFullTensor(ArrayRef<Operation *> statements) {
+  bool full = false;
+  for (Operation *statement : statements)
+    statement->walk([&](Operation *op) {
+      if (auto index = op->getAttrOfType<ArrayAttr>(plan::kIndexAttr)) {
+        bool row = false, col = false;
+        for (Attribute entry : index) {
+          row |= cast<StringAttr>(entry).getValue() == "row";
+          col |= cast<StringAttr>(entry).getValue() == "col";
+        }
+        full |= row && col;
+      }
+    });
+  return full;
+}
+
 LogicalResult fuseKernel(KernelOp kernel) {
   ForOp loop = lastLoop(kernel);
   if (!loop || !plan::findMainLoop(kernel))
@@ -98,12 +115,13 @@ LogicalResult fuseKernel(KernelOp kernel) {
   CopyOp store;
   for (Operation *op = loop->getNextNode(); op && !store; op = op->getNextNode()) {
     auto copy = dyn_cast<CopyOp>(op);
-    if (copy && copy.getSource() == MemorySpace::reg && copy.getDestination() == MemorySpace::global)
+    if (copy && copy.getSource() == MemorySpace::reg &&
+        copy.getDestination() == MemorySpace::global)
       store = copy;
     else if (isa<ElementwiseOp, AssignOp>(op))
       statements.push_back(op);
     else if (!isa<AllocateOp>(op)) // Allocates only declare views
-      return success(); // not an epilogue: leave the kernel to its emitter
+      return success();            // not an epilogue: leave the kernel to its emitter
   }
   if (!store)
     return success();
@@ -116,6 +134,8 @@ LogicalResult fuseKernel(KernelOp kernel) {
       return failure();
   Builder b(kernel.getContext());
   store->setAttr(plan::kEpilogueAttr, b.getI64IntegerAttr(statements.size()));
+  store->setAttr(plan::kEpilogueModeAttr,
+                 b.getStringAttr(readsFullTensor(statements) ? "staged" : "registers"));
   return success();
 }
 

@@ -103,8 +103,8 @@ LogicalResult applyBindings(ModuleOp module, ArrayRef<std::string> bindings) {
       return emitError(loc) << "-D " << binding
                             << ": expected NAME=VALUE with VALUE a positive integer";
     if (!known.contains(name))
-      return emitError(loc) << "-D " << binding << ": no kernel has a size symbol named '"
-                            << name << "'";
+      return emitError(loc) << "-D " << binding << ": no kernel has a size symbol named '" << name
+                            << "'";
     std::string text = std::to_string(number);
     auto [it, inserted] = values.try_emplace(name, text);
     if (!inserted && it->second != text)
@@ -177,9 +177,8 @@ LogicalResult checkGemm(KernelOp kernel, GemmOp gemm) {
   if (same)
     return success();
   return noteDeclared(emitError(gemm.getLoc(), "GEMM result '")
-                          << gemm.getResult() << "' has batch dimensions "
-                          << spell(resultBatch) << " but '" << gemm.getLhs() << "' has "
-                          << spell(lhsBatch),
+                          << gemm.getResult() << "' has batch dimensions " << spell(resultBatch)
+                          << " but '" << gemm.getLhs() << "' has " << spell(lhsBatch),
                       result);
 }
 
@@ -189,7 +188,7 @@ LogicalResult expectSame(Operation *op, StringRef what, StringRef a, StringRef b
   if (sameExtent(a, b))
     return success();
   return noteDeclared(emitError(op->getLoc()) << what << ": " << a << " here, " << b << " in '"
-                                      << other.getName() << "'",
+                                              << other.getName() << "'",
                       other);
 }
 
@@ -200,9 +199,7 @@ std::string outputSizeFormula(StringRef in, StringRef filter, int64_t stride, in
   // Linear in IN and F: IN - dilation*F + constant, then divided by the stride.
   int64_t constant = 2 * pad + dilation - (stride == 1 ? 0 : 1);
   std::string text = normalizeExpr(in);
-  if (!isIntegerLiteral(text) && text.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") !=
-                                     std::string::npos)
+  if (!isIntegerLiteral(text) && !isIdentifier(text))
     text = "(" + text + ")";
   std::string f = normalizeExpr(filter);
   if (auto value = evaluateExpr(f)) {
@@ -243,13 +240,13 @@ llvm::StringSet<> symbolsOutside(KernelOp kernel, const ConvShape &shape) {
 }
 
 /// Checks one output size against its formula; records it when derived.
-LogicalResult checkOutputSize(KernelOp kernel, Conv2dOp conv, ConvShape shape,
-                              StringRef axis, StringRef declared, StringRef in,
-                              const std::string &formula, llvm::StringMap<std::string> &derived) {
+LogicalResult checkOutputSize(KernelOp kernel, Conv2dOp conv, ConvShape shape, StringRef axis,
+                              StringRef declared, StringRef in, const std::string &formula,
+                              llvm::StringMap<std::string> &derived) {
   auto computed = evaluateExpr(formula);
   if (computed && *computed < 1)
-    return emitError(conv.getLoc(), "Conv2d output ") << axis << " would be " << *computed
-                                            << ": the filter is larger than the padded input";
+    return emitError(conv.getLoc(), "Conv2d output ")
+           << axis << " would be " << *computed << ": the filter is larger than the padded input";
   if (isIntegerLiteral(declared)) {
     if (!computed)
       return noteDeclared(emitError(conv.getLoc(), "Conv2d output ")
@@ -259,8 +256,7 @@ LogicalResult checkOutputSize(KernelOp kernel, Conv2dOp conv, ConvShape shape,
                           shape.output);
     if (*evaluateExpr(declared) != *computed)
       return noteDeclared(emitError(conv.getLoc(), "Conv2d output ")
-                              << axis << " is " << *computed << " (" << in
-                              << ") but '"
+                              << axis << " is " << *computed << " (" << in << ") but '"
                               << shape.output.getName() << "' declares " << declared,
                           shape.output);
     return success();
@@ -276,8 +272,7 @@ LogicalResult checkOutputSize(KernelOp kernel, Conv2dOp conv, ConvShape shape,
   auto [it, inserted] = derived.try_emplace(normalizeExpr(declared), formula);
   if (!inserted && it->second != formula)
     return noteDeclared(emitError(conv.getLoc(), "'")
-                            << declared << "' would be both " << it->second << " and "
-                            << formula,
+                            << declared << "' would be both " << it->second << " and " << formula,
                         shape.output);
   return success();
 }
@@ -293,20 +288,18 @@ LogicalResult checkConv(KernelOp kernel, Conv2dOp conv, llvm::StringMap<std::str
            << dims->k << "' must be known at compile time: no surrounding `for` runs over "
            << "this convolution's reduction, so one tile spans all of it; put it in `for i in 0:"
            << dims->k << ":` or make the sizes literals";
-  if (failed(expectSame(conv, "Conv2d channels differ", shape->c,
-                        dimsOf(shape->filter.getDims())[shape->filter.getLayout() ==
-                                                                Layout::krsc
-                                                            ? 3
-                                                            : 1],
-                        shape->filter)))
+  if (failed(expectSame(
+          conv, "Conv2d channels differ", shape->c,
+          dimsOf(shape->filter.getDims())[shape->filter.getLayout() == Layout::krsc ? 3 : 1],
+          shape->filter)))
     return failure();
   if (!shape->output)
     return success();
   auto out = dimsOf(shape->output.getDims());
   unsigned kIndex = shape->pIndex == 1 ? 3 : 1;
   if (failed(expectSame(conv, "Conv2d batch sizes differ", shape->n, out[0], shape->output)) ||
-      failed(expectSame(conv, "Conv2d output channels differ", shape->k, out[kIndex],
-                        shape->output)))
+      failed(
+          expectSame(conv, "Conv2d output channels differ", shape->k, out[kIndex], shape->output)))
     return failure();
   auto stride = conv.getStride(), pad = conv.getPad(), dilation = conv.getDilation();
   std::string p = outputSizeFormula(shape->h, shape->r, stride[0], pad[0], dilation[0]);
@@ -316,8 +309,8 @@ LogicalResult checkConv(KernelOp kernel, Conv2dOp conv, llvm::StringMap<std::str
             Twine(pad[axis]) + ", dilation " + Twine(dilation[axis]))
         .str();
   };
-  if (failed(checkOutputSize(kernel, conv, *shape, "height", shape->p,
-                             how(shape->h, shape->r, 0), p, derived)))
+  if (failed(checkOutputSize(kernel, conv, *shape, "height", shape->p, how(shape->h, shape->r, 0),
+                             p, derived)))
     return failure();
   return checkOutputSize(kernel, conv, *shape, "width", shape->q, how(shape->w, shape->s, 1), q,
                          derived);
@@ -397,8 +390,8 @@ LogicalResult checkLoop(KernelOp kernel, ForOp loop) {
   } else if (auto dims = convDims(kernel, cast<Conv2dOp>(compute))) {
     diag << "not the reduction " << dims->k << " of the convolution in it";
   }
-  diag.attachNote(compute->getLoc()) << "the loop's " << compute->getName().stripDialect()
-                                     << " is here";
+  diag.attachNote(compute->getLoc())
+      << "the loop's " << compute->getName().stripDialect() << " is here";
   return diag;
 }
 
@@ -425,8 +418,8 @@ LogicalResult completeCopy(KernelOp kernel, CopyOp copy) {
     return success();
   Builder b(copy.getContext());
   if (!copy.getTile())
-    copy.setTileAttr(b.getStrArrayAttr(SmallVector<StringRef>(tile->dims.begin(),
-                                                              tile->dims.end())));
+    copy.setTileAttr(
+        b.getStrArrayAttr(SmallVector<StringRef>(tile->dims.begin(), tile->dims.end())));
   if (!needsCoordinate)
     return success();
   for (ForOp loop : loops)

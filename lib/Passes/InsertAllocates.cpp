@@ -48,14 +48,14 @@ Operation *topLevelStatement(KernelOp kernel, Operation *op) {
 class AllocatePlanner {
 public:
   explicit AllocatePlanner(KernelOp kernel) : kernel(kernel) {
-    kernel.getBody().walk([&](AllocateOp alloc) { existing.insert(key(alloc.getName(), alloc.getSpace())); });
+    kernel.getBody().walk(
+        [&](AllocateOp alloc) { existing.insert(key(alloc.getName(), alloc.getSpace())); });
   }
 
   LogicalResult plan() {
     for (Operation *op : statementsInOrder(kernel)) {
       if (auto copy = dyn_cast<CopyOp>(op)) {
-        if (copy.getSource() == MemorySpace::global ||
-            copy.getDestination() == MemorySpace::global)
+        if (copy.getSource() == MemorySpace::global || copy.getDestination() == MemorySpace::global)
           addGlobal(copy.getName(), op);
       }
       for (StringRef name : globalReads(op))

@@ -33,8 +33,8 @@ LogicalResult checkOperands(KernelOp kernel, GemmOp gemm) {
     if (!producer)
       return success();
     auto diag = emitError(gemm.getLoc(), "'")
-                << name << "' holds an earlier GEMM's result in registers and cannot be used "
-                << as << "; only the A operand can reuse it (copy it to shared memory first)";
+                << name << "' holds an earlier GEMM's result in registers and cannot be used " << as
+                << "; only the A operand can reuse it (copy it to shared memory first)";
     diag.attachNote(producer.getLoc()) << "'" << name << "' is computed here";
     return diag;
   };
@@ -46,8 +46,8 @@ LogicalResult checkOperands(KernelOp kernel, GemmOp gemm) {
 }
 
 /// True when a Reshape of `name` sits between `producer` and `consumer`.
-bool hasReshapeBetween(ArrayRef<Operation *> statements, Operation *producer,
-                       Operation *consumer, StringRef name) {
+bool hasReshapeBetween(ArrayRef<Operation *> statements, Operation *producer, Operation *consumer,
+                       StringRef name) {
   auto begin = llvm::find(statements, producer), end = llvm::find(statements, consumer);
   for (auto it = begin; it != end; ++it)
     if (auto reshape = dyn_cast<ReshapeOp>(*it); reshape && reshape.getName() == name)
@@ -71,8 +71,7 @@ LogicalResult insertReshapes(KernelOp kernel) {
     if (failed(checkOperands(kernel, gemm)))
       return failure();
     GemmOp producer = chainedProducer(kernel, gemm);
-    if (!producer ||
-        hasReshapeBetween(statementsInOrder(kernel), producer, gemm, gemm.getLhs()))
+    if (!producer || hasReshapeBetween(statementsInOrder(kernel), producer, gemm, gemm.getLhs()))
       continue;
     OpBuilder builder(insertionPoint(producer, gemm));
     builder.create<ReshapeOp>(gemm.getLoc(), gemm.getLhs(),

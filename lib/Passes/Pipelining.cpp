@@ -36,10 +36,11 @@ StringRef pipelineKind(int64_t stages) {
   return "multistage";
 }
 
-/// Register fragment buffers of a GEMM: two when a k-tile holds several MMA steps.
+/// Register fragment buffers of a GEMM: two when a k-tile holds an even number
+/// (2 or more) of 16-deep MMA steps, so that the buffers alternate across k-tiles.
 int64_t fragmentBuffers(KernelOp kernel) {
   std::optional<uint64_t> tileK = kernel.getTileK();
-  return tileK && *tileK >= 32 ? 2 : 1;
+  return tileK && *tileK >= 32 && *tileK % 32 == 0 ? 2 : 1;
 }
 
 LogicalResult pipelineLoop(KernelOp kernel, ForOp loop, int64_t stages) {

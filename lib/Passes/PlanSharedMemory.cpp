@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Passes/BackendPlan.h"
+#include "lib/Passes/ChooseB2bResidency.h"
 #include "lib/Passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -41,8 +42,8 @@ int64_t stagesAround(Operation *op) {
 }
 
 /// Rows and columns of a tile: the last dimension and the product of the others.
-FailureOr<std::pair<int64_t, int64_t>> tileShape(KernelOp kernel, Operation *op,
-                                                 ArrayAttr dims, StringRef what) {
+FailureOr<std::pair<int64_t, int64_t>> tileShape(KernelOp kernel, Operation *op, ArrayAttr dims,
+                                                 StringRef what) {
   if (!dims || dims.empty())
     return op->emitError() << what << " has no tile to size its shared buffer by";
   int64_t rows = 1, cols = 1;
@@ -123,7 +124,9 @@ struct KernelPlanner {
     plan::StagingBuffer staging;
     staging.rows = shape->first;
     staging.cols = shape->second;
-    staging.elementBytes = plan::elementBytes(param.getElementType());
+    auto mode = store->getAttrOfType<StringAttr>(plan::kEpilogueModeAttr);
+    bool stagedF32 = mode && mode.getValue() == "staged"; // raw f32 accumulators
+    staging.elementBytes = stagedF32 ? 4 : plan::elementBytes(param.getElementType());
     staging.ld = staging.cols + stagingPad(staging.cols, staging.elementBytes);
     staging.offset = 0; // the pipeline buffers are dead after the main loop
     stagingBytes = std::max(stagingBytes, staging.rows * staging.ld * staging.elementBytes);
@@ -173,6 +176,8 @@ struct PlanSharedMemoryPass : sketch::impl::PlanSharedMemoryBase<PlanSharedMemor
   void runOnOperation() override {
     bool failedAny = false;
     getOperation().walk([&](KernelOp kernel) {
+      if (b2b::isB2bKernel(kernel))
+        return; // planned by sketch-choose-b2b-residency
       KernelPlanner planner{kernel, arch, {}, 0, 0};
       failedAny |= failed(planner.run());
     });

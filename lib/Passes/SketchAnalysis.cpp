@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace mlir;
 using namespace sketch;
@@ -131,7 +132,8 @@ static void scanExpr(StringRef expr, llvm::function_ref<void(StringRef)> onIdent
 
 SmallVector<std::string> sketch::exprSymbols(StringRef expr) {
   SmallVector<std::string> symbols;
-  scanExpr(expr, [&](StringRef ident) { symbols.push_back(ident.str()); }, [](char) {});
+  scanExpr(
+      expr, [&](StringRef ident) { symbols.push_back(ident.str()); }, [](char) {});
   return symbols;
 }
 
@@ -272,14 +274,29 @@ std::optional<GemmDims> sketch::convDims(KernelOp kernel, Conv2dOp conv) {
                   shape->c + "*" + shape->r + "*" + shape->s};
 }
 
-std::optional<GemmDims> sketch::gemmDims(KernelOp kernel, GemmOp gemm) {
-  auto lhs = logicalShape(kernel, gemm.getLhs(), gemm);
-  auto rhs = logicalShape(kernel, gemm.getRhs(), gemm);
+namespace {
+/// Shapes worked out during one logicalShape or gemmDims query, by (user,
+/// name). A GEMM asks for both operands and `Compute Y = EXPR` may try several,
+/// so without it a chain of n statements could take 2^n walks.
+using ShapeCache = std::map<std::pair<Operation *, std::string>, std::optional<MatrixShape>>;
+} // namespace
+
+static std::optional<MatrixShape> shapeAt(KernelOp kernel, StringRef name, Operation *user,
+                                          ShapeCache &cache);
+
+static std::optional<GemmDims> gemmDimsAt(KernelOp kernel, GemmOp gemm, ShapeCache &cache) {
+  auto lhs = shapeAt(kernel, gemm.getLhs(), gemm, cache);
+  auto rhs = shapeAt(kernel, gemm.getRhs(), gemm, cache);
   if (!lhs || !rhs)
     return std::nullopt;
   bool lt = gemm.getLhsTransposed(), rt = gemm.getRhsTransposed();
   return GemmDims{lt ? lhs->cols : lhs->rows, rt ? rhs->rows : rhs->cols,
                   lt ? lhs->rows : lhs->cols};
+}
+
+std::optional<GemmDims> sketch::gemmDims(KernelOp kernel, GemmOp gemm) {
+  ShapeCache cache;
+  return gemmDimsAt(kernel, gemm, cache);
 }
 
 /// The statement that last produced `name` before `user` (a GEMM, convolution
@@ -307,11 +324,12 @@ static SmallVector<std::string> assignReads(AssignOp assign) {
   return names;
 }
 
-std::optional<MatrixShape> sketch::logicalShape(KernelOp kernel, StringRef name,
-                                                Operation *user) {
+/// logicalShape without the cache lookup.
+static std::optional<MatrixShape> producedShape(KernelOp kernel, StringRef name, Operation *user,
+                                                ShapeCache &cache) {
   Operation *producer = lastProducer(kernel, name, user);
   if (auto gemm = dyn_cast_or_null<GemmOp>(producer)) {
-    auto dims = gemmDims(kernel, gemm);
+    auto dims = gemmDimsAt(kernel, gemm, cache);
     return dims ? std::optional<MatrixShape>(MatrixShape{dims->m, dims->n}) : std::nullopt;
   }
   if (auto conv = dyn_cast_or_null<Conv2dOp>(producer)) {
@@ -323,11 +341,11 @@ std::optional<MatrixShape> sketch::logicalShape(KernelOp kernel, StringRef name,
     std::optional<MatrixShape> tensorShape;
     for (const std::string &read : assignReads(assign)) {
       if (isRegisterTile(kernel, read, assign))
-        if (auto shape = logicalShape(kernel, read, assign))
+        if (auto shape = shapeAt(kernel, read, assign, cache))
           return shape;
       if (!tensorShape)
         if (auto param = findTensorParam(kernel, read); param && param.getDims().size() >= 2)
-          tensorShape = logicalShape(kernel, read, assign);
+          tensorShape = shapeAt(kernel, read, assign, cache);
     }
     if (tensorShape)
       return tensorShape;
@@ -339,6 +357,21 @@ std::optional<MatrixShape> sketch::logicalShape(KernelOp kernel, StringRef name,
   if (rank == 1)
     return MatrixShape{"1", dimAt(param, 0)};
   return MatrixShape{dimAt(param, rank - 2), dimAt(param, rank - 1)};
+}
+
+static std::optional<MatrixShape> shapeAt(KernelOp kernel, StringRef name, Operation *user,
+                                          ShapeCache &cache) {
+  auto key = std::make_pair(user, name.str());
+  if (auto it = cache.find(key); it != cache.end())
+    return it->second;
+  std::optional<MatrixShape> shape = producedShape(kernel, name, user, cache);
+  cache[key] = shape;
+  return shape;
+}
+
+std::optional<MatrixShape> sketch::logicalShape(KernelOp kernel, StringRef name, Operation *user) {
+  ShapeCache cache;
+  return shapeAt(kernel, name, user, cache);
 }
 
 GemmOp sketch::accumulatorSource(KernelOp kernel, StringRef name, Operation *user) {
@@ -373,9 +406,8 @@ GemmOp sketch::chainedProducer(KernelOp kernel, GemmOp gemm) {
 
 bool sketch::feedsChainedGemm(KernelOp kernel, GemmOp gemm) {
   bool feeds = false;
-  kernel.getBody().walk([&](GemmOp other) {
-    feeds |= other != gemm && chainedProducer(kernel, other) == gemm;
-  });
+  kernel.getBody().walk(
+      [&](GemmOp other) { feeds |= other != gemm && chainedProducer(kernel, other) == gemm; });
   return feeds;
 }
 
@@ -506,7 +538,8 @@ LogicalResult sketch::verifyWholeExtents(KernelOp kernel, GemmOp gemm) {
   if (!tile->loops[1] && !evaluateExpr(dims->n))
     return wholeExtentError(gemm, dims->n,
                             "this GEMM consumes a register-held result, so each block computes "
-                            "whole rows of '" + gemm.getResult().str() + "'");
+                            "whole rows of '" +
+                                gemm.getResult().str() + "'");
   return success();
 }
 
@@ -535,8 +568,8 @@ std::optional<Tile> sketch::resultTile(KernelOp kernel, Operation *op) {
         return tile;
     return std::nullopt;
   }
-  if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getDestination() == MemorySpace::reg &&
-                                        copy.getTile()) {
+  if (auto copy = dyn_cast<CopyOp>(op);
+      copy && copy.getDestination() == MemorySpace::reg && copy.getTile()) {
     SmallVector<std::string> dims;
     for (Attribute dim : *copy.getTile())
       dims.push_back(cast<StringAttr>(dim).str());

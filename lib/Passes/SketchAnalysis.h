@@ -28,13 +28,11 @@ std::string normalizeExpr(llvm::StringRef expr);
 /// True for an integer literal such as "128".
 bool isIntegerLiteral(llvm::StringRef expr);
 /// The value of `expr` when every symbol in it has a value in `env`.
-std::optional<int64_t> evaluateExpr(llvm::StringRef expr,
-                                    const llvm::StringMap<int64_t> &env = {});
+std::optional<int64_t> evaluateExpr(llvm::StringRef expr, const llvm::StringMap<int64_t> &env = {});
 /// The identifiers of `expr`, in order, with repeats.
 llvm::SmallVector<std::string> exprSymbols(llvm::StringRef expr);
 /// `expr` with each identifier found in `values` replaced by its value.
-std::string substituteSymbols(llvm::StringRef expr,
-                              const llvm::StringMap<std::string> &values);
+std::string substituteSymbols(llvm::StringRef expr, const llvm::StringMap<std::string> &values);
 /// True when the two extents are the same: equal text, equal products of the
 /// same factors in another order ("C*R*S", "R*S*C"), or equal values.
 bool sameExtent(llvm::StringRef a, llvm::StringRef b);
@@ -124,8 +122,7 @@ mlir::LogicalResult verifyWholeExtents(KernelOp kernel, GemmOp gemm);
 std::optional<Tile> resultTile(KernelOp kernel, mlir::Operation *op);
 /// The block tile of the register tile `name` at `user`: its Allocate in
 /// register, else the tile of the last statement before `user` producing it.
-std::optional<Tile> registerTileOf(KernelOp kernel, llvm::StringRef name,
-                                   mlir::Operation *user);
+std::optional<Tile> registerTileOf(KernelOp kernel, llvm::StringRef name, mlir::Operation *user);
 
 /// The tile a Copy moves, from the role of its tensor in the GEMM or
 /// convolution that uses it, or from the register tile it leaves. Reports a

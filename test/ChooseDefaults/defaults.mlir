@@ -88,8 +88,21 @@ sketch.kernel @b2b_narrow {
   sketch.gemm "D0", "B1" -> "D1"
 }
 
-// Attention, head dimension 128: BM 128, BN 64, BK = 128, 8 warps, 2 stages.
-// CHECK: sketch.kernel @attention_d128 attributes {stages = 2 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 8 : i64}
+// Too wide for both accumulators even at 16 rows per warp: 16 rows all the
+// same (sketch-choose-b2b-residency then stages D0 in shared memory).
+// CHECK: sketch.kernel @b2b_wide attributes {stages = 3 : i64, tile_k = 32 : i64, tile_m = 64 : i64, tile_n = 256 : i64, warps = 4 : i64}
+sketch.kernel @b2b_wide {
+  sketch.tensor "A0" : f16 ["M", "K0"]
+  sketch.tensor "B0" : f16 ["K0", "256"]
+  sketch.tensor "B1" : f16 ["256", "256"]
+  sketch.for "k" in "0" : "K0" {
+    sketch.gemm "A0", "B0" -> "D0" accumulate
+  }
+  sketch.gemm "D0", "B1" -> "D1"
+}
+
+// Attention, head dimension 128: BM 128, BN 64, BK = 128, 4 warps, 2 stages.
+// CHECK: sketch.kernel @attention_d128 attributes {stages = 2 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
 sketch.kernel @attention_d128 {
   sketch.tensor "Q" : f16 ["B", "H", "S", "128"]
   sketch.tensor "K" : f16 ["B", "H", "L", "128"]

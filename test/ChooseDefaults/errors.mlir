@@ -67,19 +67,6 @@ sketch.kernel @b2b_bm attributes {tile_m = 96 : i64} {
 
 // -----
 
-// expected-error @+1 {{back-to-back GEMM: both accumulators (256 + 256 columns) stay in registers, which needs more than 128 registers per thread even at 16 rows per warp}}
-sketch.kernel @b2b_wide {
-  sketch.tensor "A0" : f16 ["M", "K0"]
-  sketch.tensor "B0" : f16 ["K0", "256"]
-  sketch.tensor "B1" : f16 ["256", "256"]
-  sketch.for "k" in "0" : "K0" {
-    sketch.gemm "A0", "B0" -> "D0" accumulate
-  }
-  sketch.gemm "D0", "B1" -> "D1"
-}
-
-// -----
-
 // expected-error @+1 {{tile BK = 64 (from the program) must be 128, the head dimension: attention reduces over it in one step}}
 sketch.kernel @attention_bk attributes {tile_k = 64 : i64} {
   sketch.tensor "Q" : f16 ["B", "H", "S", "128"]

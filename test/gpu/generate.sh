@@ -1,6 +1,6 @@
 #!/bin/bash
-# Compiles every sketch of the GPU suite (test/gpu/**/*.sketch) to CUDA in
-# .gen/gpu/, one .cu and .h per sketch. Run it here, where sketchc is built;
+# Compiles every sketch of the GPU suite (test/gpu/**/*.sketch) and every
+# example (examples/**/*.sketch) to CUDA in .gen/gpu/, one .cu and .h per sketch. Run it here, where sketchc is built;
 # test/gpu/run.sh then builds and runs them on the GPU machine.
 #   SKETCHC=path/to/sketchc ARCH=sm_90a test/gpu/generate.sh
 set -euo pipefail
@@ -13,6 +13,14 @@ mkdir -p "$out"
 status=0
 for sketch in $(find "$root/test/gpu" -name '*.sketch' | sort); do
   name=$(basename "$sketch" .sketch)
+  if ! "$sketchc" "$sketch" --arch "$arch" -o "$out/$name.cu"; then
+    echo "generate.sh: sketchc failed on $sketch" >&2
+    status=1
+  fi
+done
+# The examples too (test_examples.py checks the GEMM ones), as example_NAME.cu.
+for sketch in $(find "$root/examples" -name '*.sketch' | sort); do
+  name=example_$(basename "$sketch" .sketch)
   if ! "$sketchc" "$sketch" --arch "$arch" -o "$out/$name.cu"; then
     echo "generate.sh: sketchc failed on $sketch" >&2
     status=1

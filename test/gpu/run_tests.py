@@ -70,7 +70,8 @@ def run_one(fn):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-k", dest="pattern", default="",
-                        help="run only tests whose module::name contains this")
+                        help="run only tests whose module::name contains one of these "
+                             "comma-separated strings")
     parser.add_argument("--skip-code", type=int, default=0,
                         help="exit status when every test was skipped")
     args = parser.parse_args()
@@ -82,7 +83,9 @@ def main():
     passed = failed = skipped = 0
     for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
         module_name = os.path.splitext(os.path.basename(path))[0]
-        names = [n for n in test_names(path) if args.pattern in f"{module_name}::{n}"]
+        patterns = args.pattern.split(",")
+        names = [n for n in test_names(path)
+                 if any(p in f"{module_name}::{n}" for p in patterns)]
         if not names:
             continue
         module, load_error = None, None

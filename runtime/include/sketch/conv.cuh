@@ -4,7 +4,7 @@
 //   ConvShape                sizes, stride, pad, dilation; make_conv_shape(...) derives P, Q
 //   Im2colNchwLoader<...>    the SIMT mainloop's loader of nchw activations (see simt.cuh)
 //   PixelCoord               output pixel -> (image, oh, ow) and its input window origin
-//   store_nchw_row<Vec>(...) one micro-tile row of an nchw output (SIMT path)
+//   nchw_offset, store_nchw_row<Vec>(...)  one micro-tile row of an nchw output (SIMT path)
 //   WindowNhwc / window_nhwc, ReductionNhwc / reduction_nhwc, load_im2col_nhwc_16<kVec>
 //                            the tensor-core path's im2col A-tile loader for nhwc input
 //
@@ -170,27 +170,41 @@ __device__ __forceinline__ bool aligned_to_device(const void *ptr, unsigned byte
   return reinterpret_cast<uintptr_t>(ptr) % bytes == 0;
 }
 
-/// Stores the 8 values of one output channel's micro-tile row of an nchw
-/// output: column j is element y_col[j] + y_row of `y` (y_col[j] < 0: past the
-/// last pixel). Vec: the 4 pixels of a half-row are consecutive in one image and
-/// 16-byte aligned (P*Q % 4 == 0, `y` aligned), so each half is one float4 store.
-template <bool Vec, typename T>
-__device__ __forceinline__ void store_nchw_row(T *y, const int64_t (&y_col)[8], int64_t y_row,
-                                               const float (&out)[8], bool vec) {
+/// Element offset of (pixel, channel) in an nchw output; -1 past the last pixel.
+__device__ __forceinline__ int nchw_offset(const ConvShape &cs, int pixel, int channel) {
+  const int pq = cs.p * cs.q;
+  if (pixel >= cs.n * pq)
+    return -1;
+  int rest;
+  const int image = cs.div_pq.divmod(pixel, rest);
+  return (image * cs.k + channel) * pq + rest;
+}
+
+/// Stores one output channel's micro-tile row of an nchw output: out[j] is
+/// (pixel pix0 + t.col(j), `channel`). With `vec` (P*Q % 4 == 0 and `y` 16-byte
+/// aligned) the 4 pixels of a half-row are consecutive in one image: one float4.
+template <bool Vec, int Rows, int Cols, typename T>
+__device__ __forceinline__ void store_nchw_row(T *y, const ConvShape &cs,
+                                               const simt::MicroTile<Rows, Cols> &t, int pix0,
+                                               int channel, const float (&out)[8], bool vec) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
+    const int pixel = pix0 + t.col(4 * half);
     if constexpr (Vec && std::is_same<T, float>::value) {
       if (vec) {
-        if (y_col[4 * half] >= 0)
-          *reinterpret_cast<float4 *>(y + y_col[4 * half] + y_row) = make_float4(
+        const int at = nchw_offset(cs, pixel, channel);
+        if (at >= 0)
+          *reinterpret_cast<float4 *>(y + at) = make_float4(
               out[4 * half], out[4 * half + 1], out[4 * half + 2], out[4 * half + 3]);
         continue;
       }
     }
 #pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (y_col[4 * half + e] >= 0)
-        y[y_col[4 * half + e] + y_row] = from_float<T>(out[4 * half + e]);
+    for (int e = 0; e < 4; ++e) {
+      const int at = nchw_offset(cs, pixel + e, channel);
+      if (at >= 0)
+        y[at] = from_float<T>(out[4 * half + e]);
+    }
   }
 }
 

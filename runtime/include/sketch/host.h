@@ -3,6 +3,7 @@
 //   ceil_div(a, b)                 tiles of size b covering a (host and device)
 //   aligned_to(ptr, bytes)         ptr is a multiple of `bytes` (null counts as aligned)
 //   all_nonnull(p, ...)            no pointer is null
+//   valid_pointer(p, count)        p is not null, or the tensor has no elements
 //   all_nonnegative(n, ...)        no size is negative
 //   all_multiple_of(k, n, ...)     every size is a multiple of k
 //   allow_dynamic_smem(kernel, b)  lets `kernel` use b bytes of dynamic shared memory
@@ -27,6 +28,8 @@ template <typename P, typename... Rest>
 inline bool all_nonnull(const P *ptr, const Rest *...rest) {
   return ptr != nullptr && all_nonnull(rest...);
 }
+
+inline bool valid_pointer(const void *ptr, int64_t count) { return ptr != nullptr || count == 0; }
 
 inline bool all_nonnegative() { return true; }
 template <typename... Rest>

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Completion is a fixpoint: for each FILE, with P1 = complete(FILE) printed as
-# a sketch and P2 = complete(P1), P2 is byte for byte P1, and the MLIR of the
-# two completions is identical.
+# a sketch and P2 = complete(P1), P2 is byte for byte P1, the MLIR of the two
+# completions is identical, and so are the CUDA files (.cu and .h) compiled
+# from FILE and from P1.
 #   usage: fixpoint.sh TMP FILE...
 # Prints "ok FILE" or "FAIL FILE: why" per file; exits 1 if any failed.
 set -u
@@ -31,6 +32,18 @@ for file in "$@"; do
   sketchc "$base.1.sketch" --emit=mlir > "$base.2.mlir"
   if ! diff -u "$base.1.mlir" "$base.2.mlir"; then
     fail "$file" "the MLIR of the two completions differs"; continue
+  fi
+  name=$(basename "$file" .sketch)
+  mkdir -p "$tmp/cuda1" "$tmp/cuda2"
+  if ! sketchc "$file" -o "$tmp/cuda1/$name.cu"; then
+    fail "$file" "does not compile to CUDA"; continue
+  fi
+  if ! sketchc "$base.1.sketch" -o "$tmp/cuda2/$name.cu"; then
+    fail "$file" "its completed form does not compile to CUDA"; continue
+  fi
+  if ! diff -u "$tmp/cuda1/$name.cu" "$tmp/cuda2/$name.cu" ||
+     ! diff -u "$tmp/cuda1/$name.h" "$tmp/cuda2/$name.h"; then
+    fail "$file" "the CUDA of the file and of its completed form differ"; continue
   fi
   echo "ok $file"
 done

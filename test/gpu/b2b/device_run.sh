@@ -1,8 +1,16 @@
 #!/bin/bash
-# One device session for the b2b backend: compiles the generated CUDA under
-# .gen/b2b (made here with sketchc: see test/gpu/b2b/README.md), runs the GPU tests and
-# the benchmark. Usage on the GPU machine, from the repository root:
+# One device session for the b2b backend alone (the suite-wide way is
+# test/gpu/generate.sh + run.sh and bench/generate.sh + run.sh): compiles the
+# CUDA that sketchc wrote under .gen/b2b, runs the GPU tests and the benchmark.
+# Here (with sketchc):
+#   mkdir -p .gen/b2b/bench
+#   for f in bench/b2b/*.sketch; do
+#     build/compiler/sketchc $f --arch sm_90a -o .gen/b2b/bench/$(basename $f .sketch).cu; done
+#   build/compiler/sketchc test/gpu/b2b/b2b_variants.sketch --arch sm_90a -o .gen/b2b/b2b_variants.cu
+# then on the GPU machine, from the repository root (carrying .gen/b2b):
 #   bash test/gpu/b2b/device_run.sh [tests|bench|all]
+# With MIN_BLOCKS=N each benchmark kernel is also built with
+# SKETCH_B2B_MIN_BLOCKS=N (NAME_mbN.so: ptxas fits N blocks a SM).
 set -u
 what=${1:-all}
 gen=.gen/b2b
@@ -10,18 +18,21 @@ out=${OUT:-/tmp/b2b-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
-arch="-gencode arch=compute_90a,code=sm_90a"
-compile() { # file.cu -> file.so, ptxas report beside it
-  nvcc -std=c++17 -O3 $arch -Iruntime/include -Xcompiler -fPIC -shared "$1" -o "${1%.cu}.so" \
-    -Xptxas -v > "${1%.cu}.log" 2>&1 || echo "COMPILE FAILED: $1"
+compile() { # file.cu [min blocks]: file.so (file_mbN.so), ptxas report beside it
+  local base=${1%.cu} flags="" name=${1%.cu}
+  if [ -n "${2:-}" ]; then flags="-DSKETCH_B2B_MIN_BLOCKS=$2"; name=${base}_mb$2; fi
+  nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Iruntime/include $flags \
+    -Xcompiler -fPIC -shared "$1" -o "$name.so" -Xptxas -v > "$name.log" 2>&1 || echo "COMPILE FAILED: $name"
 }
-export -f compile; export arch
+export -f compile
+jobs=()
+[ "$what" != bench ] && jobs+=("$gen/b2b_variants.cu")
 if [ "$what" != tests ]; then
-  ls $gen/bench/*.cu | xargs -P 16 -I{} bash -c 'compile {}'
-  grep -h "spill" $gen/bench/*.log | sort | uniq -c
+  for f in $gen/bench/*.cu; do jobs+=("$f"); [ -n "${MIN_BLOCKS:-}" ] && jobs+=("$f $MIN_BLOCKS"); done
 fi
+printf '%s\n' "${jobs[@]}" | xargs -P 16 -I{} bash -c 'compile {}'
+echo "ptxas spills:"; grep -l "[1-9][0-9]* bytes spill" $gen/*.log $gen/bench/*.log
 if [ "$what" != bench ]; then
-  [ -f $gen/b2b_variants.so ] || compile $gen/b2b_variants.cu
   python3 test/gpu/test_b2b.py --lib $gen/b2b_variants.so 2>&1 | tee "$out/tests.txt"
 fi
 if [ "$what" != tests ]; then

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""GEMM benchmarks: the generated kernels against torch (cuBLAS / cuBLASLt), one run.
+
+Cases (the issue's targets):
+  f16 and bf16 GEMM 4096^3 and 8192^3            >= 0.60x torch.matmul (cuBLAS)
+  f32 GEMM 4096^3, TF32 off on both sides         >= 0.80x torch.matmul (cuBLAS SGEMM)
+  f16 GEMM + bias + ReLU, M=8192 N=4096 K=4096    >= 0.60x torch._addmm_activation
+                                                   (cuBLASLt fused epilogue) and faster
+                                                   than torch matmul + bias + relu unfused
+Each of our kernels comes in several tile / warps / stages configurations
+(bench/gemm/*.sketch); every configuration is timed and the best is compared.
+Timing: CUDA events around batches of calls, after warm-up; the median of the
+batches' per-call times. Inputs rotate among several sets so that they do not
+sit in L2 between calls (both sides use the same sets). Before timing, each
+kernel's output is checked against torch's (normwise relative error).
+Results: a table on stdout and a section appended to bench/RESULTS.md (and
+$OUT/RESULTS.md when OUT is set) with the device, date and commit.
+"""
+import argparse
+import datetime
+import math
+import os
+import statistics
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
+import sketch_gpu  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "gemm"))
+from make_sketches import CONFIGS  # noqa: E402  (the configurations the sketches hold)
+
+
+def time_ms(run, sets, batches=7, per_batch=10, warmup=5):
+    """Median per-call time of run(i) over input sets i = 0..sets-1, in ms."""
+    for i in range(warmup):
+        run(i % sets)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for i in range(per_batch):
+            run(i % sets)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_batch)
+    return statistics.median(times)
+
+
+def tflops(m, n, k, ms):
+    return 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
+def rel_error(out, ref):
+    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
+
+
+def input_sets(m, n, k, dtype, sets, bias=False):
+    out = []
+    for _ in range(sets):
+        a = torch.randn(m, k, device="cuda", dtype=dtype)
+        b = (torch.randn(k, n, device="cuda") / math.sqrt(k)).to(dtype)
+        s = {"A": a, "B": b}
+        if bias:
+            s["bias"] = torch.randn(n, device="cuda", dtype=dtype)
+        out.append(s)
+    return out
+
+
+def ours(name, data, d, m, n, k):
+    call = sketch_gpu.kernel(name)
+
+    def run(i):
+        status = call(**data[i], D=d, M=m, N=n, K=k)
+        if status != 0:
+            raise RuntimeError(f"{name} returned cudaError {status}")
+    return run
+
+
+def best_of_ours(prefix, data, m, n, k, dtype, reference, rows_detail):
+    """Times every configuration of `prefix`; returns (best ms, best name, error)."""
+    best = (float("inf"), None, None)
+    d = torch.empty(m, n, device="cuda", dtype=dtype)
+    for config in list(CONFIGS) + ["sgemm"]:
+        name = f"{prefix}_{config}"
+        if name not in sketch_gpu.prototypes():
+            continue
+        try:
+            run = ours(name, data, d, m, n, k)
+            d.fill_(float("nan"))
+            run(0)
+            torch.cuda.synchronize()
+            err = rel_error(d, reference)
+            ms = time_ms(run, len(data))
+        except (AttributeError, RuntimeError, LookupError) as error:
+            print(f"  {name}: {error}", flush=True)
+            continue
+        rows_detail.append((name, f"{m}x{n}x{k}", ms, tflops(m, n, k, ms), err))
+        print(f"  {name:32s} {ms:8.3f} ms {tflops(m, n, k, ms):7.1f} TFLOP/s  err {err:.2e}",
+              flush=True)
+        if err < 1e-2 and ms < best[0]:
+            best = (ms, name, err)
+    return best
+
+
+def gemm_case(dtype_name, size, rows, detail):
+    dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[dtype_name]
+    m = n = k = size
+    sets = 2 if size >= 8192 else 3
+    data = input_sets(m, n, k, dtype, sets)
+    c = torch.empty(m, n, device="cuda", dtype=dtype)
+    torch_ms = time_ms(lambda i: torch.matmul(data[i]["A"], data[i]["B"], out=c), sets)
+    reference = torch.matmul(data[0]["A"], data[0]["B"])
+    label = f"{dtype_name} GEMM {m}x{n}x{k}"
+    print(f"{label}: torch.matmul {torch_ms:.3f} ms ({tflops(m, n, k, torch_ms):.1f} TFLOP/s)",
+          flush=True)
+    ms, name, err = best_of_ours(f"bg_{dtype_name}", data, m, n, k, dtype, reference, detail)
+    target = 0.8 if dtype_name == "f32" else 0.6
+    rows.append((label, name, ms, tflops(m, n, k, ms), "torch.matmul", torch_ms,
+                 tflops(m, n, k, torch_ms), target))
+
+
+def bias_relu_case(rows, detail):
+    m, n, k = 8192, 4096, 4096
+    dtype = torch.float16
+    data = input_sets(m, n, k, dtype, 2, bias=True)
+    c = torch.empty(m, n, device="cuda", dtype=dtype)
+    fused = lambda i: torch._addmm_activation(data[i]["bias"], data[i]["A"], data[i]["B"],
+                                              use_gelu=False)
+    unfused = lambda i: torch.relu(torch.matmul(data[i]["A"], data[i]["B"]) + data[i]["bias"])
+    fused_ms = time_ms(fused, 2)
+    unfused_ms = time_ms(unfused, 2)
+    reference = torch.relu(data[0]["A"].float() @ data[0]["B"].float() + data[0]["bias"].float())
+    label = f"f16 GEMM+bias+ReLU {m}x{n}x{k}"
+    print(f"{label}: cuBLASLt fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms", flush=True)
+    ms, name, err = best_of_ours("bbr_f16", data, m, n, k, dtype, reference, detail)
+    rows.append((label, name, ms, tflops(m, n, k, ms), "torch._addmm_activation (cuBLASLt)",
+                 fused_ms, tflops(m, n, k, fused_ms), 0.6))
+    rows.append((label, name, ms, tflops(m, n, k, ms), "torch matmul+bias+relu (unfused)",
+                 unfused_ms, tflops(m, n, k, unfused_ms), 1.0))
+
+
+def write_results(path, rows, detail, commit):
+    device = torch.cuda.get_device_name()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"\n## {date}, {device}, commit {commit}\n",
+             f"torch {torch.__version__}, CUDA {torch.version.cuda}; TF32 off for f32. "
+             "Times are medians of CUDA-event timed batches; ratio = torch time / our time.\n",
+             "| case | ours (best configuration) | ms | TFLOP/s | vs | ms | TFLOP/s | ratio | target | met |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for label, name, ms, tf, other, oms, otf, target in rows:
+        if name is None:
+            lines.append(f"| {label} | (no correct kernel) | | | {other} | {oms:.3f} | {otf:.1f} | | "
+                         f">= {target:.2f}x | no |")
+            continue
+        ratio = oms / ms
+        lines.append(f"| {label} | {name} | {ms:.3f} | {tf:.1f} | {other} | {oms:.3f} | {otf:.1f} | "
+                     f"{ratio:.2f}x | >= {target:.2f}x | {'yes' if ratio >= target else 'no'} |")
+    lines += ["", "<details><summary>every configuration</summary>", "",
+              "| kernel | size | ms | TFLOP/s | rel. error vs torch |", "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {n} | {s} | {ms:.3f} | {tf:.1f} | {e:.1e} |" for n, s, ms, tf, e in detail]
+    lines += ["", "</details>", ""]
+    text = "\n".join(lines)
+    for target in [path] + ([os.path.join(os.environ["OUT"], "RESULTS.md")] if os.environ.get("OUT") else []):
+        with open(target, "a") as f:
+            f.write(text)
+    return text
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--commit", default="unknown")
+    parser.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"))
+    parser.add_argument("--quick", action="store_true", help="4096 only, no 8192 cases")
+    args = parser.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.manual_seed(0)
+    rows, detail = [], []
+    for dtype_name in ["f16", "bf16"]:
+        for size in [4096] + ([] if args.quick else [8192]):
+            gemm_case(dtype_name, size, rows, detail)
+    gemm_case("f32", 4096, rows, detail)
+    if not args.quick:
+        bias_relu_case(rows, detail)
+    import bench_b2b  # back-to-back GEMMs (bench/b2b/*.sketch), when their kernels are built
+    bench_b2b.add_cases(rows, detail)
+    print(write_results(args.results, rows, detail, args.commit))
+
+
+if __name__ == "__main__":
+    main()

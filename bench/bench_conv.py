@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Convolution and SIMT SGEMM benchmarks: the generated kernels against torch, one run.
+
+Cases (issue 5 and the f32 part of issue 4):
+  ResNet-50 layers, N = 64: C64 56x56 K64 3x3; C256 56x56 K64 1x1; C128 28x28 K128 3x3;
+  C256 14x14 K256 3x3; C512 7x7 K512 3x3; C128 56x56 K128 3x3 stride 2.
+    f16 nhwc/krsc (tensor cores)  >= 0.5x torch conv2d on channels_last f16 (cuDNN)
+    f32 nchw/kcrs (SIMT)          >= 0.6x torch conv2d f32 (cuDNN), TF32 off
+  f32 GEMM 4096^3 (SIMT)          >= 0.8x torch.matmul (cuBLAS SGEMM), TF32 off
+torch.backends.cudnn.benchmark = True (cuDNN picks its fastest algorithm first).
+Each layer is run by every block configuration of bench/conv/*.sketch; the best
+correct one is compared. Timing: CUDA events around batches of calls after
+warm-up, the median per-call time; inputs rotate among several sets. Each
+kernel's output is first checked against torch's (normwise relative error).
+Prints a table and writes it to $OUT/RESULTS_conv.md when OUT is set.
+"""
+import argparse
+import datetime
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
+import sketch_gpu  # noqa: E402
+
+# (C, H = W, K, R = S, stride, pad)
+LAYERS = [(64, 56, 64, 3, 1, 1), (256, 56, 64, 1, 1, 0), (128, 28, 128, 3, 1, 1),
+          (256, 14, 256, 3, 1, 1), (512, 7, 512, 3, 1, 1), (128, 56, 128, 3, 2, 1)]
+BATCH = 64
+
+
+def time_ms(run, sets, batches=7, per_batch=10, warmup=5):
+    """Median per-call time of run(i) over input sets i = 0..sets-1, in ms."""
+    for i in range(warmup):
+        run(i % sets)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for i in range(per_batch):
+            run(i % sets)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_batch)
+    return statistics.median(times)
+
+
+def rel_error(out, ref):
+    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
+
+
+def our_kernels(prefix):
+    return sorted(name for name in sketch_gpu.prototypes() if name.startswith(prefix))
+
+
+def conv_case(dtype_name, layer, rows, detail):
+    c, hw, k, r, stride, pad = layer
+    nhwc = dtype_name == "f16"
+    dtype = torch.float16 if nhwc else torch.float32
+    fmt = torch.channels_last if nhwc else torch.contiguous_format
+    sets = 3
+    data = []
+    for _ in range(sets):
+        x = torch.randn(BATCH, c, hw, hw, device="cuda").to(dtype).contiguous(memory_format=fmt)
+        w = (torch.randn(k, c, r, r, device="cuda") / (c * r * r) ** 0.5).to(dtype)
+        data.append((x, w.contiguous(memory_format=fmt)))
+    ref = F.conv2d(data[0][0], data[0][1], stride=stride, padding=pad)
+    torch_ms = time_ms(lambda i: F.conv2d(data[i][0], data[i][1], stride=stride, padding=pad), sets)
+    p = ref.shape[2]
+    flop = 2.0 * BATCH * k * p * p * c * r * r
+    label = f"{dtype_name} {'nhwc' if nhwc else 'nchw'} C{c} {hw}x{hw} K{k} {r}x{r} s{stride}"
+    print(f"{label}: torch {torch_ms:.3f} ms ({flop / torch_ms / 1e9:.1f} TFLOP/s)", flush=True)
+    # Our tensors: the same memory seen in the kernel's layout (nhwc / krsc for channels_last).
+    y = torch.empty_like(ref)
+    y_ours = y.permute(0, 2, 3, 1) if nhwc else y
+    best = (float("inf"), None, None)
+    prefix = f"bc_{dtype_name}_s{stride}p{pad}_"
+    for name in our_kernels(prefix):
+        call = sketch_gpu.kernel(name)
+
+        def run(i):
+            x, w = data[i]
+            xs, ws = (x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1)) if nhwc else (x, w)
+            status = call(X=xs, Wt=ws, Y=y_ours, N=BATCH, C=c, H=hw, W=hw, K=k, R=r, S=r)
+            if status != 0:
+                raise RuntimeError(f"{name} returned cudaError {status}")
+        y.fill_(float("nan"))
+        run(0)
+        torch.cuda.synchronize()
+        err = rel_error(y, ref)
+        ms = time_ms(run, sets)
+        detail.append((name, label, ms, flop / ms / 1e9, err))
+        print(f"  {name:40s} {ms:8.3f} ms {flop / ms / 1e9:7.1f} TFLOP/s  err {err:.2e}", flush=True)
+        if err < 1e-2 and ms < best[0]:
+            best = (ms, name, err)
+    target = 0.5 if nhwc else 0.6
+    rows.append((label, best[1], best[0], flop / best[0] / 1e9 if best[1] else 0.0,
+                 "torch conv2d (cuDNN)", torch_ms, flop / torch_ms / 1e9, target))
+
+
+def sgemm_case(rows, detail, n=4096):
+    sets = 3
+    data = [(torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda") / n ** 0.5)
+            for _ in range(sets)]
+    out = torch.empty(n, n, device="cuda")
+    torch_ms = time_ms(lambda i: torch.matmul(data[i][0], data[i][1], out=out), sets)
+    ref = torch.matmul(data[0][0].double(), data[0][1].double())
+    flop = 2.0 * n ** 3
+    label = f"f32 GEMM {n}^3"
+    print(f"{label}: cuBLAS {torch_ms:.3f} ms ({flop / torch_ms / 1e9:.1f} TFLOP/s)", flush=True)
+    best = (float("inf"), None, None)
+    for name in our_kernels("bs_f32_"):
+        call = sketch_gpu.kernel(name)
+
+        def run(i):
+            status = call(A=data[i][0], B=data[i][1], D=out, M=n, N=n, K=n)
+            if status != 0:
+                raise RuntimeError(f"{name} returned cudaError {status}")
+        out.fill_(float("nan"))
+        run(0)
+        torch.cuda.synchronize()
+        err = rel_error(out, ref)
+        ms = time_ms(run, sets)
+        detail.append((name, label, ms, flop / ms / 1e9, err))
+        print(f"  {name:40s} {ms:8.3f} ms {flop / ms / 1e9:7.1f} TFLOP/s  err {err:.2e}", flush=True)
+        if err < 1e-4 and ms < best[0]:
+            best = (ms, name, err)
+    rows.append((label, best[1], best[0], flop / best[0] / 1e9 if best[1] else 0.0,
+                 "torch.matmul (cuBLAS SGEMM)", torch_ms, flop / torch_ms / 1e9, 0.8))
+
+
+def table(rows, detail, commit):
+    device = torch.cuda.get_device_name()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"\n## {date}, {device}, commit {commit}\n",
+             f"torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN "
+             f"{torch.backends.cudnn.version()}; TF32 off; cudnn.benchmark on. "
+             "Ratio = torch time / our time.\n",
+             "| case | ours (best configuration) | ms | TFLOP/s | vs | ms | TFLOP/s | ratio | target | met |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for label, name, ms, tf, other, oms, otf, target in rows:
+        if name is None:
+            lines.append(f"| {label} | (no correct kernel) | | | {other} | {oms:.3f} | {otf:.1f} | | "
+                         f">= {target:.2f}x | no |")
+            continue
+        ratio = oms / ms
+        lines.append(f"| {label} | {name} | {ms:.3f} | {tf:.1f} | {other} | {oms:.3f} | {otf:.1f} | "
+                     f"{ratio:.2f}x | >= {target:.2f}x | {'yes' if ratio >= target else 'no'} |")
+    lines += ["", "<details><summary>every configuration</summary>", "",
+              "| kernel | case | ms | TFLOP/s | rel. error vs torch |", "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {n} | {c} | {ms:.3f} | {tf:.1f} | {e:.1e} |" for n, c, ms, tf, e in detail]
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--commit", default="unknown")
+    parser.add_argument("--only", choices=["f16", "f32", "sgemm"], help="one group of cases")
+    args = parser.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    torch.manual_seed(0)
+    rows, detail = [], []
+    if args.only in (None, "sgemm"):
+        sgemm_case(rows, detail)
+    for dtype_name in ["f16", "f32"]:
+        if args.only in (None, dtype_name):
+            for layer in LAYERS:
+                conv_case(dtype_name, layer, rows, detail)
+    text = table(rows, detail, args.commit)
+    print(text)
+    if os.environ.get("OUT"):
+        with open(os.path.join(os.environ["OUT"], "RESULTS_conv.md"), "a") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()

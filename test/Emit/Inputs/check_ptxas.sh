@@ -1,0 +1,36 @@
+#!/bin/bash
+# check_ptxas.sh SKETCHC NVCC RUNTIME_INCLUDE WORKDIR DIR...
+# Compiles every .sketch under the DIRs to CUDA (sketchc) and with nvcc for
+# sm_80 and sm_90a (-Xptxas -v), in parallel. Prints one line per file and
+# architecture: "ok", or what failed (sketchc, nvcc, or a kernel with spills).
+# Exits 1 when anything failed.
+set -u
+sketchc=$1 nvcc=$2 runtime=$3 work=$4
+shift 4
+mkdir -p "$work"
+one() {  # one SKETCH ARCH
+  local sketch=$1 arch=$2
+  local name out
+  name=$(basename "$(dirname "$sketch")")_$(basename "$sketch" .sketch)_$arch
+  out=$work/$name
+  if ! "$sketchc" "$sketch" --arch "$arch" -o "$out.cu" 2> "$out.sketchc"; then
+    echo "FAIL sketchc $sketch $arch: $(head -1 "$out.sketchc")"; return 1
+  fi
+  local code="arch=compute_${arch#sm_},code=$arch"
+  if ! "$nvcc" -std=c++17 -O3 -I"$runtime" -I"$work" -gencode "$code" -Xptxas -v -c "$out.cu" \
+       -o "$out.o" > "$out.ptxas" 2>&1; then
+    echo "FAIL nvcc $sketch $arch: $(grep -m1 error "$out.ptxas")"; return 1
+  fi
+  local spills
+  spills=$(grep -B2 -E ' [1-9][0-9]* bytes spill (stores|loads)' "$out.ptxas" | grep -o "function '[^']*'" | sort -u | tr '\n' ' ')
+  if [ -n "$spills" ]; then echo "FAIL spills $sketch $arch: $spills"; return 1; fi
+  echo "ok $sketch $arch ($(grep -c 'bytes spill stores' "$out.ptxas") kernels)"
+}
+export -f one
+export sketchc nvcc runtime work
+find "$@" -name '*.sketch' -not -path '*/Inputs/*' | sort | \
+  xargs -I{} printf '%s sm_80\n%s sm_90a\n' {} {} | \
+  xargs -P "$(nproc)" -n 2 bash -c 'one "$0" "$1"' > "$work/report.txt"
+status=$?
+sort "$work/report.txt"
+exit $(( status != 0 ))

@@ -1,0 +1,237 @@
+"""GPU tests of the implicit-GEMM convolutions of test/gpu/conv/*.sketch.
+
+Each kernel's stride, pad, dilation, layouts and element types are read from
+its sketch; its epilogue is in EPILOGUES. Every case draws fresh random inputs,
+fills the output with NaN, calls the generated host function and compares every
+element with torch's conv2d in f64 on the same (rounded) inputs:
+    |out - ref| <= tol * |ref| + tol * rms(ref),  tol 1e-4 (f32 out), 1e-2 (f16/bf16 out).
+nhwc/krsc tensors are permuted to nchw/kcrs for the reference. Shapes: N = 1,
+C = 3, odd H and W, 1x1 / 3x3 / 5x5 / 7x7 and non-square filters, ResNet-50
+layers (N = 2), sizes that take the 16-byte and the element paths, misaligned
+pointers; bad arguments return cudaErrorInvalidValue without writing.
+"""
+import glob
+import math
+import os
+import re
+
+import torch
+import torch.nn.functional as F
+
+import sketch_gpu
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SKETCHES = sorted(glob.glob(os.path.join(HERE, "conv", "*.sketch")))
+SCALARS = {"alpha": 0.75}
+TOLERANCE = {"f16": 1e-2, "bf16": 1e-2, "f32": 1e-4}
+
+
+def relu(x):
+    return x.clamp(min=0)
+
+
+def channel(t, nhwc):
+    """A per-output-channel vector shaped to broadcast over the output."""
+    return t if nhwc else t[:, None, None]
+
+
+# Epilogue of each kernel on the f64 convolution y (in the output's layout),
+# the f64 tensors t, scalars s, and whether the layout is nhwc.
+EPILOGUES = {
+    "cv_nchw_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nchw_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y + channel(t["bias"], nhwc)
+                                                          + t["Res"]),
+    "cv_nchw_s2p3_stem": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nchw_s1p1_same": lambda y, t, s, nhwc: F.gelu(y),
+    "cv_nhwc_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nhwc_f16_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
+                                                              + channel(t["bias"], nhwc) + t["Res"]),
+}
+
+
+def epilogue_of(name):
+    if name in EPILOGUES:
+        return EPILOGUES[name]
+    if "bias" in {p for p, _, _ in kernels()[name]["params"]}:  # the tile variants: Bias only
+        return lambda y, t, s, nhwc: y + channel(t["bias"], nhwc)
+    return lambda y, t, s, nhwc: y
+
+
+_kernels = None
+
+
+def kernels():
+    """{name: {params, stride, pad, dilation, nhwc}} read from the sketch files."""
+    global _kernels
+    if _kernels is None:
+        _kernels = {}
+        for path in SKETCHES:
+            with open(path) as f:
+                text = f.read()
+            for name, plist in sketch_gpu.sketch_params(path).items():
+                body = text[text.index(f"kernel {name}("):]
+                m = re.search(r"with stride \((\d+), (\d+)\) pad \((\d+), (\d+)\)"
+                              r"(?: dilation \((\d+), (\d+)\))?", body)
+                _kernels[name] = {
+                    "params": plist,
+                    "stride": (int(m.group(1)), int(m.group(2))),
+                    "pad": (int(m.group(3)), int(m.group(4))),
+                    "dilation": (int(m.group(5) or 1), int(m.group(6) or 1)),
+                    "nhwc": "nhwc" in body[:body.index(":\n")],
+                }
+    return _kernels
+
+
+def out_size(n_in, filt, stride, pad, dil):
+    return (n_in + 2 * pad - dil * (filt - 1) - 1) // stride + 1
+
+
+def sizes_for(name, shape):
+    """The sizes of one case: `shape` = (N, C, H, W, K, R, S) with the sketch's literals
+    and P, Q; None when the window does not fit or a literal size disagrees."""
+    info = kernels()[name]
+    n, c, h, w, k, r, s = shape
+    sizes = {"N": n, "C": c, "H": h, "W": w, "K": k, "R": r, "S": s}
+    x_dims = next(d for p, _, d in info["params"] if p == "X")
+    w_dims = next(d for p, _, d in info["params"] if p == "Wt")
+    letters = ("N", "H", "W", "C") if info["nhwc"] else ("N", "C", "H", "W")
+    for letter, dim in zip(letters, x_dims):
+        if dim.isdigit():
+            sizes[letter] = int(dim)
+    for letter, dim in zip(("K", "R", "S", "C") if info["nhwc"] else ("K", "C", "R", "S"), w_dims):
+        if dim.isdigit():
+            sizes[letter] = int(dim)
+    sizes["P"] = out_size(sizes["H"], sizes["R"], info["stride"][0], info["pad"][0], info["dilation"][0])
+    sizes["Q"] = out_size(sizes["W"], sizes["S"], info["stride"][1], info["pad"][1], info["dilation"][1])
+    if sizes["P"] < 1 or sizes["Q"] < 1:
+        return None
+    y_dims = next(d for p, _, d in info["params"] if p == "Y")
+    if "H" in y_dims and (sizes["P"], sizes["Q"]) != (sizes["H"], sizes["W"]):
+        return None  # a size-keeping kernel: only shapes it keeps
+    return sizes
+
+
+def make_inputs(name, sizes, misalign=False):
+    info = kernels()[name]
+    values, tensors = {}, {}
+    fan_in = sizes["C"] * sizes["R"] * sizes["S"]
+    for pname, dtype, dims in info["params"]:
+        if not dims:
+            values[pname] = SCALARS[pname]
+            continue
+        shape = [int(d) if d.isdigit() else sizes[d] for d in dims]
+        count = math.prod(shape)
+        storage = torch.empty(count + 8, device="cuda", dtype=sketch_gpu.DTYPES[dtype])
+        x = (storage[1:count + 1] if misalign else storage[:count]).view(shape)
+        if pname == "Y":
+            x.fill_(float("nan"))
+        else:
+            x.copy_(torch.randn(shape, device="cuda") / (math.sqrt(max(fan_in, 1)) if pname == "Wt" else 1))
+        values[pname] = x
+        tensors[pname] = x
+    values.update({s: v for s, v in sizes.items()})
+    return values, tensors
+
+
+def reference(name, tensors):
+    info = kernels()[name]
+    t = {n: x.double() for n, x in tensors.items() if n != "Y"}
+    x, w = t["X"], t["Wt"]
+    if info["nhwc"]:
+        x, w = x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2)
+    y = F.conv2d(x, w, stride=info["stride"], padding=info["pad"], dilation=info["dilation"])
+    if info["nhwc"]:
+        y = y.permute(0, 2, 3, 1)
+    return epilogue_of(name)(y, t, SCALARS, info["nhwc"])
+
+
+def out_dtype(name):
+    return next(d for p, d, _ in kernels()[name]["params"] if p == "Y")
+
+
+def check(name, shape, misalign=False):
+    sizes = sizes_for(name, shape)
+    if sizes is None:
+        return None
+    values, tensors = make_inputs(name, sizes, misalign)
+    call = sketch_gpu.kernel(name)
+    used = {p for _, p in call.params}
+    status = call(**{p: v for p, v in values.items() if p in used})
+    torch.cuda.synchronize()
+    what = f"{name} {shape}{' misaligned' if misalign else ''}"
+    assert status == 0, f"{what}: returned cudaError {status}"
+    tol = TOLERANCE[out_dtype(name)]
+    return sketch_gpu.check_close(tensors["Y"], reference(name, tensors), tol, tol, what)
+
+
+def sweep(names, shapes, misalign=False):
+    failures, ran = [], 0
+    for name in names:
+        for shape in shapes:
+            try:
+                ran += check(name, shape, misalign) is not None
+            except AssertionError as e:
+                failures.append(str(e))
+    assert not failures, "; ".join(failures[:4]) + (f" (+{len(failures) - 4} more)"
+                                                     if len(failures) > 4 else "")
+    assert ran, "no case fit any kernel"
+
+
+NCHW = lambda: sorted(n for n in kernels() if n.startswith("cv_nchw"))  # noqa: E731
+NHWC = lambda: sorted(n for n in kernels() if n.startswith("cv_nhwc"))  # noqa: E731
+
+# (N, C, H, W, K, R, S)
+SMALL = [(1, 3, 7, 9, 5, 3, 3), (2, 3, 31, 29, 17, 5, 5), (1, 8, 13, 11, 9, 1, 1),
+         (3, 5, 17, 15, 70, 3, 3), (2, 16, 9, 9, 130, 1, 1), (1, 7, 10, 12, 3, 2, 4),
+         (1, 1, 1, 1, 1, 1, 1)]
+ALIGNED = [(2, 64, 15, 15, 72, 3, 3), (1, 32, 8, 8, 256, 3, 3), (3, 16, 33, 17, 40, 5, 5),
+           (2, 24, 12, 12, 136, 1, 1)]
+RESNET = [(2, 64, 56, 56, 64, 3, 3), (2, 256, 56, 56, 64, 1, 1), (2, 128, 28, 28, 128, 3, 3),
+          (2, 256, 14, 14, 256, 3, 3), (2, 512, 7, 7, 512, 3, 3), (2, 128, 56, 56, 128, 3, 3)]
+
+
+def test_nchw_small_and_odd_shapes():
+    """N = 1, C = 3, odd H, W, 1x1 .. 5x5 and 2x4 filters, every stride/pad/dilation kernel."""
+    sweep(NCHW(), SMALL + ALIGNED)
+
+
+def test_nhwc_small_and_odd_shapes():
+    """C % 8 != 0 takes the element path, C % 8 == 0 the 16-byte cp.async path."""
+    sweep(NHWC(), SMALL + ALIGNED)
+
+
+def test_nchw_resnet50_layers():
+    sweep(["cv_nchw_s1p1", "cv_nchw_s2p1_bias_relu", "cv_nchw_s1p1_t128x64x8",
+           "cv_nchw_s1p1_t128x128x16", "cv_nchw_s1p0_stages1", "cv_nchw_s1p2d2_residual"], RESNET)
+
+
+def test_nhwc_resnet50_layers():
+    sweep(["cv_nhwc_f16_s1p1", "cv_nhwc_f16_s2p1_bias_relu", "cv_nhwc_bf16_s3p0",
+           "cv_nhwc_f16_s1p1_t64x64x32", "cv_nhwc_f16_s1p1_t128x256x64",
+           "cv_nhwc_f16_s1p0_stages1", "cv_nhwc_f16_s1p2d2_residual"], RESNET)
+
+
+def test_stem_224():
+    """The ResNet stem: C = 3, 224 x 224, 7 x 7, stride 2, pad 3 (literal sizes in the sketch)."""
+    sweep(["cv_nchw_s2p3_stem"], [(1, 3, 224, 224, 64, 7, 7), (2, 3, 225, 223, 64, 7, 7)])
+
+
+def test_misaligned_base_pointers():
+    """Bases one element off 16 bytes: the element paths."""
+    sweep(["cv_nchw_s1p1", "cv_nchw_s1p2d2_residual", "cv_nhwc_f16_s2p1_bias_relu",
+           "cv_nhwc_bf16_s12p01d21"], [(2, 64, 15, 15, 72, 3, 3)], misalign=True)
+
+
+def test_rejects_bad_arguments():
+    """A window larger than the padded input, a null pointer, a negative size:
+    cudaErrorInvalidValue and nothing written; N = 0 is a no-op."""
+    for name in ["cv_nchw_s2p1_bias_relu", "cv_nhwc_f16_s2p1_bias_relu"]:
+        call = sketch_gpu.kernel(name)
+        values, tensors = make_inputs(name, sizes_for(name, (2, 8, 9, 9, 16, 3, 3)))
+        invalid = sketch_gpu.CUDA_ERROR_INVALID_VALUE
+        assert call(**dict(values, R=13)) == invalid, f"{name}: 13x3 window on 9x9 + pad 1 accepted"
+        assert call(**dict(values, bias=None)) == invalid, f"{name}: null bias accepted"
+        assert call(**dict(values, C=-1)) == invalid, f"{name}: C = -1 accepted"
+        assert call(**dict(values, N=0)) == 0, f"{name}: N = 0 is not a no-op"
+        torch.cuda.synchronize()
+        assert torch.isnan(tensors["Y"].float()).all(), f"{name}: a rejected call wrote its output"
