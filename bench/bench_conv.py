@@ -116,9 +116,10 @@ def sgemm_case(rows, detail, n=4096):
     best = (float("inf"), None, None)
     for name in our_kernels("bs_f32_"):
         call = sketch_gpu.kernel(name)
+        scale = {"alpha": 1.0} if any(p == "alpha" for _, p in call.params) else {}
 
         def run(i):
-            status = call(A=data[i][0], B=data[i][1], D=out, M=n, N=n, K=n)
+            status = call(A=data[i][0], B=data[i][1], D=out, M=n, N=n, K=n, **scale)
             if status != 0:
                 raise RuntimeError(f"{name} returned cudaError {status}")
         out.fill_(float("nan"))

@@ -16,6 +16,12 @@ for sketch in $(find "$root/bench" -name '*.sketch' | sort); do
     status=1
   fi
 done
+# The attention kernels of the GPU suite, for bench_all.py (bench_attention.py's cases).
+attention=$root/test/gpu/attention/attention_variants.sketch
+if [ -f "$attention" ] && ! "$sketchc" "$attention" --arch "$arch" -o "$out/attention_variants.cu"; then
+  echo "bench/generate.sh: sketchc failed on $attention" >&2
+  status=1
+fi
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$commit+dirty"; fi
 echo "$commit" > "$out/COMMIT"

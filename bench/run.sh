@@ -26,4 +26,7 @@ echo "ptxas: $(cat "$build"/*.ptxas | grep -c 'bytes spill stores') kernels, $(c
 grep -B2 -E ' [1-9][0-9]* bytes spill stores' "$build"/*.ptxas | grep -o "function '[^']*'" | sort -u | head -20
 nvcc -shared -o "$build/libsketch_bench.so" "$build"/*.o || exit 1
 export SKETCH_GPU_LIB="$build/libsketch_bench.so" SKETCH_GPU_GEN="$gen"
-PYTHONUNBUFFERED=1 python3 "$root/bench/bench.py" --commit "$(cat "$gen/COMMIT" 2>/dev/null || echo unknown)" "$@"
+# --all: every module (bench_all.py: GEMM, b2b, conv, attention) in one table and chart.
+main=bench.py
+if [ "${1:-}" = "--all" ]; then main=bench_all.py; shift; fi
+PYTHONUNBUFFERED=1 python3 "$root/bench/$main" --commit "$(cat "$gen/COMMIT" 2>/dev/null || echo unknown)" "$@"

@@ -26,13 +26,17 @@ StringRef sketch::spellSpace(MemorySpace space) { return stringifyMemorySpace(sp
 StringRef sketch::spellElementType(ElementType type) { return stringifyElementType(type); }
 
 Operation *KernelOp::lookupTensorParam(StringRef name) {
+  // The parameters come first (the kernel verifier checks it): stop after them.
   for (Operation &op : getBodyBlock()) {
-    if (auto param = dyn_cast<TensorParamOp>(op))
+    if (auto param = dyn_cast<TensorParamOp>(op)) {
       if (param.getName() == name)
         return param;
-    if (auto scalar = dyn_cast<ScalarParamOp>(op))
+    } else if (auto scalar = dyn_cast<ScalarParamOp>(op)) {
       if (scalar.getName() == name)
         return scalar;
+    } else {
+      break;
+    }
   }
   return nullptr;
 }

@@ -10,6 +10,10 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "lit.site.cfg.py.in", "gpu",
 
 config.environment["PATH"] = os.pathsep.join(
     [config.sketch_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# In a sanitized build (SKETCH_SANITIZE) a report aborts the tool, so that `not`
+# and exit-status checks see a crash rather than an ordinary exit status 1.
+for sanitizer in ["ASAN_OPTIONS", "UBSAN_OPTIONS"]:
+    config.environment[sanitizer] = "abort_on_error=1:print_stacktrace=1:" + os.environ.get(sanitizer, "")
 config.substitutions.append(("%examples", os.path.join(config.sketch_src_root, "examples")))
 config.substitutions.append(("%runtime", os.path.join(config.sketch_src_root, "runtime", "include")))
 config.substitutions.append(("%srcroot", config.sketch_src_root))

@@ -26,7 +26,6 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <functional>
@@ -67,24 +66,6 @@ __device__ __forceinline__ void copy_tile_async(E *dst, const E *src, int64_t ld
     const bool inside = row0 + r < rows && col0 + c < cols;
     const E *from = inside ? src + (row0 + r) * ld + (col0 + c) : src;
     sketch::cp_async_16(sketch::smem_addr(dst + r * DST_LD + c), from, inside);
-  }
-}
-
-/// Asks L2 to fetch (and keep) rows row0 .. row0 + ROWS - 1 (COLS elements each) of a
-/// row-major matrix: a tile read much later (the final epilogue's) then comes from L2.
-template <int ROWS, int COLS, int THREADS, typename E>
-__device__ __forceinline__ void prefetch_tile_l2(const E *src, int64_t ld, int64_t row0,
-                                                 int64_t rows) {
-  constexpr int kLinesPerRow = (COLS * int(sizeof(E)) + 127) / 128;
-  constexpr int kLines = ROWS * kLinesPerRow;
-#pragma unroll
-  for (int i = 0; i < (kLines + THREADS - 1) / THREADS; ++i) {
-    const int line = i * THREADS + threadIdx.x;
-    const int r = line / kLinesPerRow;
-    if ((kLines % THREADS == 0 || line < kLines) && row0 + r < rows) {
-      const E *p = src + (row0 + r) * ld + line % kLinesPerRow * (128 / int(sizeof(E)));
-      asm volatile("prefetch.global.L2::evict_last [%0];\n" ::"l"(p));
-    }
   }
 }
 
@@ -219,17 +200,19 @@ __device__ __forceinline__ void store_c(E *tile, const float (&c)[MT][NT][4], in
 )cuda";
 
 /// Local names of the generated kernel; a parameter spelled like one of them is renamed.
-const char *const kLocals[] = {"lane", "warp", "warp_row", "m0", "row", "col", "v", "out",
-                               "acc0", "acc1", "d0_a", "k_tiles", "stage", "kt", "next", "nc",
-                               "c", "h", "j", "mt", "nt", "i", "s", "t", "pass", "smem", "m_size", "k0_size", "col0",
-                               "a0_s", "b0_s", "b1_s", "d0_s", "out_s", "b1_tile", "tiles",
-                               "tile", "has_next", "next_m0", "load_epilogue_tiles", "device",
-                               "sms", "per_sm", "load_k_tile", "error",
-                               "blocks", "stream", "T0", "T1", "BM", "WM", "MT", "N0", "N1",
-                               "NC", "NC1", "kB1Passes", "kB1Tiles", "BK0", "BK1", "kStages", "kThreads", "kB1Chunks",
-                               "kB1Buffers", "A0_LD", "B0_LD", "B1_LD", "D0_LD", "OUT_LD",
-                               "kSmemA0", "kSmemB0", "kSmemB1", "kSmemD0", "kSmemOut",
-                               "kSmemBytes"};
+const char *const kLocals[] = {"lane", "warp_row", "m0", "row", "row0", "col", "col0", "v",
+                               "out", "acc0", "acc1", "d0_a", "k_tiles", "k_steps", "steps",
+                               "stage", "kt", "u", "next", "nc", "c", "h", "j", "mt", "nt", "i",
+                               "s", "t", "pass", "smem", "m_size", "k0_size", "a0_s", "b0_s",
+                               "b1_s", "d0_s", "out_s", "b1_tile", "tiles", "tile", "has_next",
+                               "next_m0", "load_k_tile", "load_epilogue_tiles", "device", "sms",
+                               "per_sm", "error", "blocks", "stream", "T0", "T1", "BM", "WM",
+                               "MT", "N0", "N1", "NC", "NC1", "BK0", "BK1", "kStages",
+                               "kThreads", "kB1Chunks", "kB1Passes", "kB1Tiles", "kB1Buffers",
+                               "A0_LD", "B0_LD", "B1_LD", "D0_LD", "OUT_LD", "kSmemA0",
+                               "kSmemB0", "kSmemB1", "kSmemD0", "kSmemOut", "kSmemBytes"};
+
+bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
 
 std::string typeName(ElementType type) { return cTypeOf(type); }
 
@@ -288,16 +271,11 @@ private:
     return cIdent(name);
   }
 
+  /// Size symbols spelled like a local of the generated code are errors (parameters
+  /// are renamed instead, see emitB2b).
   LogicalResult checkNames() {
-    llvm::StringSet<> locals;
-    for (const char *local : kLocals)
-      locals.insert(local);
-    for (const ParamInfo &param : sig.params)
-      if (locals.contains(param.cname))
-        return param.op->emitError() << "back-to-back GEMM: the name '" << param.name
-                                     << "' is used by the generated code; rename the parameter";
     for (const std::string &symbol : sig.sizeSymbols)
-      if (locals.contains(cIdent(symbol)))
+      if (isLocal(cIdent(symbol)))
         return kernel.emitError() << "back-to-back GEMM: the size symbol '" << symbol
                                   << "' is used by the generated code; rename it";
     return success();
@@ -428,7 +406,6 @@ private:
     w.line();
     if (plan.persistent)
       return emitPersistentBody();
-    emitEpiloguePrefetch();
     emitB1Prologue();
     w.line();
     if (failed(emitFirstGemm()))
@@ -552,16 +529,6 @@ private:
                    "B1_LD), {0} + ({2}) / kB1Chunks * NC1, N1, ({2}) % kB1Chunks * BK1, N0, 0, NC1);",
                    ident(plan.b1.getName()), buffer, tile)
         .str();
-  }
-
-  /// L2 prefetches of the tiles the final epilogue reads (loaded after GEMM-I).
-  void emitEpiloguePrefetch() {
-    for (const EpilogueInput &input : plan.afterInputs)
-      if (input.broadcast == Broadcast::full)
-        w.line(formatv("sketch_b2b::prefetch_tile_l2<BM, N1, kThreads>({0}, N1, m0, m_size); // "
-                       "for the final epilogue",
-                       ident(input.name))
-                   .str());
   }
 
   void emitB1Prologue() {
@@ -1058,6 +1025,17 @@ KernelEmitterResult sketch::emitB2b(KernelOp kernel, const CudaEmitOptions &opti
   if (failed(plan))
     return failure();
   KernelSignature sig = analyzeSignature(kernel);
+  // A parameter spelled like a local of the generated code gets a trailing '_'.
+  auto taken = [&](const std::string &name) {
+    return isLocal(name) || llvm::any_of(sig.params, [&](const ParamInfo &p) { return p.cname == name; });
+  };
+  for (ParamInfo &param : sig.params)
+    if (isLocal(param.cname)) {
+      std::string name = param.cname + "_";
+      while (taken(name))
+        name += "_";
+      param.cname = name;
+    }
   B2bEmitter emitter(kernel, std::move(*plan), sig, w);
   if (failed(emitter.emit()))
     return failure();

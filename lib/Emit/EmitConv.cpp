@@ -666,6 +666,7 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
     writer.emitKernel();
     w.line();
     writer.emitHost();
+    w.line();
     return p.sig;
   }
   TensorCoreConvWriter writer{{p, *epilogue, w}, {}, 0};
@@ -674,6 +675,7 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   writer.emitKernel();
   w.line();
   writer.emitHost();
+  w.line();
   return p.sig;
 }
 

@@ -13,6 +13,7 @@
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
 #include "lib/Emit/TensorCoreGemm.h"
+#include "lib/Emit/WgmmaGemm.h"
 
 using namespace mlir;
 
@@ -229,7 +230,10 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
                                           cast<CopyOp>(g.store).getName(), g.store->getLoc());
   if (failed(epilogue))
     return failure();
-  GemmWriter(g, *epilogue, w).run();
+  if (options.arch == "sm_90a" && wgmmaSupports(g))
+    emitWgmmaGemm(g, *epilogue, w);  // Hopper: wgmma (WgmmaGemm.cpp)
+  else
+    GemmWriter(g, *epilogue, w).run();
   return g.sig;
 }
 

@@ -56,6 +56,11 @@ void emitHostChecks(CudaWriter &w, const KernelSignature &sig) {
     if (param.isTensor)
       w.line("if (!sketch::valid_pointer(" + param.cname + ", " + sig.product(param.dims) +
              ")) return cudaErrorInvalidValue;");
+  // A pointer that is not a multiple of its element size cannot be read at all.
+  for (const ParamInfo &param : sig.params)
+    if (param.isTensor)
+      w.line("if (!sketch::aligned_to(" + param.cname + ", alignof(" + cTypeOf(param.type) +
+             "))) return cudaErrorInvalidValue;");
 }
 
 void emitHeader(llvm::raw_ostream &os, llvm::ArrayRef<KernelSignature> sigs, llvm::StringRef arch) {

@@ -30,8 +30,9 @@ std::string kernelParameterList(const KernelSignature &sig,
 /// The arguments that pass the host function's parameters on to the kernel.
 std::string kernelArgumentList(const KernelSignature &sig);
 
-/// The host function's first checks: cudaErrorInvalidValue for a negative size
-/// or a null pointer to a tensor with elements.
+/// The host function's first checks: cudaErrorInvalidValue for a negative size,
+/// a null pointer to a tensor with elements, or a pointer not aligned to its
+/// element type.
 void emitHostChecks(CudaWriter &w, const KernelSignature &sig);
 
 /// The header: includes and one prototype per kernel.

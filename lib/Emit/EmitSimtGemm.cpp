@@ -292,6 +292,10 @@ struct SimtGemmWriter {
   void emitBatchIndices() {
     if (p.batchDims.empty())
       return;
+    if (p.batchDims.size() == 1) {
+      w.line("const int64_t bidx0 = blockIdx.z;  // batch index");
+      return;
+    }
     w.line("int64_t batch = blockIdx.z;");
     for (size_t i = p.batchDims.size(); i-- > 1;) {
       std::string extent = dim(p.batchDims[i]);
@@ -411,12 +415,15 @@ struct SimtGemmWriter {
     auto contiguous = [&](const SimtOperand &o, StringRef mn) {
       return o.kContiguous ? "size_k % 4 == 0" : mn.str() + " % 4 == 0";
     };
-    terms.push_back(contiguous(p.a, "size_m"));
-    terms.push_back(contiguous(p.b, "size_n"));
-    if (terms.back() != "size_n % 4 == 0")
-      terms.push_back("size_n % 4 == 0"); // output rows
+    auto add = [&](const std::string &term) {
+      if (!llvm::is_contained(terms, term))
+        terms.push_back(term);
+    };
+    add(contiguous(p.a, "size_m"));
+    add(contiguous(p.b, "size_n"));
+    add("size_n % 4 == 0"); // output rows
     for (const ParamInfo *param : {p.a.param, p.b.param, p.out})
-      terms.push_back("sketch::aligned_to(" + param->cname + ", 16)");
+      add("sketch::aligned_to(" + param->cname + ", 16)");
     return joined(terms, " && ");
   }
 
@@ -461,6 +468,7 @@ KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options
   writer.emitKernel();
   w.line();
   writer.emitHost();
+  w.line();
   return p.sig;
 }
 

@@ -109,6 +109,9 @@ Problem classify(KernelOp kernel) {
 /// Rows of the first accumulator each warp owns in a b2b kernel: the most of
 /// 32 or 16 that keeps both accumulators within 128 f32 registers per thread.
 std::optional<int64_t> b2bRowsPerWarp(const Problem &problem) {
+  // Widths this large fit no rows, and the sum below must not overflow.
+  if (problem.n0 > 4096 || problem.n1 > 4096)
+    return std::nullopt;
   for (int64_t rows : {32, 16})
     if (rows * (problem.n0 + problem.n1) / 32 <= 128)
       return rows;

@@ -3,9 +3,11 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
-#include <map>
+#include <cstdint>
 
 using namespace mlir;
 using namespace sketch;
@@ -51,7 +53,8 @@ private:
       auto rhs = product();
       if (!rhs)
         return std::nullopt;
-      value = op == '+' ? *value + *rhs : *value - *rhs;
+      // An overflowing sum has no value (signed overflow is undefined).
+      value = op == '+' ? llvm::checkedAdd(*value, *rhs) : llvm::checkedSub(*value, *rhs);
     }
     return value;
   }
@@ -61,9 +64,9 @@ private:
     while (value && pos < text.size() && (text[pos] == '*' || text[pos] == '/')) {
       char op = text[pos++];
       auto rhs = atom();
-      if (!rhs || (op == '/' && *rhs == 0))
+      if (!rhs || (op == '/' && (*rhs == 0 || (*rhs == -1 && *value == INT64_MIN))))
         return std::nullopt;
-      value = op == '*' ? *value * *rhs : *value / *rhs;
+      value = op == '*' ? llvm::checkedMul(*value, *rhs) : std::optional(*value / *rhs);
     }
     return value;
   }
@@ -75,7 +78,9 @@ private:
     if (c == '-') {
       ++pos;
       auto value = atom();
-      return value ? std::optional<int64_t>(-*value) : std::nullopt;
+      if (!value || *value == INT64_MIN)
+        return std::nullopt;
+      return -*value;
     }
     if (c == '(') {
       ++pos;
@@ -161,10 +166,14 @@ static SmallVector<std::string> productFactors(StringRef expr) {
   int64_t number = 1;
   for (StringRef part : parts) {
     int64_t value;
-    if (!part.getAsInteger(10, value))
-      number *= value;
-    else
+    if (part.getAsInteger(10, value)) {
       factors.push_back(part.str());
+      continue;
+    }
+    std::optional<int64_t> product = llvm::checkedMul(number, value);
+    if (!product)
+      return {}; // too large to compare by its factors
+    number = *product;
   }
   llvm::sort(factors);
   factors.insert(factors.begin(), std::to_string(number));
@@ -274,46 +283,6 @@ std::optional<GemmDims> sketch::convDims(KernelOp kernel, Conv2dOp conv) {
                   shape->c + "*" + shape->r + "*" + shape->s};
 }
 
-namespace {
-/// Shapes worked out during one logicalShape or gemmDims query, by (user,
-/// name). A GEMM asks for both operands and `Compute Y = EXPR` may try several,
-/// so without it a chain of n statements could take 2^n walks.
-using ShapeCache = std::map<std::pair<Operation *, std::string>, std::optional<MatrixShape>>;
-} // namespace
-
-static std::optional<MatrixShape> shapeAt(KernelOp kernel, StringRef name, Operation *user,
-                                          ShapeCache &cache);
-
-static std::optional<GemmDims> gemmDimsAt(KernelOp kernel, GemmOp gemm, ShapeCache &cache) {
-  auto lhs = shapeAt(kernel, gemm.getLhs(), gemm, cache);
-  auto rhs = shapeAt(kernel, gemm.getRhs(), gemm, cache);
-  if (!lhs || !rhs)
-    return std::nullopt;
-  bool lt = gemm.getLhsTransposed(), rt = gemm.getRhsTransposed();
-  return GemmDims{lt ? lhs->cols : lhs->rows, rt ? rhs->rows : rhs->cols,
-                  lt ? lhs->rows : lhs->cols};
-}
-
-std::optional<GemmDims> sketch::gemmDims(KernelOp kernel, GemmOp gemm) {
-  ShapeCache cache;
-  return gemmDimsAt(kernel, gemm, cache);
-}
-
-/// The statement that last produced `name` before `user` (a GEMM, convolution
-/// or `Compute Y = EXPR`), or null.
-static Operation *lastProducer(KernelOp kernel, StringRef name, Operation *user) {
-  Operation *producer = nullptr;
-  for (Operation *op : statementsBefore(kernel, user)) {
-    if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getResult() == name)
-      producer = op;
-    else if (auto conv = dyn_cast<Conv2dOp>(op); conv && conv.getResult() == name)
-      producer = op;
-    else if (auto assign = dyn_cast<AssignOp>(op); assign && assign.getTarget() == name)
-      producer = op;
-  }
-  return producer;
-}
-
 /// The names `Compute Y = EXPR` reads, in order, without repeats.
 static SmallVector<std::string> assignReads(AssignOp assign) {
   SmallVector<std::string> names;
@@ -324,32 +293,20 @@ static SmallVector<std::string> assignReads(AssignOp assign) {
   return names;
 }
 
-/// logicalShape without the cache lookup.
-static std::optional<MatrixShape> producedShape(KernelOp kernel, StringRef name, Operation *user,
-                                                ShapeCache &cache) {
-  Operation *producer = lastProducer(kernel, name, user);
-  if (auto gemm = dyn_cast_or_null<GemmOp>(producer)) {
-    auto dims = gemmDimsAt(kernel, gemm, cache);
-    return dims ? std::optional<MatrixShape>(MatrixShape{dims->m, dims->n}) : std::nullopt;
-  }
-  if (auto conv = dyn_cast_or_null<Conv2dOp>(producer)) {
-    auto dims = convDims(kernel, conv);
-    return dims ? std::optional<MatrixShape>(MatrixShape{dims->m, dims->n}) : std::nullopt;
-  }
-  if (auto assign = dyn_cast_or_null<AssignOp>(producer)) {
-    // Shaped as its first operand that is a register tile, else a tensor.
-    std::optional<MatrixShape> tensorShape;
-    for (const std::string &read : assignReads(assign)) {
-      if (isRegisterTile(kernel, read, assign))
-        if (auto shape = shapeAt(kernel, read, assign, cache))
-          return shape;
-      if (!tensorShape)
-        if (auto param = findTensorParam(kernel, read); param && param.getDims().size() >= 2)
-          tensorShape = shapeAt(kernel, read, assign, cache);
-    }
-    if (tensorShape)
-      return tensorShape;
-  }
+namespace {
+/// What the statements before some point make of each name, gathered in one
+/// pass in program order: the register tiles (as isRegisterTile sees them) and
+/// the logical shape each GEMM, convolution or `Compute Y = EXPR` gave the
+/// name it produced last. Following producer chains backwards instead costs
+/// time exponential in their length.
+struct ShapeState {
+  llvm::StringSet<> registerTiles;
+  llvm::StringMap<std::optional<MatrixShape>> produced;
+};
+} // namespace
+
+/// The shape of a tensor parameter: its last two dimensions (1 x D for one).
+static std::optional<MatrixShape> paramShape(KernelOp kernel, StringRef name) {
   auto param = findTensorParam(kernel, name);
   if (!param)
     return std::nullopt;
@@ -359,19 +316,79 @@ static std::optional<MatrixShape> producedShape(KernelOp kernel, StringRef name,
   return MatrixShape{dimAt(param, rank - 2), dimAt(param, rank - 1)};
 }
 
-static std::optional<MatrixShape> shapeAt(KernelOp kernel, StringRef name, Operation *user,
-                                          ShapeCache &cache) {
-  auto key = std::make_pair(user, name.str());
-  if (auto it = cache.find(key); it != cache.end())
+/// The shape of `name` after the statements recorded in `state`.
+static std::optional<MatrixShape> currentShape(KernelOp kernel, const ShapeState &state,
+                                               StringRef name) {
+  auto it = state.produced.find(name);
+  if (it != state.produced.end())
     return it->second;
-  std::optional<MatrixShape> shape = producedShape(kernel, name, user, cache);
-  cache[key] = shape;
-  return shape;
+  return paramShape(kernel, name);
+}
+
+static std::optional<GemmDims> gemmDimsIn(KernelOp kernel, GemmOp gemm, const ShapeState &state) {
+  auto lhs = currentShape(kernel, state, gemm.getLhs());
+  auto rhs = currentShape(kernel, state, gemm.getRhs());
+  if (!lhs || !rhs)
+    return std::nullopt;
+  bool lt = gemm.getLhsTransposed(), rt = gemm.getRhsTransposed();
+  return GemmDims{lt ? lhs->cols : lhs->rows, rt ? rhs->rows : rhs->cols,
+                  lt ? lhs->rows : lhs->cols};
+}
+
+/// `Compute Y = EXPR` is shaped as its first operand that is a register tile,
+/// else as its first matrix tensor, else as Y's own declaration.
+static std::optional<MatrixShape> assignShape(KernelOp kernel, AssignOp assign,
+                                              const ShapeState &state) {
+  std::optional<MatrixShape> tensorShape;
+  for (const std::string &read : assignReads(assign)) {
+    if (state.registerTiles.contains(read))
+      if (auto shape = currentShape(kernel, state, read))
+        return shape;
+    if (!tensorShape)
+      if (auto param = findTensorParam(kernel, read); param && param.getDims().size() >= 2)
+        tensorShape = currentShape(kernel, state, read);
+  }
+  if (tensorShape)
+    return tensorShape;
+  return paramShape(kernel, assign.getTarget());
+}
+
+static void recordStatement(KernelOp kernel, Operation *op, ShapeState &state) {
+  if (auto gemm = dyn_cast<GemmOp>(op)) {
+    auto dims = gemmDimsIn(kernel, gemm, state);
+    state.produced[gemm.getResult()] =
+        dims ? std::optional<MatrixShape>(MatrixShape{dims->m, dims->n}) : std::nullopt;
+    state.registerTiles.insert(gemm.getResult());
+  } else if (auto conv = dyn_cast<Conv2dOp>(op)) {
+    auto dims = convDims(kernel, conv);
+    state.produced[conv.getResult()] =
+        dims ? std::optional<MatrixShape>(MatrixShape{dims->m, dims->n}) : std::nullopt;
+    state.registerTiles.insert(conv.getResult());
+  } else if (auto assign = dyn_cast<AssignOp>(op)) {
+    state.produced[assign.getTarget()] = assignShape(kernel, assign, state);
+    state.registerTiles.insert(assign.getTarget());
+  } else if (auto alloc = dyn_cast<AllocateOp>(op)) {
+    if (alloc.getSpace() == MemorySpace::reg)
+      state.registerTiles.insert(alloc.getName());
+  } else if (auto copy = dyn_cast<CopyOp>(op)) {
+    if (copy.getDestination() == MemorySpace::reg)
+      state.registerTiles.insert(copy.getName());
+  }
+}
+
+static ShapeState shapesBefore(KernelOp kernel, Operation *user) {
+  ShapeState state;
+  for (Operation *op : statementsBefore(kernel, user))
+    recordStatement(kernel, op, state);
+  return state;
+}
+
+std::optional<GemmDims> sketch::gemmDims(KernelOp kernel, GemmOp gemm) {
+  return gemmDimsIn(kernel, gemm, shapesBefore(kernel, gemm));
 }
 
 std::optional<MatrixShape> sketch::logicalShape(KernelOp kernel, StringRef name, Operation *user) {
-  ShapeCache cache;
-  return shapeAt(kernel, name, user, cache);
+  return currentShape(kernel, shapesBefore(kernel, user), name);
 }
 
 GemmOp sketch::accumulatorSource(KernelOp kernel, StringRef name, Operation *user) {
@@ -571,7 +588,8 @@ std::optional<Tile> sketch::resultTile(KernelOp kernel, Operation *op) {
   if (auto copy = dyn_cast<CopyOp>(op);
       copy && copy.getDestination() == MemorySpace::reg && copy.getTile()) {
     SmallVector<std::string> dims;
-    for (Attribute dim : *copy.getTile())
+    ArrayAttr tile = *copy.getTile(); // the optional is a temporary
+    for (Attribute dim : tile)
       dims.push_back(cast<StringAttr>(dim).str());
     return makeTile(dims);
   }

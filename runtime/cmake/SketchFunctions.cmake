@@ -4,7 +4,9 @@
 # Runs sketchc on each sketch at build time (rerun when the sketch or sketchc
 # changes), adds the generated .cu to <target>, and puts the generated headers
 # and the sketch runtime on its include path. <target> must be a CUDA target
-# (enable the CUDA language in your project).
+# (enable the CUDA language in your project). DEFINES and OPTIONS apply to
+# every sketch of the call. When the target's CUDA_ARCHITECTURES cannot run
+# ARCH's kernels (CMake's default is older than sm_80), it is set to ARCH.
 function(sketch_add_kernels target)
   cmake_parse_arguments(SKETCH "" "ARCH" "DEFINES;OPTIONS" ${ARGN})
   if(NOT SKETCH_ARCH)
@@ -33,9 +35,33 @@ function(sketch_add_kernels target)
     target_sources(${target} PRIVATE ${cu} ${header})
   endforeach()
   target_include_directories(${target} PRIVATE ${out_dir} ${SKETCH_RUNTIME_INCLUDE_DIR})
+  # CUDA_ARCHITECTURES starts as CMAKE_CUDA_ARCHITECTURES, which CMake fills
+  # with the compiler's default (sm_75 or older) when the project sets none.
   get_target_property(archs ${target} CUDA_ARCHITECTURES)
-  if(NOT archs OR archs STREQUAL "archs-NOTFOUND")
+  _sketch_archs_fit("${archs}" ${SKETCH_ARCH} fit)
+  if(NOT fit)
     string(REPLACE "sm_" "" arch_number ${SKETCH_ARCH})
+    message(STATUS "sketch_add_kernels(${target}): CUDA_ARCHITECTURES '${archs}' cannot run "
+                   "${SKETCH_ARCH} kernels; using ${arch_number}")
     set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES ${arch_number})
   endif()
+endfunction()
+
+# Sets <out> to TRUE when every architecture of <archs> runs kernels generated
+# for <sketch_arch>: sm_80 kernels need 80 or newer, sm_90a kernels need 90a.
+function(_sketch_archs_fit archs sketch_arch out)
+  set(fit TRUE)
+  if(NOT archs OR archs MATCHES "NOTFOUND|^all|native")
+    set(fit FALSE)
+  endif()
+  foreach(arch IN LISTS archs)
+    string(REGEX REPLACE "-(real|virtual)$" "" arch "${arch}")
+    string(REGEX MATCH "^[0-9]+" number "${arch}")
+    if(sketch_arch STREQUAL "sm_90a" AND NOT arch STREQUAL "90a")
+      set(fit FALSE)
+    elseif(NOT number OR number LESS 80)
+      set(fit FALSE)
+    endif()
+  endforeach()
+  set(${out} ${fit} PARENT_SCOPE)
 endfunction()

@@ -80,15 +80,12 @@ struct KContiguousLoader {
     ptr = base + (row0 + row) * ld_ + koff;
   }
 
-  /// Loads k tile kt; tiles are fetched in order 0, 1, 2, ... (the pointer advances).
   __device__ __forceinline__ void fetch(int kt) {
     const int k = kt * BK + koff;
-    const float *tile_ptr = ptr;
-    ptr += BK;
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const bool live = c * kStep < rows_left;
-      const float *p = tile_ptr + c * kStep * ld;
+      const float *p = ptr + c * kStep * ld + kt * BK;
       if (Vec) {
         float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
         if (live && k < depth)
@@ -135,14 +132,11 @@ struct RowContiguousLoader {
     ptr = base + krow * ld_ + row0 + row;
   }
 
-  /// Loads k tile kt; tiles are fetched in order 0, 1, 2, ... (the pointer advances).
   __device__ __forceinline__ void fetch(int kt) {
-    const float *tile_ptr = ptr;
-    ptr += BK * ld;
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const bool k_ok = kt * BK + krow + c * kStep < depth;
-      const float *p = tile_ptr + c * kStep * ld;
+      const float *p = ptr + (kt * BK + c * kStep) * ld;
       if (Vec) {
         float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
         if (k_ok && rows_left > 0)

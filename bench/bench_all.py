@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Every benchmark in one run: GEMM, GEMM+bias+ReLU, b2b, convolution, SIMT SGEMM, attention.
+
+Run by `bench/run.sh --all` on the GPU machine (after bench/generate.sh here),
+which builds .gen/bench into one library. Each module keeps its own cases,
+checks and timing (bench.py: GEMM and GEMM+bias+ReLU against cuBLAS /
+cuBLASLt; bench_b2b.py: back-to-back GEMMs against torch's unfused chain;
+bench_conv.py: ResNet-50 convolutions against cuDNN and the SIMT SGEMM against
+cuBLAS; bench_attention.py: attention against torch SDPA's flash backend);
+this script calls them in turn, in one process, and gathers their rows into
+one table:
+
+  workload | ours (best configuration), median ms | library, median ms (same run)
+  | TFLOP/s both | our achieved bandwidth (minimum bytes / time) | ratio = library / ours
+
+It appends the table, with the device, date, commit and versions, to
+bench/RESULTS.md (and $OUT/RESULTS.md), and draws the ratios as a bar chart
+into bench/ratios.png (and $OUT/ratios.png): matplotlib when it is
+installed, else a small built-in PNG writer (bars only, in table order).
+--only gemm,b2b,conv,attention runs some groups.
+"""
+import argparse
+import datetime
+import math
+import os
+import struct
+import sys
+import zlib
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
+import sketch_gpu  # noqa: E402
+
+GROUPS = ["gemm", "b2b", "conv", "attention"]
+NOTES = [
+    "Triton's matmul is not in the table: triton.ops (its packaged matmul) is gone from "
+    "Triton 3.x, and a hand-written Triton kernel would be ours, not a library's.",
+    "Bandwidth counts the minimum bytes (each input read once, the output written once); "
+    "GEMMs and attention are compute-bound, so it is informative only for b2b and small "
+    "convolutions.",
+]
+
+
+class Table:
+    """Rows of all modules: the modules' 8-tuples plus the group and minimum bytes."""
+
+    def __init__(self):
+        self.rows, self.detail = [], []
+
+    def run(self, group, nbytes, case, *args):
+        """Runs case(*args, rows, detail) and labels the rows it added."""
+        module_rows = []
+        case(*args, module_rows, self.detail)
+        for row in module_rows:
+            self.rows.append((group, nbytes) + tuple(row))
+
+
+def gemm_group(table, quick):
+    import bench
+    elem = {"f16": 2, "bf16": 2, "f32": 4}
+    for dtype_name in ["f16", "bf16"]:
+        for size in [4096] + ([] if quick else [8192]):
+            table.run("gemm", elem[dtype_name] * 3 * size * size, bench.gemm_case, dtype_name, size)
+    table.run("gemm", 4 * 3 * 4096 * 4096, bench.gemm_case, "f32", 4096)
+    if not quick:
+        m, n, k = 8192, 4096, 4096
+        table.run("gemm", 2 * (m * k + k * n + m * n + n), bench.bias_relu_case)
+
+
+def b2b_group(table):
+    import bench_b2b
+    copy_bw = bench_b2b.copy_bandwidth()
+    print(f"device-to-device copy bandwidth: {copy_bw / 1e9:.0f} GB/s", flush=True)
+    for shape, (m, k0, n0, n1) in bench_b2b.SHAPES.items():
+        kernels = bench_b2b.harness_kernels(shape)
+        if not kernels:
+            print(f"b2b {shape}: no kernels in the library, skipped", flush=True)
+            continue
+        nbytes = 2 * (m * k0 + k0 * n0 + n0 * n1 + 2 * m * n1)
+        table.run("b2b", nbytes, lambda rows, detail: bench_b2b.bench_shape(
+            shape, kernels, copy_bw, rows, detail))
+    return copy_bw
+
+
+def conv_group(table):
+    import bench_conv
+    torch.backends.cudnn.benchmark = True
+    table.run("conv", 4 * 3 * 4096 * 4096, bench_conv.sgemm_case)
+    n = bench_conv.BATCH
+    for dtype_name, elem in [("f16", 2), ("f32", 4)]:
+        for layer in bench_conv.LAYERS:
+            c, hw, k, r, stride, pad = layer
+            p = (hw + 2 * pad - r) // stride + 1
+            nbytes = elem * (n * c * hw * hw + k * c * r * r + n * k * p * p)
+            table.run("conv", nbytes, bench_conv.conv_case, dtype_name, layer)
+
+
+def attention_case(b, h, s, d, causal, rows, detail):
+    """One attention shape, by bench_attention's functions: our f16 kernel vs SDPA flash."""
+    import bench_attention
+    from torch.nn.attention import SDPBackend
+    name = f"attn_f16_d{d}_mha_{'causal' if causal else 'full'}"
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
+    tflops = lambda ms: flops / (ms * 1e-3) / 1e12
+    label = f"f16 attention B={b} H={h} S={s} D={d}{' causal' if causal else ''}"
+    flash_fn = bench_attention.torch_sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal)
+    flash = bench_attention.time_ms(flash_fn)
+    ms, best = float("nan"), None
+    if name in sketch_gpu.prototypes():
+        run = bench_attention.ours(sketch_gpu.library(), name, q, k, v, o, 1.0 / math.sqrt(d))
+        status = run()
+        torch.cuda.synchronize()
+        err = ((o.float() - flash_fn().float()).norm() / flash_fn().float().norm()).item()
+        if status == 0 and err < 1e-2:
+            ms, best = bench_attention.time_ms(run), name
+            detail.append((name, label, ms, tflops(ms), err))
+        print(f"  {name}: status {status}, rel err {err:.1e}, {ms:.3f} ms", flush=True)
+    print(f"{label}: flash {flash:.3f} ms", flush=True)
+    rows.append((label, best, ms, tflops(ms) if best else float("nan"), "torch SDPA flash",
+                 flash, tflops(flash), None))  # no target was set for attention
+    del q, k, v, o
+    torch.cuda.empty_cache()
+
+
+def attention_group(table):
+    import bench_attention
+    for b, h, s, d, causal in bench_attention.SHAPES:
+        table.run("attention", 2 * 4 * b * h * s * d, attention_case, b, h, s, d, causal)
+
+
+def fmt(x, spec):
+    return "" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
+
+
+def ratio_of(row):
+    _, _, _, name, ms, _, _, lib_ms, _, _ = row
+    return lib_ms / ms if name and math.isfinite(ms) and ms > 0 else None
+
+
+def markdown(table, commit, copy_bw):
+    device = torch.cuda.get_device_name()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"\n## All benchmarks: {date}, {device}, commit {commit}\n",
+             f"torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN "
+             f"{torch.backends.cudnn.version()}; TF32 off. One process: ours and the library "
+             "timed in the same run (medians). Ratio = library time / our time (> 1: we are "
+             "faster). Chart: ratios.png (bars in table order)."
+             + (f" Device-to-device copy: {copy_bw / 1e9:.0f} GB/s." if copy_bw else "") + "\n",
+             "| # | group | workload | ours (best configuration) | ms | TFLOP/s | GB/s | library | ms "
+             "| TFLOP/s | ratio | target | met |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for i, row in enumerate(table.rows, 1):
+        group, nbytes, label, name, ms, tf, lib, lib_ms, lib_tf, target = row
+        ratio = ratio_of(row)
+        gbs = nbytes / (ms * 1e-3) / 1e9 if ratio is not None else None
+        met = "" if target is None else "yes" if ratio is not None and ratio >= target else "no"
+        lines.append(f"| {i} | {group} | {label} | {name or '(no correct kernel)'} | "
+                     f"{fmt(ms if name else None, '.3f')} | {fmt(tf if name else None, '.1f')} | "
+                     f"{fmt(gbs, '.0f')} | {lib} | {lib_ms:.3f} | {lib_tf:.1f} | "
+                     f"{fmt(ratio, '.2f')}{'x' if ratio else ''} | "
+                     f"{'' if target is None else f'>= {target:.2f}x'} | {met} |")
+    lines += [""] + [f"- {note}" for note in NOTES]
+    lines += ["", "<details><summary>every configuration</summary>", "",
+              "| kernel | case | ms | TFLOP/s | rel. error |", "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {n} | {c} | {ms:.3f} | {tf:.1f} | {e:.1e} |" for n, c, ms, tf, e in table.detail]
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+def png_bytes(width, height, pixels):
+    """A truecolor PNG from rows of (r, g, b) tuples."""
+    raw = b"".join(b"\x00" + bytes(c for px in row for c in px) for row in pixels)
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9))
+            + chunk(b"IEND", b""))
+
+
+def draw_plain(path, labels, ratios, targets):
+    """Horizontal bars, one per row in table order: green when the target is met, red
+    when not, grey with no target; black line at 1.0x, blue ticks at each row's target,
+    grid every 0.5x."""
+    bar, gap, left, scale = 14, 6, 10, 300  # scale: pixels per 1.0x
+    top = max([r for r in ratios if r] + [t for t in targets if t] + [1.0]) + 0.25
+    width, height = left + int(top * scale) + 10, gap + len(ratios) * (bar + gap)
+    pixels = [[(255, 255, 255)] * width for _ in range(height)]
+    for x in range(left, width, scale // 2):
+        for y in range(height):
+            pixels[y][x] = (225, 225, 225)
+    for i, (ratio, target) in enumerate(zip(ratios, targets)):
+        y0 = gap + i * (bar + gap)
+        color = ((200, 200, 200) if ratio is None else (120, 120, 120) if target is None
+                 else (60, 160, 60) if ratio >= target else (210, 60, 50))
+        for y in range(y0, y0 + bar):
+            for x in range(left, left + int((ratio or 0.05) * scale)):
+                pixels[y][x] = color
+            for x in range(left + int((target or 0) * scale) - 1, left + int((target or 0) * scale) + 1):
+                if target:
+                    pixels[y][x] = (40, 80, 220)
+    for y in range(height):
+        pixels[y][left + scale] = (0, 0, 0)
+    with open(path, "wb") as f:
+        f.write(png_bytes(width, height, pixels))
+
+
+def draw_matplotlib(path, labels, ratios, targets):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(10, 0.32 * len(labels) + 1.2))
+    ys = range(len(labels))[::-1]
+    colors = ["#bbbbbb" if r is None else "#808080" if t is None else "#3ca03c" if r >= t
+              else "#d23c32" for r, t in zip(ratios, targets)]
+    ax.barh(list(ys), [r or 0 for r in ratios], color=colors)
+    marks = [(t, y) for t, y in zip(targets, ys) if t is not None]
+    ax.scatter([t for t, _ in marks], [y for _, y in marks], marker="|", color="#2850dc", s=150,
+               label="target")
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_yticks(list(ys), labels, fontsize=7)
+    ax.set_xlabel("library time / our time (> 1: ours faster)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def draw_chart(table, paths):
+    labels = [f"{i}. {row[2]} vs {row[6]}" for i, row in enumerate(table.rows, 1)]
+    ratios = [ratio_of(row) for row in table.rows]
+    targets = [row[9] for row in table.rows]
+    try:
+        draw, how = draw_matplotlib, "matplotlib"
+        import matplotlib  # noqa: F401
+    except ImportError:
+        draw, how = draw_plain, "the built-in PNG writer (no labels: bars in table order)"
+    for path in paths:
+        draw(path, labels, ratios, targets)
+    print(f"chart: {', '.join(paths)} ({how})")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--commit", default="unknown")
+    parser.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"))
+    parser.add_argument("--chart", default=os.path.join(HERE, "ratios.png"))
+    parser.add_argument("--only", default=",".join(GROUPS), help="comma-separated groups")
+    parser.add_argument("--quick", action="store_true", help="GEMM: 4096 only")
+    args = parser.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.manual_seed(0)
+    table, copy_bw = Table(), None
+    groups = args.only.split(",")
+    for group in GROUPS:
+        if group not in groups:
+            continue
+        print(f"\n=== {group} ===", flush=True)
+        try:
+            if group == "gemm":
+                gemm_group(table, args.quick)
+            elif group == "b2b":
+                copy_bw = b2b_group(table)
+            elif group == "conv":
+                conv_group(table)
+            else:
+                attention_group(table)
+        except Exception as error:  # one module's failure must not lose the others' rows
+            print(f"{group}: FAILED: {type(error).__name__}: {error}", flush=True)
+    text = markdown(table, args.commit, copy_bw)
+    print(text)
+    out = os.environ.get("OUT")
+    for path in [args.results] + ([os.path.join(out, "RESULTS.md")] if out else []):
+        with open(path, "a") as f:
+            f.write(text)
+    if table.rows:
+        draw_chart(table, [args.chart] + ([os.path.join(out, "ratios.png")] if out else []))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

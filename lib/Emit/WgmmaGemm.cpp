@@ -1,0 +1,383 @@
+//===- WgmmaGemm.cpp - the Hopper (sm_90a) wgmma GEMM emitter -------------===//
+//
+// D[batch..., M, N] = epilogue(A · B) for --arch=sm_90a: one block per
+// (BM, BN) output tile, BM / 64 consumer warpgroups (4 warps each), warpgroup
+// wg owning output rows 64 wg .. 64 wg + 63 with wgmma.mma_async m64nBNk16
+// (operands from shared memory, f32 accumulators in registers). The k-loop is
+// a cp.async multistage pipeline into 128-byte-swizzled tiles (BK = 64: one
+// swizzle atom row), with STAGES from sketch-pipeline; one wgmma group stays in
+// flight while the next k-tile is issued, so the copies run STAGES - 2 k-tiles
+// ahead. This path plans its own operand buffers (the swizzle atoms wgmma
+// reads); the epilogue's staging buffer and statements are the ones
+// sketch-plan-shared-memory and sketch-fuse-epilogue planned, written by
+// emitAccumulatorStore (the wgmma accumulators of a warp are the mma.sync
+// m16n8 C fragments of its 16 rows). Any M, N, K: zero-filled copies outside
+// the matrices and guarded stores, as on the mma.sync path.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Emit/WgmmaGemm.h"
+
+#include "lib/Emit/EmitHost.h"
+#include "lib/Emit/TensorCoreGemm.h"
+
+using namespace mlir;
+
+namespace sketch {
+
+namespace {
+
+constexpr int64_t kTileK = 64;      // 64 f16/bf16 = one 128-byte swizzle row
+constexpr int64_t kAtomBytes = 1024; // 8 rows of 128 bytes: the swizzle atom
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+std::string joined(ArrayRef<std::string> items, StringRef separator = ", ") {
+  std::string text;
+  for (const std::string &item : items)
+    text += (text.empty() ? "" : separator.str()) + item;
+  return text;
+}
+
+std::string batchVar(int64_t position) { return "bidx" + str(position); }
+
+std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
+                        ArrayRef<int64_t> positions) {
+  std::string offset;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    std::vector<std::string> after(param.dims.begin() + i + 1, param.dims.end());
+    offset +=
+        (offset.empty() ? "" : " + ") + batchVar(positions[i]) + " * (" + sig.product(after) + ")";
+  }
+  return offset.empty() ? param.cname : param.cname + " + " + offset;
+}
+
+/// The 128-byte swizzle as an SmemBuffer: rows of 128 bytes, chunk c of row r at c ^ (r & 7).
+plan::SmemBuffer swizzle128(int64_t rows) {
+  plan::SmemBuffer s;
+  s.layout = "xor";
+  s.rows = rows;
+  s.cols = kTileK;
+  s.elementBytes = 2;
+  s.rowBytes = 128;
+  s.xorShift = 0;
+  s.xorMask = 7;
+  s.stageBytes = rows * 128;
+  return s;
+}
+
+int64_t stagesOf(const GemmAnalysis &g) { return std::max<int64_t>(g.stages, 3); }
+
+int64_t pipelineBytes(const GemmAnalysis &g) {
+  return kAtomBytes + stagesOf(g) * (g.tileM + g.tileN) * kTileK * 2;
+}
+
+int64_t stagingBytes(const GemmAnalysis &g) {
+  return g.staging.offset + g.staging.rows * g.staging.ld * g.staging.elementBytes;
+}
+
+int64_t smemBytesOf(const GemmAnalysis &g) { return std::max(pipelineBytes(g), stagingBytes(g)); }
+
+/// One operand's shared tile and its wgmma descriptor.
+struct OperandTile {
+  const GemmOperand *op;
+  bool isA;
+  std::string mnSize, mnOrigin, mnTile; // "size_m", "m0", "BM"
+  int64_t mnExtent;                     // BM or BN
+  bool kMajor() const { return op->kContiguous; }
+};
+
+class WgmmaWriter {
+public:
+  WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w)
+      : g(g), epilogue(epilogue), w(w) {
+    config.tileM = g.tileM;
+    config.tileN = g.tileN;
+    config.tileK = kTileK;
+    config.warpsM = g.tileM / 16; // warp w: rows 16 w .. 16 w + 15 (4 warps a warpgroup)
+    config.warpsN = 1;
+    config.stages = stagesOf(g);
+    config.operandType = cTypeOf(g.operandType);
+  }
+
+  void run() {
+    writeHeaderComment();
+    w.line("#include \"sketch/wgmma.cuh\"");
+    w.line();
+    writeKernel();
+    w.line();
+    writeHost();
+    w.line();
+  }
+
+private:
+  const GemmAnalysis &g;
+  const EpilogueEmitter &epilogue;
+  CudaWriter &w;
+  TensorCoreConfig config;
+
+  std::string kernelName() const { return g.sig.name + "_kernel"; }
+  std::string outType() const { return cTypeOf(g.out->type); }
+  std::string dimsOf(const ParamInfo &p) const { return p.name + "[" + joined(p.dims) + "]"; }
+  OperandTile tileA() const { return {&g.a, true, "size_m", "m0", "BM", g.tileM}; }
+  OperandTile tileB() const { return {&g.b, false, "size_n", "n0", "BN", g.tileN}; }
+
+  void writeHeaderComment() {
+    std::string a = dimsOf(*g.a.param) + (g.a.kContiguous ? "" : "^T");
+    std::string b = dimsOf(*g.b.param) + (g.b.kContiguous ? "^T" : "");
+    w.comment("kernel " + g.sig.name + ": " + dimsOf(*g.out) + " = epilogue(" + a + " * " + b +
+              "), " + cTypeOf(g.operandType) + " operands, f32 accumulators");
+    w.comment("  sm_90a: tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
+              str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" +
+              str(g.tileN) + "k16), " + str(config.stages) + " stages (cp.async, one wgmma group in " +
+              "flight)");
+    w.comment("  shared memory " + str(smemBytesOf(g)) + " bytes: operand tiles 128-byte swizzled " +
+              "(planned here), then the staging tile; epilogue:" +
+              (epilogue.describe().empty() ? " none" : ""));
+    for (const std::string &line : epilogue.describe())
+      w.comment("    " + line);
+  }
+
+  void writePreamble() {
+    w.line("constexpr int BM = " + str(g.tileM) + ", BN = " + str(g.tileN) + ", BK = " +
+           str(kTileK) + ";");
+    w.line("constexpr int THREADS = " + str(config.threads()) + ";  // " + str(g.tileM / 64) +
+           " warpgroup(s) of 4 warps");
+    w.line("constexpr int WM = 16, WN = BN;  // a warp's accumulator rows inside its warpgroup");
+    w.line("constexpr int MI = 1, NI = BN / 8, KI = BK / 16;  // m16n8 fragments, k16 steps");
+    w.line("constexpr int STAGES = " + str(config.stages) + ";");
+    w.line("const uint32_t smem_base = sketch::smem_addr(smem);");
+    w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
+    w.line("const int warp_m = warp, warp_n = 0;");
+    w.line("const int wg = warp / 4;  // warpgroup: output rows 64 wg .. 64 wg + 63");
+  }
+
+  void writeBlockCoordinates() {
+    w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) +
+           ", size_k = " + g.sig.dim(g.k) + ";");
+    w.comment("block -> output tile: groups of 8 tile rows, column by column inside a group "
+              "(L2 reuse)");
+    w.line("const int tiles_m = (int)sketch::ceil_div(size_m, BM), tiles_n = "
+           "(int)sketch::ceil_div(size_n, BN);");
+    w.line("const int group = 8 * tiles_n, first = (int)blockIdx.x / group * 8;");
+    w.line("const int rows = min(tiles_m - first, 8);");
+    w.line("const int tile_m = first + (int)blockIdx.x % group % rows, tile_n = (int)blockIdx.x "
+           "% group / rows;");
+    w.line("const int64_t m0 = (int64_t)tile_m * BM, n0 = (int64_t)tile_n * BN;");
+    if (g.batchDims.empty())
+      return;
+    w.comment("batch: blockIdx.z runs over (" + joined(g.batchDims) + ")");
+    w.line("int64_t z = blockIdx.z;");
+    for (int64_t i = static_cast<int64_t>(g.batchDims.size()) - 1; i > 0; --i)
+      w.line("const int64_t " + batchVar(i) + " = z % " + g.sig.dim(g.batchDims[i]) +
+             "; z /= " + g.sig.dim(g.batchDims[i]) + ";");
+    w.line("const int64_t " + batchVar(0) + " = z;");
+  }
+
+  /// K-major: one loader, rows along M/N. MN-major: one loader per 64-wide
+  /// block of M/N, rows along K, blocks BK * 128 bytes apart.
+  void writeLoad(const OperandTile &t) {
+    MatrixTileLoader::Spec s;
+    s.label = t.op->param->name;
+    s.base = t.isA ? "a_src" : "b_src";
+    s.threads = config.threads();
+    if (t.kMajor()) {
+      s.rows = t.mnSize, s.cols = "size_k", s.ld = "size_k";
+      s.rowOrigin = t.mnOrigin, s.colOrigin = "(int64_t)kt * BK";
+      s.smem = swizzle128(t.mnExtent);
+      MatrixTileLoader(s).emitLoad(w);
+      return;
+    }
+    s.rows = "size_k", s.cols = t.mnSize, s.ld = t.mnSize;
+    s.rowOrigin = "(int64_t)kt * BK";
+    s.smem = swizzle128(kTileK);
+    for (int64_t j = 0; j < t.mnExtent / 64; ++j) {
+      w.line("{");
+      w.indentMore();
+      w.comment(t.mnTile + " columns " + str(64 * j) + " .. " + str(64 * j + 63) + ": swizzle block " +
+                str(j));
+      w.line("const uint32_t block_dst = dst + " + str(j * kTileK * 128) + ";");
+      w.line("{");
+      w.indentMore();
+      w.line("const uint32_t dst = block_dst;");
+      s.colOrigin = t.mnOrigin + " + " + str(64 * j);
+      MatrixTileLoader(s).emitLoad(w);
+      w.close();
+      w.close();
+    }
+  }
+
+  /// The descriptor of k16 step `kk` of the stage at `stage` (C++ expressions).
+  std::string descriptor(const OperandTile &t, StringRef stage) const {
+    std::string wgOffset = t.isA ? (t.kMajor() ? "wg * 64 * 128" : "wg * BK * 128") : "0";
+    std::string start = stage.str() + " + " + wgOffset + " + kk * " + (t.kMajor() ? "32" : "2048");
+    std::string lbo = t.kMajor() ? "16" : "BK * 128";
+    return "sketch::wgmma_desc_sw128(" + start + ", " + lbo + ", 1024)";
+  }
+
+  void writeMainloop() {
+    OperandTile a = tileA(), b = tileB();
+    auto describe = [&](const OperandTile &t) {
+      return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
+                        : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
+    };
+    w.comment("shared memory (sm_90a path, planned here): STAGES x (A " + str(g.tileM * kTileK * 2) +
+              " + B " + str(g.tileN * kTileK * 2) + ") bytes, 1024-byte aligned,");
+    w.comment("128-byte swizzle (chunk c of row r at c ^ (r & 7)); A" + describe(a) + "; B" +
+              describe(b));
+    w.line("constexpr int A_STAGE_BYTES = BM * BK * 2, B_STAGE_BYTES = BN * BK * 2;");
+    w.line("const uint32_t a_smem = (smem_base + 1023) & ~1023u;");
+    w.line("const uint32_t b_smem = a_smem + STAGES * A_STAGE_BYTES;");
+    w.line("float acc[MI][NI][4];");
+    w.line("#pragma unroll");
+    w.open("for (int ni = 0; ni < NI; ++ni)");
+    w.line("#pragma unroll");
+    w.line("for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;");
+    w.close();
+    w.line("const int k_tiles = (int)sketch::ceil_div(size_k, BK);");
+    w.open("auto load_a = [&](int kt, uint32_t dst)");
+    writeLoad(a);
+    w.close(";");
+    w.open("auto load_b = [&](int kt, uint32_t dst)");
+    writeLoad(b);
+    w.close(";");
+    w.comment("prologue: k-tiles 0 .. STAGES - 3, one commit group each");
+    w.line("#pragma unroll");
+    w.open("for (int s = 0; s < STAGES - 2; ++s)");
+    w.open("if (s < k_tiles)");
+    w.line("load_a(s, a_smem + s * A_STAGE_BYTES);");
+    w.line("load_b(s, b_smem + s * B_STAGE_BYTES);");
+    w.close();
+    w.line("sketch::cp_async_commit();");
+    w.close();
+    w.comment("main loop: k-tile kt multiplies while kt + 1 .. kt + STAGES - 2 copy; wgmma group kt");
+    w.comment("stays in flight until kt + 1 is issued");
+    w.open("for (int kt = 0; kt < k_tiles; ++kt)");
+    w.line("sketch::cp_async_wait<STAGES - 3>();  // k-tile kt has landed (this thread's copies)");
+    w.line("sketch::fence_async_shared();         // ... visible to the tensor cores");
+    w.line("__syncthreads();                      // ... everyone's; wgmma group kt - 2 is done");
+    w.line("const uint32_t a_stage = a_smem + (kt % STAGES) * A_STAGE_BYTES;");
+    w.line("const uint32_t b_stage = b_smem + (kt % STAGES) * B_STAGE_BYTES;");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("sketch::wgmma_fence();");
+    w.line("#pragma unroll");
+    w.open("for (int kk = 0; kk < KI; ++kk)");
+    w.line("const uint64_t desc_a = " + descriptor(a, "a_stage") + ";");
+    w.line("const uint64_t desc_b = " + descriptor(b, "b_stage") + ";");
+    w.line("sketch::wgmma_m64n" + str(g.tileN) + "k16<" + config.operandType + ", " +
+           (a.kMajor() ? "0" : "1") + ", " + (b.kMajor() ? "0" : "1") +
+           ">(acc[0], desc_a, desc_b);");
+    w.close();
+    w.line("sketch::wgmma_commit();");
+    w.comment("refill while the tensor cores work: k-tile kt + STAGES - 2 into the stage of kt - 2");
+    w.line("const int next = kt + STAGES - 2;");
+    w.open("if (next < k_tiles)");
+    w.line("const int s = next % STAGES;");
+    w.line("load_a(next, a_smem + s * A_STAGE_BYTES);");
+    w.line("load_b(next, b_smem + s * B_STAGE_BYTES);");
+    w.close();
+    w.line("sketch::cp_async_commit();");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done (its stage is refilled after the next barrier)");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.close();
+    w.line("sketch::wgmma_wait<0>();");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+  }
+
+  StoreSpec storeSpec() const {
+    StoreSpec s;
+    s.outType = outType();
+    s.dst = "d_dst";
+    s.rows = "size_m";
+    s.cols = "size_n";
+    s.ld = "size_n";
+    s.m0 = "m0";
+    s.n0 = "n0";
+    for (size_t i = 0; i < g.batchDims.size(); ++i)
+      s.batch.push_back(batchVar(i));
+    s.staging = g.staging;
+    s.outBytes = plan::elementBytes(g.out->type);
+    s.stagedEpilogue = g.stagedEpilogue;
+    return s;
+  }
+
+  void writeKernel() {
+    auto restrictPtr = [&](const ParamInfo &p) {
+      return p.name == g.a.param->name || p.name == g.b.param->name;
+    };
+    w.line("template <bool kVec>");
+    w.line("__global__ void __launch_bounds__(" + str(config.threads()) + ", 1) " + kernelName() +
+           "(" + kernelParameterList(g.sig, restrictPtr) + ") {");
+    w.indentMore();
+    w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
+    writePreamble();
+    writeBlockCoordinates();
+    std::vector<int64_t> outPositions;
+    for (size_t i = 0; i < g.batchDims.size(); ++i)
+      outPositions.push_back(i);
+    std::string ct = cTypeOf(g.operandType);
+    w.line("const " + ct + " *a_src = " + batchOffset(g.sig, *g.a.param, g.a.batchPositions) + ";");
+    w.line("const " + ct + " *b_src = " + batchOffset(g.sig, *g.b.param, g.b.batchPositions) + ";");
+    w.line(outType() + " *d_dst = " + batchOffset(g.sig, *g.out, outPositions) + ";");
+    writeMainloop();
+    emitAccumulatorStore(w, config, epilogue, storeSpec());
+    w.indentLess();
+    w.line("}");
+  }
+
+  std::string vecCondition() const {
+    std::vector<std::string> terms;
+    auto rowOf = [&](const ParamInfo &p) { return g.sig.dim(p.dims.back()); };
+    int64_t outChunk = 16 / plan::elementBytes(g.out->type);
+    for (std::string term : {rowOf(*g.a.param) + " % 8 == 0", rowOf(*g.b.param) + " % 8 == 0",
+                             rowOf(*g.out) + " % " + str(outChunk) + " == 0"})
+      if (!llvm::is_contained(terms, term))
+        terms.push_back(term);
+    for (const ParamInfo *p : {g.a.param, g.b.param})
+      if (!llvm::is_contained(terms, rowOf(*p) + " < (1 << 24)"))
+        terms.push_back(rowOf(*p) + " < (1 << 24)");
+    for (const ParamInfo *p : {g.a.param, g.b.param, g.out})
+      terms.push_back("sketch::aligned_to(" + p->cname + ", 16)");
+    return joined(terms, " && ");
+  }
+
+  void writeHost() {
+    w.open(hostPrototype(g.sig));
+    emitHostChecks(w, g.sig);
+    w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) + ";");
+    w.line("const int64_t batch = " + g.sig.product(g.batchDims) + ";");
+    w.line("const int64_t tiles = sketch::ceil_div(size_m, " + str(g.tileM) +
+           ") * sketch::ceil_div(size_n, " + str(g.tileN) + ");");
+    w.line("if (tiles == 0 || batch == 0) return cudaSuccess;  // empty output: nothing to do");
+    w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
+    w.line("const bool vec = " + vecCondition() + ";");
+    w.line("auto kernel = vec ? " + kernelName() + "<true> : " + kernelName() + "<false>;");
+    w.line("const int smem_bytes = " + str(smemBytesOf(g)) + ";  // over 48 KB: opt in");
+    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
+    w.line("if (err != cudaSuccess) return err;");
+    w.line("kernel<<<dim3((unsigned)tiles, 1, (unsigned)batch), " + str(config.threads()) +
+           ", smem_bytes, stream>>>(" + kernelArgumentList(g.sig) + ");");
+    w.line("return cudaGetLastError();");
+    w.close();
+  }
+};
+
+} // namespace
+
+bool wgmmaSupports(const GemmAnalysis &g) {
+  if (g.operandType != ElementType::f16 && g.operandType != ElementType::bf16)
+    return false;
+  if (g.tileM != 64 && g.tileM != 128)
+    return false;
+  if (g.tileN != 64 && g.tileN != 128 && g.tileN != 256)
+    return false;
+  if (g.staging.rows != g.tileM || g.staging.cols != g.tileN)
+    return false;
+  return smemBytesOf(g) <= plan::smemLimitBytes("sm_90a");
+}
+
+void emitWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w) {
+  WgmmaWriter(g, epilogue, w).run();
+}
+
+} // namespace sketch

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds sketchc and sketch-opt with AddressSanitizer and UndefinedBehaviorSanitizer
+# (SKETCH_SANITIZE=ON) in build-asan/ and runs the whole lit suite with them.
+# Any sanitizer report aborts the tool (test/lit.cfg.py sets abort_on_error), so
+# it fails its test. Run it before each release; docs/robustness.md.
+#   scripts/test-asan.sh [lit options...]      (env: SKETCH_ASAN_BUILD, JOBS)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${SKETCH_ASAN_BUILD:-$root/build-asan}
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DSKETCH_SANITIZE=ON
+fi
+ninja -C "$build" -j "${JOBS:-$(nproc)}" sketchc sketch-opt
+python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv "$@" "$build/test"

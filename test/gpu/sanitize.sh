@@ -1,0 +1,68 @@
+#!/bin/bash
+# The GPU suite's ragged-size subset under compute-sanitizer: memcheck (out of
+# bounds and misaligned accesses, invalid API use) and racecheck (shared-memory
+# races). Each tool must report 0 errors and every test must pass.
+#
+# On the GPU machine, after test/gpu/generate.sh wrote .gen/gpu where sketchc is:
+#   test/gpu/sanitize.sh [memcheck|racecheck|all]          (default: all)
+# Env: SANITIZE_TESTS  comma-separated run_tests.py -k patterns (the subset below)
+#      SKETCH_FILES    which generated .cu files to build (default: the suite's)
+#      SKETCH_GPU_GEN, SKETCH_GPU_BUILD, JOBS as for test/gpu/run.sh
+#
+# The subset: sizes that end in partial tiles (1x1x1, odd and unaligned sizes,
+# K = 0 and 1), misaligned base pointers, and the rejected arguments (null
+# pointers, negative sizes), for every GEMM, SIMT GEMM and convolution kernel,
+# plus ragged attention and back-to-back GEMM cases. PyTorch's caching allocator
+# is off so that every tensor is its own allocation and memcheck sees an access
+# past its end.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tools=${1:-all}
+[ "$tools" = all ] && tools="memcheck racecheck"
+gen=${SKETCH_GPU_GEN:-$root/.gen/gpu}
+build=${SKETCH_GPU_BUILD:-/tmp/sketch_gpu_sanitize}
+arch=$(cat "$gen/ARCH" 2>/dev/null || echo sm_90a)
+gencode="arch=compute_${arch#sm_},code=$arch"
+jobs=${JOBS:-$(nproc)}
+files=${SKETCH_FILES:-"gemm_* sgemm_* conv_* attention_variants b2b_variants"}
+tests=${SANITIZE_TESTS:-"\
+test_gemm::test_every_kernel_small_sizes,test_gemm::test_k_zero_and_one,\
+test_gemm::test_misaligned_base_pointers,test_gemm::test_rejects_bad_arguments,\
+test_sgemm::test_every_kernel_small_sizes,test_sgemm::test_k_zero_and_one,\
+test_sgemm::test_misaligned_base_pointers,test_sgemm::test_rejects_bad_arguments,\
+test_conv::test_nchw_small_and_odd_shapes,test_conv::test_nhwc_small_and_odd_shapes,\
+test_conv::test_misaligned_base_pointers,test_conv::test_rejects_bad_arguments,\
+test_attention::test_scale_and_batch,test_attention::test_rejects_bad_sizes,\
+test_b2b::test_n64_reference_program,test_b2b::test_rejects_bad_sizes"}
+
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+[ -x "$sanitizer" ] || { echo "sanitize.sh: compute-sanitizer not found"; exit 1; }
+
+# Build the kernels with line information, so that reports name source lines.
+mkdir -p "$build"
+sources=()
+for pattern in $files; do
+  for f in "$gen"/$pattern.cu; do [ -f "$f" ] && sources+=("$f"); done
+done
+[ ${#sources[@]} -gt 0 ] || { echo "sanitize.sh: no generated .cu in $gen (run generate.sh)"; exit 1; }
+echo "sanitize.sh: building ${#sources[@]} files for $arch with -lineinfo"
+printf '%s\n' "${sources[@]}" | xargs -P "$jobs" -I{} sh -c \
+  'nvcc -std=c++17 -O3 -lineinfo -I"$0/runtime/include" -I"$1" -gencode "$2" -Xcompiler -fPIC -c "{}" -o "$3/$(basename {} .cu).o" || echo "BUILD FAILED: {}"' \
+  "$root" "$gen" "$gencode" "$build"
+nvcc -shared -o "$build/libsketch_gpu_sanitize.so" "$build"/*.o || exit 1
+
+export SKETCH_GPU_LIB="$build/libsketch_gpu_sanitize.so" SKETCH_GPU_GEN="$gen"
+export PYTORCH_NO_CUDA_MEMORY_CACHING=1 PYTHONUNBUFFERED=1
+status=0
+for tool in $tools; do
+  echo "sanitize.sh: compute-sanitizer --tool $tool"
+  log="$build/$tool.log"
+  "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 --target-processes all \
+    python3 "$root/test/gpu/run_tests.py" -k "$tests" 2>&1 | tee "$log"
+  code=${PIPESTATUS[0]}
+  echo "sanitize.sh: $tool exit status $code (99: the sanitizer reported errors)"
+  # Every test skipped (no GPU, no torch) is no result either.
+  grep -q "^[1-9][0-9]* passed, 0 failed" "$log" || code=1
+  [ $code -eq 0 ] || status=1
+done
+exit $status
