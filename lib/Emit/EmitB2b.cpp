@@ -200,17 +200,26 @@ __device__ __forceinline__ void store_c(E *tile, const float (&c)[MT][NT][4], in
 )cuda";
 
 /// Local names of the generated kernel; a parameter spelled like one of them is renamed.
-const char *const kLocals[] = {"lane", "warp_row", "m0", "row", "row0", "col", "col0", "v",
-                               "out", "acc0", "acc1", "d0_a", "k_tiles", "k_steps", "steps",
-                               "stage", "kt", "u", "next", "nc", "c", "h", "j", "mt", "nt", "i",
-                               "s", "t", "pass", "smem", "m_size", "k0_size", "a0_s", "b0_s",
-                               "b1_s", "d0_s", "out_s", "b1_tile", "tiles", "tile", "has_next",
-                               "next_m0", "load_k_tile", "load_epilogue_tiles", "device", "sms",
-                               "per_sm", "error", "blocks", "stream", "T0", "T1", "BM", "WM",
-                               "MT", "N0", "N1", "NC", "NC1", "BK0", "BK1", "kStages",
-                               "kThreads", "kB1Chunks", "kB1Passes", "kB1Tiles", "kB1Buffers",
-                               "A0_LD", "B0_LD", "B1_LD", "D0_LD", "OUT_LD", "kSmemA0",
-                               "kSmemB0", "kSmemB1", "kSmemD0", "kSmemOut", "kSmemBytes"};
+const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
+                               "row0",      "col",       "col0",        "v",
+                               "out",       "acc0",      "acc1",        "d0_a",
+                               "k_tiles",   "k_steps",   "steps",       "stage",
+                               "kt",        "u",         "next",        "nc",
+                               "c",         "h",         "j",           "mt",
+                               "nt",        "i",         "s",           "t",
+                               "pass",      "smem",      "m_size",      "k0_size",
+                               "a0_s",      "b0_s",      "b1_s",        "d0_s",
+                               "out_s",     "b1_tile",   "tiles",       "tile",
+                               "has_next",  "next_m0",   "load_k_tile", "load_epilogue_tiles",
+                               "device",    "sms",       "per_sm",      "error",
+                               "blocks",    "stream",    "T0",          "T1",
+                               "BM",        "WM",        "MT",          "N0",
+                               "N1",        "NC",        "NC1",         "BK0",
+                               "BK1",       "kStages",   "kThreads",    "kB1Chunks",
+                               "kB1Passes", "kB1Tiles",  "kB1Buffers",  "A0_LD",
+                               "B0_LD",     "B1_LD",     "D0_LD",       "OUT_LD",
+                               "kSmemA0",   "kSmemB0",   "kSmemB1",     "kSmemD0",
+                               "kSmemOut",  "kSmemBytes"};
 
 bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
 
@@ -297,8 +306,8 @@ private:
   void emitConstants() {
     const SmemLayout &s = plan.smem;
     w.line(formatv("// ===== kernel {0}: back-to-back GEMM =====", kernel.getSymName()).str());
-    w.line(formatv("// GEMM-I:  {0} ({1} x {2}) = {3} ({1} x {4}) . {5} ({4} x {2})", plan.d0, plan.m,
-                   plan.n0, plan.a0.getName(), plan.k0, plan.b0.getName())
+    w.line(formatv("// GEMM-I:  {0} ({1} x {2}) = {3} ({1} x {4}) . {5} ({4} x {2})", plan.d0,
+                   plan.m, plan.n0, plan.a0.getName(), plan.k0, plan.b0.getName())
                .str());
     w.line(formatv("// GEMM-II: {0} ({1} x {2}) = {3} . {4} ({5} x {2})", plan.d1, plan.m, plan.n1,
                    plan.d0, plan.b1.getName(), plan.n0)
@@ -317,7 +326,8 @@ private:
     CudaWriter::Block block(w, "namespace " + ns);
     w.line("using T0 = " + t0() + "; // operands of GEMM-I");
     w.line("using T1 = " + t1() + "; // operands of GEMM-II (" + plan.d0 + " is rounded to it)");
-    w.line(formatv("constexpr int kThreads = {0}; // {1} warps along M", plan.threads(), plan.warps).str());
+    w.line(formatv("constexpr int kThreads = {0}; // {1} warps along M", plan.threads(), plan.warps)
+               .str());
     w.line(formatv("constexpr int BM = {0}, WM = {1}, MT = WM / 16; // block rows, rows per warp, "
                    "m16 tiles per warp",
                    plan.tileM, plan.warpRows)
@@ -337,9 +347,9 @@ private:
                    "kB1Chunks * kB1Passes;")
                .str());
     w.line(formatv("constexpr int kB1Buffers = {0}; // {1}", plan.b1Buffers,
-                   plan.b1Resident
-                       ? "all of " + plan.b1.getName().str() + " stays in shared memory"
-                       : plan.b1.getName().str() + " streams through shared memory, BK1 x NC1 tiles")
+                   plan.b1Resident ? "all of " + plan.b1.getName().str() + " stays in shared memory"
+                                   : plan.b1.getName().str() +
+                                         " streams through shared memory, BK1 x NC1 tiles")
                .str());
     w.comment("Shared rows (elements), padded by 16 bytes: conflict-free ldmatrix and cp.async.");
     w.line(formatv("constexpr int A0_LD = {0}, B0_LD = {1}, B1_LD = {2};", ldOf(plan.tileK0, 2),
@@ -351,7 +361,8 @@ private:
                    ldOf(plan.n1, plan::elementBytes(plan.out.getElementType())))
                .str());
     w.comment("Shared memory (bytes). The epilogue tiles reuse the GEMM-I pipeline buffers.");
-    w.line(formatv("constexpr int kSmemA0 = {0}, kSmemB0 = {1}, kSmemB1 = {2};", s.a0, s.b0, s.b1).str());
+    w.line(formatv("constexpr int kSmemA0 = {0}, kSmemB0 = {1}, kSmemB1 = {2};", s.a0, s.b0, s.b1)
+               .str());
     if (staged())
       w.line(formatv("constexpr int kSmemD0 = {0};", s.d0).str());
     for (auto [index, input] : llvm::enumerate(plan.afterInputs))
@@ -361,9 +372,8 @@ private:
                        ldOf(plan.n1, plan::elementBytes(input.type)), input.name)
                    .str());
     w.line(formatv("constexpr int kSmemOut = {0}; // {1} rounded for the store{2}", s.out, plan.d1,
-                   plan.outShares >= 0
-                       ? ", in place of " + plan.afterInputs[plan.outShares].name
-                       : std::string())
+                   plan.outShares >= 0 ? ", in place of " + plan.afterInputs[plan.outShares].name
+                                       : std::string())
                .str());
     w.line(formatv("constexpr int kSmemBytes = {0};", s.total).str());
   }
@@ -378,7 +388,8 @@ private:
 
   LogicalResult emitKernel() {
     w.line("#ifndef SKETCH_B2B_MIN_BLOCKS");
-    w.line("#define SKETCH_B2B_MIN_BLOCKS 1 // blocks per SM ptxas must fit (1: registers unbounded)");
+    w.line(
+        "#define SKETCH_B2B_MIN_BLOCKS 1 // blocks per SM ptxas must fit (1: registers unbounded)");
     w.line("#endif");
     w.line("__global__ void __launch_bounds__(" + ns + "::kThreads, SKETCH_B2B_MIN_BLOCKS)");
     CudaWriter::Block fn(w, kernelName + "(" + kernelParams() + ")");
@@ -402,7 +413,8 @@ private:
     if (!plan.persistent)
       w.line("const int64_t m0 = int64_t(blockIdx.x) * BM;  // the block's first row");
     w.line("const int64_t m_size = " + size(plan.m) + ";  // rows of " + plan.a0.getName().str());
-    w.line("const int64_t k0_size = " + size(plan.k0) + "; // columns of " + plan.a0.getName().str());
+    w.line("const int64_t k0_size = " + size(plan.k0) + "; // columns of " +
+           plan.a0.getName().str());
     w.line();
     if (plan.persistent)
       return emitPersistentBody();
@@ -431,10 +443,11 @@ private:
     w.open("auto load_epilogue_tiles = [&](int64_t row0)");
     for (const EpilogueInput &input : plan.afterInputs)
       if (input.broadcast == Broadcast::full)
-        w.line(formatv("sketch_b2b::copy_tile_async<BM, N1, LD_{0}, kThreads>({0}_s, {0}, N1, row0, "
-                       "m_size, 0, N1);",
-                       ident(input.name))
-                   .str());
+        w.line(
+            formatv("sketch_b2b::copy_tile_async<BM, N1, LD_{0}, kThreads>({0}_s, {0}, N1, row0, "
+                    "m_size, 0, N1);",
+                    ident(input.name))
+                .str());
     w.close(";");
     w.line();
     emitB1Prologue();
@@ -488,7 +501,8 @@ private:
   void emitKPrologue(StringRef row0, StringRef when) {
     w.line("#pragma unroll");
     w.open("for (int s = 0; s < kStages - 1; ++s)");
-    w.line(when == "true" ? std::string("if (s < k_tiles)") : ("if (" + when + " && s < k_tiles)").str());
+    w.line(when == "true" ? std::string("if (s < k_tiles)")
+                          : ("if (" + when + " && s < k_tiles)").str());
     w.line(("  load_k_tile(" + row0 + ", s, s);").str());
     w.line("sketch::cp_async_commit();");
     w.close();
@@ -525,9 +539,10 @@ private:
 
   /// Copies B1 tile `tile` (rows chunk * BK1.., columns pass * NC1..) into buffer `buffer`.
   std::string copyB1Tile(const std::string &tile, const std::string &buffer) const {
-    return formatv("sketch_b2b::copy_tile_async<BK1, NC1, B1_LD, kThreads>(b1_s + ({1}) * (BK1 * "
-                   "B1_LD), {0} + ({2}) / kB1Chunks * NC1, N1, ({2}) % kB1Chunks * BK1, N0, 0, NC1);",
-                   ident(plan.b1.getName()), buffer, tile)
+    return formatv(
+               "sketch_b2b::copy_tile_async<BK1, NC1, B1_LD, kThreads>(b1_s + ({1}) * (BK1 * "
+               "B1_LD), {0} + ({2}) / kB1Chunks * NC1, N1, ({2}) % kB1Chunks * BK1, N0, 0, NC1);",
+               ident(plan.b1.getName()), buffer, tile)
         .str();
   }
 
@@ -678,8 +693,8 @@ private:
     case Broadcast::full:
       if (fromShared)
         return "sketch::to_float(" + name + "_s[row * LD_" + name + " + col])";
-      return formatv("(m0 + row < m_size ? sketch::to_float({0}[(m0 + row) * {1} + col]) : 0.0f)", name,
-                     width)
+      return formatv("(m0 + row < m_size ? sketch::to_float({0}[(m0 + row) * {1} + col]) : 0.0f)",
+                     name, width)
           .str();
     }
     return "0.0f";
@@ -736,8 +751,8 @@ private:
   /// The statement as written in the sketch, for the comment above its code.
   std::string spell(Operation *op) const {
     if (auto ew = dyn_cast<ElementwiseOp>(op)) {
-      std::string text = "Compute " + stringifyElementwiseKind(ew.getKind()).str() + " " +
-                         ew.getTarget().str();
+      std::string text =
+          "Compute " + stringifyElementwiseKind(ew.getKind()).str() + " " + ew.getTarget().str();
       for (Attribute operand : ew.getOperands())
         text += ", " + cast<StringAttr>(operand).getValue().str();
       return text;
@@ -745,11 +760,14 @@ private:
     auto assign = cast<AssignOp>(op);
     auto yield = cast<YieldOp>(assign.getExpression().front().back());
     return "Compute " + assign.getTarget().str() + " = " +
-           exprOf(yield.getValue(), [](StringRef n) { return n.str(); }, false).text;
+           exprOf(
+               yield.getValue(), [](StringRef n) { return n.str(); }, false)
+               .text;
   }
 
   /// `v = ...;` for one statement.
-  std::string statementCode(Operation *op, const std::function<std::string(StringRef)> &name) const {
+  std::string statementCode(Operation *op,
+                            const std::function<std::string(StringRef)> &name) const {
     if (auto assign = dyn_cast<AssignOp>(op)) {
       auto yield = cast<YieldOp>(assign.getExpression().front().back());
       return "v = " + exprOf(yield.getValue(), name, true).text + ";";
@@ -844,7 +862,8 @@ private:
       return;
     w.open("if (t > 0)");
     w.line("sketch::cp_async_wait<kB1Buffers - 2>(); // tile t has landed");
-    w.line("__syncthreads(); // ... and every warp is done with tile t - 1, whose buffer is refilled");
+    w.line(
+        "__syncthreads(); // ... and every warp is done with tile t - 1, whose buffer is refilled");
     w.close();
     w.line("if (t + kB1Buffers - 1 < kB1Tiles)");
     w.line("  " + copyB1Tile("t + kB1Buffers - 1", "(t + kB1Buffers - 1) % kB1Buffers"));
@@ -932,9 +951,7 @@ private:
     w.line("float out[2];");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < 2; ++j)");
-    auto name = [&](StringRef n) {
-      return nameValue(n, plan.d1, plan.afterInputs, true, plan.n1);
-    };
+    auto name = [&](StringRef n) { return nameValue(n, plan.d1, plan.afterInputs, true, plan.n1); };
     std::string code;
     for (Operation *op : plan.after)
       code += statementCode(op, name);
@@ -996,16 +1013,17 @@ private:
       w.comment("Persistent blocks: as many as fit the GPU at once, each looping over row tiles.");
       w.line("int device = 0, sms = 0, per_sm = 0;");
       w.line("if ((error = cudaGetDevice(&device)) != cudaSuccess ||");
-      w.line("    (error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != "
-             "cudaSuccess ||");
+      w.line(
+          "    (error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != "
+          "cudaSuccess ||");
       w.line("    (error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, " + kernelName +
              ", kThreads, kSmemBytes)) != cudaSuccess)");
       w.line("  return error;");
       w.line("if (per_sm > 0 && blocks > int64_t(per_sm) * sms)");
       w.line("  blocks = int64_t(per_sm) * sms;");
     }
-    w.line(kernelName + "<<<dim3(unsigned(blocks)), kThreads, kSmemBytes, stream>>>(" + kernelArgumentList(sig) +
-           ");");
+    w.line(kernelName + "<<<dim3(unsigned(blocks)), kThreads, kSmemBytes, stream>>>(" +
+           kernelArgumentList(sig) + ");");
     w.line("return cudaGetLastError();");
   }
 
@@ -1020,14 +1038,15 @@ private:
 } // namespace
 
 KernelEmitterResult sketch::emitB2b(KernelOp kernel, const CudaEmitOptions &options,
-                                   CudaWriter &w) {
+                                    CudaWriter &w) {
   FailureOr<Plan> plan = planB2b(kernel, options.arch);
   if (failed(plan))
     return failure();
   KernelSignature sig = analyzeSignature(kernel);
   // A parameter spelled like a local of the generated code gets a trailing '_'.
   auto taken = [&](const std::string &name) {
-    return isLocal(name) || llvm::any_of(sig.params, [&](const ParamInfo &p) { return p.cname == name; });
+    return isLocal(name) ||
+           llvm::any_of(sig.params, [&](const ParamInfo &p) { return p.cname == name; });
   };
   for (ParamInfo &param : sig.params)
     if (isLocal(param.cname)) {

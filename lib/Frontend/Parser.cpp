@@ -118,7 +118,7 @@ private:
   FailureOr<Value> parseTerm();
   FailureOr<Value> parseUnary();
   FailureOr<Value> parsePrimary();
-  FailureOr<Value> parseParenthesized();
+  FailureOr<Value> parseParenthesized(bool counted = true);
   FailureOr<Value> parseCall();
   LogicalResult enterNesting(const Token &at);
   LogicalResult countOperator(const Token &op);
@@ -1013,7 +1013,11 @@ FailureOr<Value> Parser::parseUnary() {
   Token minus = consume();
   if (failed(enterNesting(minus)))
     return failure();
-  FailureOr<Value> operand = parseUnary();
+  // `-(...)` is one level, as `-x` is: the printer spells a double negation
+  // `-(-x)`, and what it prints must parse back under the same limit.
+  continueIncompleteStatement();
+  FailureOr<Value> operand =
+      at(TokenKind::LParen) ? parseParenthesized(/*counted=*/false) : parseUnary();
   --nesting;
   if (failed(operand))
     return failure();
@@ -1043,12 +1047,13 @@ FailureOr<Value> Parser::parsePrimary() {
   return expected("an operand (a name, a number, a function call or '(')");
 }
 
-FailureOr<Value> Parser::parseParenthesized() {
-  if (failed(enterNesting(peek())))
+FailureOr<Value> Parser::parseParenthesized(bool counted) {
+  if (counted && failed(enterNesting(peek())))
     return failure();
   Token open = consume();
   FailureOr<Value> inner = parseExpr();
-  --nesting;
+  if (counted)
+    --nesting;
   if (failed(inner) || failed(expectClosing(TokenKind::RParen, open, "')' to close the '('")))
     return failure();
   return inner;

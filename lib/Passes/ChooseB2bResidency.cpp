@@ -117,8 +117,7 @@ private:
   }
 
   /// An elementwise statement on `target`, or an error naming what was expected.
-  LogicalResult addEpilogue(Operation &op, StringRef target,
-                            SmallVector<Operation *> &statements) {
+  LogicalResult addEpilogue(Operation &op, StringRef target, SmallVector<Operation *> &statements) {
     StringRef written;
     if (auto ew = dyn_cast<ElementwiseOp>(op))
       written = ew.getTarget();
@@ -170,8 +169,8 @@ private:
         plan.reshape = reshape;
         continue;
       }
-      if (copy && copy.getSource() == MemorySpace::reg && copy.getDestination() == MemorySpace::global &&
-          phase == after) {
+      if (copy && copy.getSource() == MemorySpace::reg &&
+          copy.getDestination() == MemorySpace::global && phase == after) {
         if (copy.getName() != plan.d1)
           return op.emitError() << "back-to-back GEMM: only the final result '" << plan.d1
                                 << "' can be stored";
@@ -184,9 +183,9 @@ private:
         return failure();
     }
     if (!plan.store)
-      return plan.second.emitError() << "back-to-back GEMM: '" << plan.d1
-                                     << "' is never stored; add `Copy " << plan.d1
-                                     << " from register to global`";
+      return plan.second.emitError()
+             << "back-to-back GEMM: '" << plan.d1 << "' is never stored; add `Copy " << plan.d1
+             << " from register to global`";
     return success();
   }
 
@@ -194,8 +193,7 @@ private:
   FailureOr<TensorParamOp> matrixParam(Operation *user, StringRef name, bool operand) {
     TensorParamOp param = findTensorParam(kernel, name);
     if (!param)
-      return user->emitError() << "back-to-back GEMM: '" << name
-                               << "' must be a tensor parameter";
+      return user->emitError() << "back-to-back GEMM: '" << name << "' must be a tensor parameter";
     if (param.getDims().size() != 2)
       return user->emitError() << "back-to-back GEMM: '" << name
                                << "' must be a 2-D tensor (batched b2b is not supported)";
@@ -219,6 +217,11 @@ private:
     if (*value <= 0 || *value % 16 != 0)
       return at.emitError() << "back-to-back GEMM: the width of '" << tile << "' is " << *value
                             << "; it must be a positive multiple of 16 (the MMA tile)";
+    // Far past what registers or shared memory hold; the sizing below must not overflow.
+    constexpr int64_t kMaxWidth = 65536;
+    if (*value > kMaxWidth)
+      return at.emitError() << "back-to-back GEMM: the width of '" << tile << "' is " << *value
+                            << "; at most " << kMaxWidth << " is supported";
     return *value;
   }
 
@@ -245,7 +248,8 @@ private:
     if (failed(n1))
       return failure();
     plan.n0 = *n0, plan.n1 = *n1;
-    if (!sameExtent(dimOf(plan.out, 0), plan.m) || !sameExtent(dimOf(plan.out, 1), dimOf(plan.b1, 1)))
+    if (!sameExtent(dimOf(plan.out, 0), plan.m) ||
+        !sameExtent(dimOf(plan.out, 1), dimOf(plan.b1, 1)))
       return plan.store.emitError() << "back-to-back GEMM: '" << plan.d1 << "' is " << plan.m
                                     << " x " << plan.n1 << " but is stored to a tensor of shape ["
                                     << dimOf(plan.out, 0) << ", " << dimOf(plan.out, 1) << "]";
@@ -258,11 +262,12 @@ private:
     plan.tileK0 = kernel.getTileK().value_or(kDefaultTileK);
     plan.stages = kernel.getStages().value_or(kDefaultStages);
     if (plan.tileM % (16 * plan.warps) != 0 || plan.tileM > 256)
-      return kernel.emitError() << "back-to-back GEMM: BM = " << plan.tileM
-                                << " must be a multiple of 16 x warps (" << 16 * plan.warps
-                                << ") and at most 256: the warps split the block's rows, 16 or more "
-                                   "each, and every warp holds whole rows of '"
-                                << plan.d0 << "'";
+      return kernel.emitError()
+             << "back-to-back GEMM: BM = " << plan.tileM << " must be a multiple of 16 x warps ("
+             << 16 * plan.warps
+             << ") and at most 256: the warps split the block's rows, 16 or more "
+                "each, and every warp holds whole rows of '"
+             << plan.d0 << "'";
     plan.warpRows = plan.tileM / plan.warps;
     if (plan.tileK0 % 16 != 0 || plan.tileK0 > 128)
       return kernel.emitError() << "back-to-back GEMM: BK = " << plan.tileK0
@@ -374,7 +379,8 @@ private:
     plan.residency = Residency::shared;
     // Passes of at most kStagedChunkRegs accumulators: GEMM-I's each read A0 again (from
     // L2), GEMM-II's only the shared D0. (128 for GEMM-I spills at N0 = 256, ptxas -v.)
-    plan.chunkN0 = forcedChunk ? static_cast<int64_t>(*tileN) : widestChunk(plan.n0, rows, kStagedChunkRegs);
+    plan.chunkN0 =
+        forcedChunk ? static_cast<int64_t>(*tileN) : widestChunk(plan.n0, rows, kStagedChunkRegs);
     plan.chunkN1 = widestChunk(plan.n1, rows, kStagedChunkRegs);
     return success();
   }
@@ -402,9 +408,10 @@ private:
                                 << (plan.residency == Residency::shared
                                         ? "with '" + plan.d0 + "' staged there, "
                                         : std::string())
-                                << "BM = " << plan.tileM << ", N0 = " << plan.n0 << ", N1 = "
-                                << plan.n1 << ", " << plan.stages << " stages), more than the "
-                                << limit << " bytes a block can use on " << plan.arch
+                                << "BM = " << plan.tileM << ", N0 = " << plan.n0
+                                << ", N1 = " << plan.n1 << ", " << plan.stages
+                                << " stages), more than the " << limit
+                                << " bytes a block can use on " << plan.arch
                                 << ": lower BM, BK or stages, or narrow N0";
     return success();
   }
@@ -421,7 +428,8 @@ private:
     // B1: all of it once, or a pipeline of BK1 x chunkN1 tiles.
     s.b1Buffer = plan.tileK1 * (plan.chunkN1 * operandBytes + kPadBytes);
     int64_t tiles = plan.b1Tiles();
-    plan.b1Resident = tiles * s.b1Buffer <= kResidentB1Bytes || tiles <= std::max<int64_t>(plan.stages, 2);
+    plan.b1Resident =
+        tiles * s.b1Buffer <= kResidentB1Bytes || tiles <= std::max<int64_t>(plan.stages, 2);
     plan.b1Buffers = plan.b1Resident ? tiles : std::max<int64_t>(plan.stages, 2);
     plan.persistent = allowPersistent && plan.residency == Residency::registers && plan.b1Resident;
     // Epilogue tiles: over the GEMM-I pipeline buffers (loaded after GEMM-I), or
@@ -470,8 +478,8 @@ struct ChooseB2bResidencyPass : sketch::impl::ChooseB2bResidencyBase<ChooseB2bRe
         return;
       }
       if (plan->reshape)
-        plan->reshape->setAttr(kResidencyAttr,
-                               StringAttr::get(kernel.getContext(), spellResidency(plan->residency)));
+        plan->reshape->setAttr(
+            kResidencyAttr, StringAttr::get(kernel.getContext(), spellResidency(plan->residency)));
     });
     if (failedAny)
       signalPassFailure();
@@ -491,7 +499,9 @@ bool b2b::isB2bKernel(KernelOp kernel) {
   return false;
 }
 
-FailureOr<Plan> b2b::planB2b(KernelOp kernel, StringRef arch) { return Planner(kernel, arch).run(); }
+FailureOr<Plan> b2b::planB2b(KernelOp kernel, StringRef arch) {
+  return Planner(kernel, arch).run();
+}
 
 StringRef b2b::spellResidency(Residency residency) {
   return residency == Residency::registers ? "register" : "shared";

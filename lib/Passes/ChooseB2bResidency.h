@@ -49,35 +49,35 @@ struct EpilogueInput {
 /// The GEMM-I pipeline and the epilogue tiles share offset 0 (the tiles are loaded
 /// after GEMM-I); B1 and the staged D0 live beside them.
 struct SmemLayout {
-  int64_t a0 = 0, a0Stage = 0; ///< A0 stages: BM x (BK0 + 8)
-  int64_t b0 = 0, b0Stage = 0; ///< B0 stages: BK0 x (chunk + 8)
+  int64_t a0 = 0, a0Stage = 0;  ///< A0 stages: BM x (BK0 + 8)
+  int64_t b0 = 0, b0Stage = 0;  ///< B0 stages: BK0 x (chunk + 8)
   int64_t b1 = 0, b1Buffer = 0; ///< B1 buffers: BK1 x (chunkN1 + 8)
-  int64_t d0 = -1;             ///< staged D0: BM x (N0 + 8), -1 when in registers
-  std::vector<int64_t> tiles;  ///< one per full-tile input of the final epilogue
-  int64_t out = 0;             ///< the D1 staging tile for coalesced stores
+  int64_t d0 = -1;              ///< staged D0: BM x (N0 + 8), -1 when in registers
+  std::vector<int64_t> tiles;   ///< one per full-tile input of the final epilogue
+  int64_t out = 0;              ///< the D1 staging tile for coalesced stores
   int64_t total = 0;
 };
 
 struct Plan {
-  GemmOp first, second;               ///< GEMM-I and GEMM-II
-  TensorParamOp a0, b0, b1, out;      ///< the global operands and the stored result
-  std::string d0, d1;                 ///< the register tiles
-  CopyOp store;                       ///< `Copy D1 from register to global`
-  ReshapeOp reshape;                  ///< the Reshape of D0 (may be null)
+  GemmOp first, second;                         ///< GEMM-I and GEMM-II
+  TensorParamOp a0, b0, b1, out;                ///< the global operands and the stored result
+  std::string d0, d1;                           ///< the register tiles
+  CopyOp store;                                 ///< `Copy D1 from register to global`
+  ReshapeOp reshape;                            ///< the Reshape of D0 (may be null)
   llvm::SmallVector<mlir::Operation *> between; ///< statements on D0
   llvm::SmallVector<mlir::Operation *> after;   ///< statements on D1
   std::vector<EpilogueInput> betweenInputs, afterInputs;
-  int outShares = -1;                 ///< the tile `out` reuses (index into afterInputs), or -1
+  int outShares = -1; ///< the tile `out` reuses (index into afterInputs), or -1
 
-  std::string m, k0;                  ///< runtime (or literal) sizes
+  std::string m, k0; ///< runtime (or literal) sizes
   int64_t n0 = 0, n1 = 0;
   int64_t tileM = 0, warps = 0, warpRows = 0;
   int64_t tileK0 = 0, tileK1 = 0, stages = 0;
   Residency residency = Residency::registers;
-  int64_t chunkN0 = 0;                ///< GEMM-I columns per pass (N0 when in registers)
-  int64_t chunkN1 = 0;                ///< GEMM-II columns per pass (N1 when in registers)
-  int64_t b1Buffers = 0;              ///< B1 tile buffers (BK1 x chunkN1) in shared memory
-  bool b1Resident = true;             ///< all of B1 loaded once, before GEMM-I
+  int64_t chunkN0 = 0;    ///< GEMM-I columns per pass (N0 when in registers)
+  int64_t chunkN1 = 0;    ///< GEMM-II columns per pass (N1 when in registers)
+  int64_t b1Buffers = 0;  ///< B1 tile buffers (BK1 x chunkN1) in shared memory
+  bool b1Resident = true; ///< all of B1 loaded once, before GEMM-I
   /// Persistent blocks (D0 in registers, B1 resident): each block loops over row tiles,
   /// loading the next tile's first K0 stages and epilogue tiles while it finishes one.
   bool persistent = false;
@@ -85,7 +85,7 @@ struct Plan {
   std::string arch;
 
   int64_t threads() const { return warps * 32; }
-  int64_t b1Chunks() const { return n0 / tileK1; }   ///< B1 tiles per GEMM-II pass
+  int64_t b1Chunks() const { return n0 / tileK1; } ///< B1 tiles per GEMM-II pass
   int64_t b1Passes() const { return n1 / chunkN1; }
   int64_t b1Tiles() const { return b1Chunks() * b1Passes(); }
 };

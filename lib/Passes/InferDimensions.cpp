@@ -380,16 +380,22 @@ LogicalResult checkLoop(KernelOp kernel, ForOp loop) {
   });
   if (!compute || loopStep(kernel, loop))
     return success();
-  auto diag = emitError(loop.getLoc(), "this loop runs over ") << loopExtent(loop) << ", which is ";
+  // Unknown shapes are reported elsewhere. The diagnostic is made only once it
+  // is certain: an InFlightDiagnostic is reported when it goes out of scope.
+  std::string what;
   if (auto gemm = dyn_cast<GemmOp>(compute)) {
     auto dims = gemmDims(kernel, gemm);
     if (!dims)
       return success();
-    diag << "none of the dimensions of the GEMM in it (M = " << dims->m << ", N = " << dims->n
-         << ", K = " << dims->k << ")";
+    what = "none of the dimensions of the GEMM in it (M = " + dims->m + ", N = " + dims->n +
+           ", K = " + dims->k + ")";
   } else if (auto dims = convDims(kernel, cast<Conv2dOp>(compute))) {
-    diag << "not the reduction " << dims->k << " of the convolution in it";
+    what = "not the reduction " + dims->k + " of the convolution in it";
+  } else {
+    return success();
   }
+  auto diag = emitError(loop.getLoc(), "this loop runs over ")
+              << loopExtent(loop) << ", which is " << what;
   diag.attachNote(compute->getLoc())
       << "the loop's " << compute->getName().stripDialect() << " is here";
   return diag;

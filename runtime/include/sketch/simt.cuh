@@ -23,6 +23,11 @@
 // Vec = true loads float4 and needs the contiguous extent to be a multiple of 4
 // and the base pointer 16-byte aligned; Vec = false loads scalars. Both zero-fill
 // outside the matrix, so any size works.
+//
+//   mainloop<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, micro, acc)
+//       Stages 2: double buffering as above; Stages 1: load, barrier, multiply
+//   store_row<Vec>(dst_row, micro, col0, cols, out)   one micro-tile row of a
+//       row-major output (float4 where 4 columns fit)
 #ifndef SKETCH_SIMT_CUH
 #define SKETCH_SIMT_CUH
 
