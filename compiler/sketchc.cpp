@@ -35,6 +35,7 @@ struct DriverOptions {
   std::string output;
   std::string emit = "cuda";
   bool parseOnly = false;
+  bool noPlan = false;
   bool printPipeline = false;
   bool printAfterAll = false;
   sketch::CompileOptions compile;
@@ -56,13 +57,17 @@ void addOptions(CLI::App &app, DriverOptions &opts) {
   app.add_option("--emit", opts.emit, "what to print")
       ->check(CLI::IsMember({"sketch", "mlir", "cuda"}));
   app.add_option("-D", opts.compile.bindings, "bind a size symbol: -D N0=64");
-  app.add_option("--arch", opts.compile.arch, "target architecture")
-      ->check(CLI::IsMember({"sm_80", "sm_90a"}));
+  app.add_option("--arch", opts.compile.arch,
+                 "target architecture: sm_80 (Ampere), sm_90 (Hopper without wgmma: the "
+                 "mma.sync GEMM path), sm_90a (Hopper, wgmma GEMM path)")
+      ->check(CLI::IsMember({"sm_80", "sm_90", "sm_90a"}));
   app.add_option("--tile", opts.compile.tile, "block tile BMxBNxBK, e.g. 128x128x32");
   app.add_option("--warps", opts.compile.warps, "warps per block")->check(CLI::Range(1, 32));
   app.add_option("--stages", opts.compile.stages, "shared-memory pipeline depth")
       ->check(CLI::Range(1, 8));
   app.add_flag("--parse-only", opts.parseOnly, "print what was parsed, without completing it");
+  app.add_flag("--no-plan", opts.noPlan,
+               "with --emit=sketch: complete the sketch only, without the backend plan comments");
   app.add_flag("--print-pipeline", opts.printPipeline, "print the pass pipeline and exit");
   app.add_flag("--print-after-all", opts.printAfterAll, "print the IR after each pass");
   app.set_version_flag("--version", std::string("sketchc ") + SKETCH_VERSION);
@@ -134,7 +139,9 @@ int compile(const DriverOptions &opts) {
   context.allowUnregisteredDialects(false);
 
   mlir::PassManager pm(&context);
-  if (opts.emit == "cuda")
+  // The sketch printer shows the backend plan (pipelining, shared memory,
+  // fused epilogue) as comments, so --emit=sketch runs the planning passes too.
+  if (opts.emit == "cuda" || (opts.emit == "sketch" && !opts.noPlan))
     sketch::buildCompilePipeline(pm, opts.compile);
   else
     sketch::buildCompletionPipeline(pm, opts.compile);

@@ -9,6 +9,7 @@
 #include "lib/Frontend/Printer.h"
 
 #include "dialect/SketchDialect.h"
+#include "lib/Passes/BackendPlan.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -211,6 +212,8 @@ private:
       indent(1) << "warps " << *warps << "\n";
     if (auto stages = kernel.getStages())
       indent(1) << "stages " << *stages << "\n";
+    if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
+      indent(1) << "# shared memory: " << bytes.getInt() << " bytes a block\n";
   }
 
   raw_ostream &indent(unsigned depth) {
@@ -222,12 +225,62 @@ private:
   void printStatement(Operation &op, unsigned depth) {
     if (auto loop = dyn_cast<ForOp>(op)) {
       indent(depth) << "for " << loop.getVar() << " in " << loop.getLower() << ":"
-                    << loop.getUpper() << ":\n";
+                    << loop.getUpper() << ":" << planNote(op) << "\n";
       for (Operation &inner : loop.getBodyBlock())
         printStatement(inner, depth + 1);
       return;
     }
-    indent(depth) << spellStatement(op) << "\n";
+    indent(depth) << spellStatement(op) << planNote(op) << "\n";
+  }
+
+  /// What the backend planning passes (sketch-fuse-epilogue, sketch-pipelining,
+  /// sketch-plan-shared-memory) decided for `op`, as a trailing comment; empty
+  /// where they did not run or left `op` alone.
+  static std::string planNote(Operation &op) {
+    std::string note;
+    if (auto pipeline = op.getAttrOfType<StringAttr>(plan::kPipelineAttr))
+      note = spellPipeline(pipeline.getValue(), op.getAttrOfType<IntegerAttr>(plan::kStagesAttr));
+    if (std::optional<plan::SmemBuffer> buffer = plan::smemBufferFrom(op.getAttr(plan::kSmemAttr)))
+      note = spellSharedBuffer(*buffer, op.hasAttr(plan::kAsyncAttr));
+    if (auto buffers = op.getAttrOfType<IntegerAttr>(plan::kFragmentBuffersAttr))
+      note = std::to_string(buffers.getInt()) + " register fragment buffer" +
+             (buffers.getInt() == 1 ? "" : "s");
+    if (op.hasAttr(plan::kFusedAttr))
+      note = "fused into the store";
+    if (auto fused = op.getAttrOfType<IntegerAttr>(plan::kEpilogueAttr))
+      note = spellEpilogue(op, fused.getInt());
+    return note.empty() ? note : "  # " + note;
+  }
+
+  static std::string spellPipeline(StringRef kind, IntegerAttr stages) {
+    std::string count = stages ? std::to_string(stages.getInt()) : "?";
+    if (kind == "multistage")
+      return "pipelined: " + count + " shared-memory stages, cp.async groups";
+    if (kind == "double_buffer")
+      return "double-buffered: 2 shared-memory stages";
+    return "not pipelined: 1 shared-memory stage";
+  }
+
+  static std::string spellSharedBuffer(const plan::SmemBuffer &buffer, bool async) {
+    std::string text = "shared " + std::to_string(buffer.stages) + " x " +
+                       std::to_string(buffer.rows) + "x" + std::to_string(buffer.cols) + " at +" +
+                       std::to_string(buffer.offset) + ", ";
+    text += buffer.layout == "xor" ? "XOR-swizzled 16-byte chunks"
+                                   : "rows padded to " + std::to_string(buffer.rowBytes) + " bytes";
+    return text + (async ? ", cp.async" : "");
+  }
+
+  static std::string spellEpilogue(Operation &op, int64_t fused) {
+    std::string text = fused == 0 ? std::string("no epilogue")
+                                  : std::to_string(fused) + " statement" + (fused == 1 ? "" : "s") +
+                                        " fused before this store";
+    if (auto mode = op.getAttrOfType<StringAttr>(plan::kEpilogueModeAttr); mode && fused)
+      text += mode.getValue() == "staged" ? ", on f32 tiles staged in shared memory"
+                                          : ", in registers";
+    if (std::optional<plan::StagingBuffer> staging = plan::stagingBufferFrom(op.getAttr(plan::kStagingAttr)))
+      text += ", stored through a " + std::to_string(staging->rows) + "x" +
+              std::to_string(staging->cols) + " shared tile";
+    return text;
   }
 
   static std::string spellStatement(Operation &op) {

@@ -2,12 +2,12 @@
 # Compiles every sketch of the GPU suite (test/gpu/**/*.sketch) and every
 # example (examples/**/*.sketch) to CUDA in .gen/gpu/, one .cu and .h per sketch. Run it here, where sketchc is built;
 # test/gpu/run.sh then builds and runs them on the GPU machine.
-#   SKETCHC=path/to/sketchc ARCH=sm_90a test/gpu/generate.sh
+#   SKETCHC=path/to/sketchc ARCH=sm_90a [SKETCH_GEN_OUT=dir] test/gpu/generate.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 sketchc=${SKETCHC:-$root/build/compiler/sketchc}
 arch=${ARCH:-sm_90a}
-out=$root/.gen/gpu
+out=${SKETCH_GEN_OUT:-$root/.gen/gpu}
 rm -rf "$out"
 mkdir -p "$out"
 status=0
