@@ -220,14 +220,19 @@ std::string outputSizeFormula(StringRef in, StringRef filter, int64_t stride, in
   return text;
 }
 
-/// Symbols used anywhere but at the output sizes of `shape`.
+/// Symbols that an output size of `shape` cannot be derived into: those of
+/// loop bounds, of the convolution's input and filter, and of the output's
+/// other dimensions. Epilogue operands (a residual [N, K, P, Q], a bias over
+/// Q) may use the derived sizes.
 llvm::StringSet<> symbolsOutside(KernelOp kernel, const ConvShape &shape) {
   llvm::StringSet<> used;
   for (Operation *op : statementsInOrder(kernel))
     if (auto loop = dyn_cast<ForOp>(op))
       for (const std::string &s : exprSymbols(loop.getUpper()))
         used.insert(s);
-  for (auto param : kernel.getBodyBlock().getOps<TensorParamOp>()) {
+  for (TensorParamOp param : {shape.input, shape.filter, shape.output}) {
+    if (!param)
+      continue;
     auto dims = dimsOf(param.getDims());
     for (unsigned i = 0; i < dims.size(); ++i) {
       if (param == shape.output && (i == shape.pIndex || i == shape.qIndex))
