@@ -4,13 +4,11 @@
 // the kernel's device code and host function into `w` and returns the
 // signature its host function has (the header is written from it).
 //
-//   emitTensorCoreGemm   EmitGemm.cpp          f16/bf16 GEMM, mma.sync
-//   emitSimtGemm         EmitSimt*.cpp         f32 GEMM, register tiles (conv helper)
-//   emitConv             EmitConv*.cpp         implicit-GEMM Conv2d (conv helper)
-//   emitAttention        EmitAttention*.cpp    GEMM-softmax-GEMM (attention helper)
-//   emitB2b              EmitB2b*.cpp          back-to-back GEMMs (b2b helper)
-// Until a helper's emitter lands, EmitPending.cpp holds a stub that reports a
-// located error; the helper deletes that stub when adding the real one.
+//   emitTensorCoreGemm   EmitGemm.cpp          f16/bf16 GEMM (mma.sync or wgmma)
+//   emitSimtGemm         EmitSimtGemm.cpp      f32 GEMM, register tiles
+//   emitConv             EmitConv.cpp          implicit-GEMM Conv2d
+//   emitAttention        EmitAttention.cpp     GEMM-softmax-GEMM
+//   emitB2b              EmitB2b.cpp           back-to-back GEMMs
 //
 //===----------------------------------------------------------------------===//
 #ifndef SKETCH_EMIT_KERNELEMITTERS_H
