@@ -9,6 +9,9 @@ Cases (the issue's targets):
                                                    than torch matmul + bias + relu unfused
 Each of our kernels comes in several tile / warps / stages configurations
 (bench/gemm/*.sketch); every configuration is timed and the best is compared.
+f16/bf16 GEMM is timed on both paths when both are built: bg_<type>_<config>
+(the build's arch: wgmma on sm_90a) and bg_<type>_mma_<config> (mma.sync, the
+sketches bench/generate.sh compiles with --arch sm_90), one row each.
 Timing: CUDA events around batches of calls, after warm-up; the median of the
 batches' per-call times. Inputs rotate among several sets so that they do not
 sit in L2 between calls (both sides use the same sets). Before timing, each
@@ -30,7 +33,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
 import sketch_gpu  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "gemm"))
-from make_sketches import CONFIGS  # noqa: E402  (the configurations the sketches hold)
+from make_sketches import CONFIGS, MMA_CONFIGS  # noqa: E402  (the sketches' configurations)
 
 
 def time_ms(run, sets, batches=7, per_batch=10, warmup=5):
@@ -80,11 +83,11 @@ def ours(name, data, d, m, n, k):
     return run
 
 
-def best_of_ours(prefix, data, m, n, k, dtype, reference, rows_detail):
+def best_of_ours(prefix, data, m, n, k, dtype, reference, rows_detail, configs=None):
     """Times every configuration of `prefix`; returns (best ms, best name, error)."""
     best = (float("inf"), None, None)
     d = torch.empty(m, n, device="cuda", dtype=dtype)
-    for config in list(CONFIGS) + ["sgemm"]:
+    for config in configs if configs is not None else list(CONFIGS) + ["sgemm"]:
         name = f"{prefix}_{config}"
         if name not in sketch_gpu.prototypes():
             continue
@@ -121,6 +124,19 @@ def gemm_case(dtype_name, size, rows, detail):
     target = 0.8 if dtype_name == "f32" else 0.6
     rows.append((label, name, ms, tflops(m, n, k, ms), "torch.matmul", torch_ms,
                  tflops(m, n, k, torch_ms), target))
+    prefix = f"bg_{dtype_name}_mma"
+    if any(p.startswith(prefix + "_") for p in sketch_gpu.prototypes()):
+        ms, name, err = best_of_ours(prefix, data, m, n, k, dtype, reference, detail,
+                                     mma_configs(prefix))
+        rows.append((label + " (mma.sync)", name, ms, tflops(m, n, k, ms), "torch.matmul",
+                     torch_ms, tflops(m, n, k, torch_ms), target))
+
+
+def mma_configs(prefix):
+    """MMA_CONFIGS, then any other built kernel named prefix_* (experiments)."""
+    extra = sorted(p[len(prefix) + 1:] for p in sketch_gpu.prototypes()
+                   if p.startswith(prefix + "_") and p[len(prefix) + 1:] not in MMA_CONFIGS)
+    return list(MMA_CONFIGS) + extra
 
 
 def bias_relu_case(rows, detail):

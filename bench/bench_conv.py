@@ -50,6 +50,16 @@ def time_ms(run, sets, batches=7, per_batch=10, warmup=5):
     return statistics.median(times)
 
 
+def cuda_kernels(run):
+    """The CUDA kernels one call of run() launches (names shortened), via torch.profiler."""
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return "; ".join(n[:90] for n in dict.fromkeys(names)) or "(none seen)"
+
+
 def rel_error(out, ref):
     return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
 
@@ -71,10 +81,13 @@ def conv_case(dtype_name, layer, rows, detail):
         data.append((x, w.contiguous(memory_format=fmt)))
     ref = F.conv2d(data[0][0], data[0][1], stride=stride, padding=pad)
     torch_ms = time_ms(lambda i: F.conv2d(data[i][0], data[i][1], stride=stride, padding=pad), sets)
+    library_kernels = cuda_kernels(lambda: F.conv2d(data[0][0], data[0][1], stride=stride,
+                                                    padding=pad))
     p = ref.shape[2]
     flop = 2.0 * BATCH * k * p * p * c * r * r
     label = f"{dtype_name} {'nhwc' if nhwc else 'nchw'} C{c} {hw}x{hw} K{k} {r}x{r} s{stride}"
     print(f"{label}: torch {torch_ms:.3f} ms ({flop / torch_ms / 1e9:.1f} TFLOP/s)", flush=True)
+    print(f"  cuDNN runs: {library_kernels}", flush=True)
     # Our tensors: the same memory seen in the kernel's layout (nhwc / krsc for channels_last).
     y = torch.empty_like(ref)
     y_ours = y.permute(0, 2, 3, 1) if nhwc else y

@@ -47,6 +47,27 @@ constexpr const char *kHelpers = R"cuda(#ifndef SKETCH_B2B_HELPERS
 // bank conflicts. MMA fragments follow sketch/mma.cuh (lane = 4 * g + t).
 namespace sketch_b2b {
 
+// Bytes each tile copy asks L2 to fetch: 0 (none, the default), 128 or 256. Measured
+// on an H100 (docs/backend.md): 256 was 1-2% faster on a memory-bound shape but 2-3%
+// slower with D0 staged, so it is off unless asked for (-DSKETCH_B2B_L2_PREFETCH=256).
+#ifndef SKETCH_B2B_L2_PREFETCH
+#define SKETCH_B2B_L2_PREFETCH 0
+#endif
+
+/// 16-byte cp.async (zero-filled when !pred), with the L2 prefetch hint when asked for:
+/// the rows of a tile are 64 to 256 bytes, so DRAM sees longer bursts.
+__device__ __forceinline__ void cp_async_16_l2(uint32_t dst, const void *src, bool pred) {
+#if SKETCH_B2B_L2_PREFETCH == 256
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(pred ? 16 : 0));
+#elif SKETCH_B2B_L2_PREFETCH == 128
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(pred ? 16 : 0));
+#else
+  sketch::cp_async_16(dst, src, pred);
+#endif
+}
+
 /// Copies the ROWS x COLS tile at (row0, col0) of a row-major matrix (`ld` elements
 /// a row) into shared memory (DST_LD elements a row) with 16-byte cp.async; chunks
 /// in rows at or past `rows`, or starting at or past column `cols`, are zero-filled.
@@ -65,7 +86,7 @@ __device__ __forceinline__ void copy_tile_async(E *dst, const E *src, int64_t ld
     const int c = chunk % kChunksPerRow * kChunk;
     const bool inside = row0 + r < rows && col0 + c < cols;
     const E *from = inside ? src + (row0 + r) * ld + (col0 + c) : src;
-    sketch::cp_async_16(sketch::smem_addr(dst + r * DST_LD + c), from, inside);
+    cp_async_16_l2(sketch::smem_addr(dst + r * DST_LD + c), from, inside);
   }
 }
 
@@ -169,6 +190,21 @@ __device__ __forceinline__ void pack_c_as_a(uint32_t (&a)[MT][NT / 2][4],
     }
 }
 
+/// Waits for the cp.async group committed `newer` groups before the latest one, when
+/// the pipeline's own waits (which leave MAX - 1 groups in flight) have not already.
+template <int MAX>
+__device__ __forceinline__ void cp_async_wait_older(int64_t newer) {
+  if constexpr (MAX > 0) {
+    if (newer >= MAX)
+      return;
+    if (newer == MAX - 1) {
+      sketch::cp_async_wait<MAX - 1>();
+      return;
+    }
+    cp_async_wait_older<MAX - 1>(newer);
+  }
+}
+
 /// Two adjacent elements rounded to the tile's type, written with one store.
 __device__ __forceinline__ void store_pair(__half *p, float lo, float hi) {
   *reinterpret_cast<uint32_t *>(p) = sketch::pack2<__half>(lo, hi);
@@ -219,7 +255,7 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "kB1Passes", "kB1Tiles",  "kB1Buffers",  "A0_LD",
                                "B0_LD",     "B1_LD",     "D0_LD",       "OUT_LD",
                                "kSmemA0",   "kSmemB0",   "kSmemB1",     "kSmemD0",
-                               "kSmemOut",  "kSmemBytes"};
+                               "kSmemOut",  "kSmemBytes", "my_tiles", "load_m0", "load_kt", "load_next"};
 
 bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
 
@@ -433,13 +469,26 @@ private:
   }
 
   /// The kernel of persistent blocks: each takes row tiles blockIdx.x, + gridDim.x, ...
-  /// and starts loading the next tile (its first K0 stages, then its epilogue tiles)
-  /// while it finishes the current one, so that A0 keeps streaming.
+  /// and runs one cp.async pipeline over all its (row tile, K0 tile) steps, so that
+  /// the next tile's first K0 tiles load while the current one ends (GEMM-II, the
+  /// epilogues, the store) and A0 never stops streaming at a tile boundary.
   LogicalResult emitPersistentBody() {
     w.line("const int64_t tiles = sketch::ceil_div(m_size, BM); // row tiles");
     w.line("const int64_t k_tiles = sketch::ceil_div(k0_size, BK0);");
+    w.line("const int64_t k_steps = k_tiles > 0 ? k_tiles : 1; // K0 = 0 still writes D1");
+    w.line("const int64_t my_tiles = (tiles - blockIdx.x + gridDim.x - 1) / gridDim.x; // >= 1");
+    w.line("const int64_t steps = my_tiles * k_steps; // this block's (row tile, K0 tile) pairs");
     w.line("const int nc = 0; // one pass: NC == N0");
     emitLoadKTile("int64_t row0, int64_t kt", "row0", "kt");
+    w.comment("The next (row tile, K0 tile) step to ask for, counted without divisions.");
+    w.line("int64_t load_m0 = int64_t(blockIdx.x) * BM, load_kt = 0;");
+    w.open("auto load_next = [&](int stage)");
+    w.line("load_k_tile(load_m0, load_kt, stage);");
+    w.open("if (++load_kt == k_steps)");
+    w.line("load_kt = 0;");
+    w.line("load_m0 += int64_t(gridDim.x) * BM;");
+    w.close();
+    w.close(";");
     w.open("auto load_epilogue_tiles = [&](int64_t row0)");
     for (const EpilogueInput &input : plan.afterInputs)
       if (input.broadcast == Broadcast::full)
@@ -451,35 +500,53 @@ private:
     w.close(";");
     w.line();
     emitB1Prologue();
-    w.comment("The first tile's first stages and epilogue tiles.");
-    w.line("int64_t tile = blockIdx.x;");
-    emitKPrologue("tile * BM", "true");
-    w.line("load_epilogue_tiles(tile * BM);");
+    w.comment("The first tile's epilogue tiles join the group of its first K0 tile; later ones "
+              "join the group committed right after the previous tile's store.");
+    w.line("load_epilogue_tiles(int64_t(blockIdx.x) * BM);");
+    w.line("#pragma unroll");
+    w.open("for (int s = 0; s < kStages - 1; ++s)");
+    w.line("if (s < steps)");
+    w.line("  load_next(s);");
     w.line("sketch::cp_async_commit();");
+    w.close();
     w.line();
-    w.line("#pragma unroll 1");
-    w.open("for (; tile < tiles; tile += gridDim.x)");
-    w.line("const int64_t m0 = tile * BM; // the tile's first row");
-    w.line("const bool has_next = tile + gridDim.x < tiles;");
-    w.line("const int64_t next_m0 = (tile + gridDim.x) * BM;");
     w.comment(formatv("GEMM-I: {0} = {1} . {2}, K0 in tiles of BK0 through a {3}-stage cp.async "
-                      "pipeline.",
+                      "pipeline that runs on across row tiles.",
                       plan.d0, plan.a0.getName(), plan.b0.getName(), plan.stages)
                   .str());
-    w.line("float acc0[MT][NC / 8][4] = {};");
-    emitKLoop("m0");
-    w.line("__syncthreads(); // every warp is done with the pipeline buffers");
-    w.comment("The next tile's first stages load during this tile's GEMM-II and epilogue.");
-    emitKPrologue("next_m0", "has_next");
-    w.line();
+    w.line("float acc0[MT][NC / 8][4];");
+    w.line("int stage = 0;");
+    w.line("int64_t m0 = int64_t(blockIdx.x) * BM, kt = 0; // this step's row tile and K0 tile");
+    w.line("#pragma unroll 1");
+    w.open("for (int64_t u = 0; u < steps; ++u)");
+    w.line("sketch::cp_async_wait<kStages - 2>(); // step u has landed");
+    w.line("__syncthreads();                      // ... for every thread; stage u - 1 is free");
+    w.line("if (u + kStages - 1 < steps)");
+    w.line("  load_next((stage + kStages - 1) % kStages);");
+    w.line("sketch::cp_async_commit();");
+    w.open("if (kt == 0)");
+    w.line("#pragma unroll");
+    w.line("for (int mt = 0; mt < MT; ++mt)");
+    w.line("  #pragma unroll");
+    w.line("  for (int nt = 0; nt < NC / 8; ++nt)");
+    w.line("    acc0[mt][nt][0] = acc0[mt][nt][1] = acc0[mt][nt][2] = acc0[mt][nt][3] = 0.0f;");
+    w.close();
+    w.line("sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
+           "b0_s + stage * (BK0 * B0_LD), warp_row, lane);");
+    w.line("stage = (stage + 1) % kStages;");
+    w.open("if (++kt != k_steps)");
+    w.line("continue;");
+    w.close();
+    w.line("kt = 0;");
+    w.comment("The tile's last K0 tile: the next tile's first ones are in flight.");
     if (failed(emitBetween("acc0", "0")))
       return failure();
     emitReshape();
     w.comment(formatv("GEMM-II: {0} = {1} . {2}, {3} rows of {2} at a time.", plan.d1, plan.d0,
                       plan.b1.getName(), plan.tileK1)
                   .str());
-    w.line("sketch::cp_async_wait<kStages - 1>(); // " + plan.b1.getName().str() +
-           " and this tile's epilogue tiles have landed");
+    w.line("sketch_b2b::cp_async_wait_older<kStages - 1>(k_steps - 1); // this tile's epilogue "
+           "tiles have landed");
     w.line("__syncthreads();");
     if (failed(emitRegisterSecondGemm(true)))
       return failure();
@@ -490,10 +557,11 @@ private:
                    ident(plan.out.getName()))
                .str());
     w.line("__syncthreads(); // the staging tile is read: the next epilogue tiles may replace it");
-    w.line("if (has_next)");
-    w.line("  load_epilogue_tiles(next_m0);");
-    w.line("sketch::cp_async_commit();");
+    w.line("m0 += int64_t(gridDim.x) * BM;");
+    w.line("if (u + 1 < steps)");
+    w.line("  load_epilogue_tiles(m0);");
     w.close();
+    w.line("sketch::cp_async_wait<0>();");
     return success();
   }
 

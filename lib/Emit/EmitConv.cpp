@@ -425,13 +425,11 @@ struct SimtConvWriter : ConvWriterBase {
     w.line("const int k0 = blockIdx.y * ROWS, pix0 = blockIdx.x * COLS;  // first channel, pixel");
     w.line("const int depth = shape.c * shape.r * shape.s;  // reduction: (c, r, s), s fastest");
     w.line("const sketch::simt::MicroTile<ROWS, COLS> micro;  // this thread's 8 x 8 outputs");
-    w.line("sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec> load_w(" + p.w->cname +
-           ", depth, k0, shape.k, depth);");
-    w.line("sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS> load_x(" + p.x->cname +
-           ", shape, pix0);");
-    w.line("float acc[8][8];");
-    w.line("sketch::simt::mainloop<ROWS, COLS, DEPTH, " + str(std::min<int64_t>(p.stages, 2)) +
-           ">(load_w, load_x, (depth + DEPTH - 1) / DEPTH, micro, acc);");
+    SimtLoader filter{"sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec>", "load_w",
+                      p.w->cname + ", depth, k0, shape.k, depth"};
+    SimtLoader input{"sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS>", "load_x",
+                     p.x->cname + ", shape, pix0"};
+    emitSimtMainloop(w, p.stages, filter, input, "(depth + DEPTH - 1) / DEPTH");
     emitEpilogue();
     w.close();
   }
@@ -652,14 +650,14 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   w.line("#include \"sketch/conv.cuh\"  // implicit-GEMM convolution helpers");
   w.line();
   if (!p.nhwc) {
-    // 64 pixels by 128 channels would need more than 128 registers a thread
-    // (the filter loader holds two float4 of its 128 rows): not offered.
+    // 64 pixels by 128 channels: not offered (the filter loader holds two
+    // float4 of its 128 rows; measured over 128 registers a thread).
     std::string what = "tile BM = " + str(p.tileM) + " (pixels), BN = " + str(p.tileN) +
                        " (channels), BK = " + str(p.tileK);
-    if (p.tileM == 64)
+    if (p.tileM == 64 && p.tileN != 64)
       return kernel.emitError() << what
                                 << ": the f32 nchw convolution has kernels for BM x BN x BK = "
-                                   "128x128x8, 128x64x8 and 128x128x16";
+                                   "128x128x8, 128x64x8, 64x64x8 and 128x128x16";
     if (failed(checkSimtTile(kernel, SimtTile{p.tileN, p.tileM, p.tileK}, what)))
       return failure();
     SimtConvWriter writer{{p, *epilogue, w}};

@@ -10,6 +10,8 @@
 // kVec = false otherwise (element loads and stores; any size).
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Emit/EmitGemm.h"
+
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
 #include "lib/Emit/TensorCoreGemm.h"
@@ -44,6 +46,106 @@ std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
   return offset.empty() ? param.cname : param.cname + " + " + offset;
 }
 
+} // namespace
+
+std::string gemmDimsOf(const ParamInfo &param) {
+  return param.name + "[" + joined(param.dims) + "]";
+}
+
+void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g) {
+  w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) +
+         ", size_k = " + g.sig.dim(g.k) + ";");
+  w.comment("block -> output tile: groups of 8 tile rows, column by column inside a group "
+            "(L2 reuse)");
+  w.line("const int tiles_m = (int)sketch::ceil_div(size_m, BM), tiles_n = "
+         "(int)sketch::ceil_div(size_n, BN);");
+  w.line("const int group = 8 * tiles_n, first = (int)blockIdx.x / group * 8;");
+  w.line("const int rows = min(tiles_m - first, 8);");
+  w.line("const int tile_m = first + (int)blockIdx.x % group % rows, tile_n = (int)blockIdx.x "
+         "% group / rows;");
+  w.line("const int64_t m0 = (int64_t)tile_m * BM, n0 = (int64_t)tile_n * BN;");
+  if (g.batchDims.empty())
+    return;
+  w.comment("batch: blockIdx.z runs over (" + joined(g.batchDims) + ")");
+  w.line("int64_t z = blockIdx.z;");
+  for (int64_t i = static_cast<int64_t>(g.batchDims.size()) - 1; i > 0; --i)
+    w.line("const int64_t " + batchVar(i) + " = z % " + g.sig.dim(g.batchDims[i]) +
+           "; z /= " + g.sig.dim(g.batchDims[i]) + ";");
+  w.line("const int64_t " + batchVar(0) + " = z;");
+}
+
+void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g) {
+  std::vector<int64_t> outPositions;
+  for (size_t i = 0; i < g.batchDims.size(); ++i)
+    outPositions.push_back(i);
+  std::string ct = cTypeOf(g.operandType);
+  w.line("const " + ct + " *a_src = " + batchOffset(g.sig, *g.a.param, g.a.batchPositions) + ";");
+  w.line("const " + ct + " *b_src = " + batchOffset(g.sig, *g.b.param, g.b.batchPositions) + ";");
+  w.line(cTypeOf(g.out->type) + " *d_dst = " + batchOffset(g.sig, *g.out, outPositions) + ";");
+}
+
+StoreSpec gemmStoreSpec(const GemmAnalysis &g) {
+  StoreSpec s;
+  s.outType = cTypeOf(g.out->type);
+  s.dst = "d_dst";
+  s.rows = "size_m";
+  s.cols = "size_n";
+  s.ld = "size_n";
+  s.m0 = "m0";
+  s.n0 = "n0";
+  for (size_t i = 0; i < g.batchDims.size(); ++i)
+    s.batch.push_back(batchVar(i));
+  s.staging = g.staging;
+  s.outBytes = plan::elementBytes(g.out->type);
+  s.stagedEpilogue = g.stagedEpilogue;
+  return s;
+}
+
+namespace {
+
+/// The 16-byte path's conditions: rows of whole chunks on 16-byte aligned bases.
+std::string vecCondition(const GemmAnalysis &g) {
+  std::vector<std::string> terms;
+  auto rowOf = [&](const ParamInfo &p) { return g.sig.dim(p.dims.back()); };
+  int64_t outChunk = 16 / plan::elementBytes(g.out->type);
+  for (std::string term : {rowOf(*g.a.param) + " % 8 == 0", rowOf(*g.b.param) + " % 8 == 0",
+                           rowOf(*g.out) + " % " + str(outChunk) + " == 0"})
+    if (!llvm::is_contained(terms, term))
+      terms.push_back(term);
+  // 32-bit steps between the rows one thread copies
+  for (const ParamInfo *p : {g.a.param, g.b.param})
+    if (!llvm::is_contained(terms, rowOf(*p) + " < (1 << 24)"))
+      terms.push_back(rowOf(*p) + " < (1 << 24)");
+  for (const ParamInfo *p : {g.a.param, g.b.param, g.out})
+    terms.push_back("sketch::aligned_to(" + p->cname + ", 16)");
+  return joined(terms, " && ");
+}
+
+} // namespace
+
+void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, int64_t threads, int64_t smemBytes) {
+  std::string kernel = g.sig.name + "_kernel";
+  w.open(hostPrototype(g.sig));
+  emitHostChecks(w, g.sig);
+  w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) + ";");
+  w.line("const int64_t batch = " + g.sig.product(g.batchDims) + ";");
+  w.line("const int64_t tiles = sketch::ceil_div(size_m, " + str(g.tileM) +
+         ") * sketch::ceil_div(size_n, " + str(g.tileN) + ");");
+  w.line("if (tiles == 0 || batch == 0) return cudaSuccess;  // empty output: nothing to do");
+  w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
+  w.line("const bool vec = " + vecCondition(g) + ";");
+  w.line("auto kernel = vec ? " + kernel + "<true> : " + kernel + "<false>;");
+  w.line("const int smem_bytes = " + str(smemBytes) + ";  // dynamic; above 48 KB by opt-in");
+  w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
+  w.line("if (err != cudaSuccess) return err;");
+  w.line("kernel<<<dim3((unsigned)tiles, 1, (unsigned)batch), " + str(threads) +
+         ", smem_bytes, stream>>>(" + kernelArgumentList(g.sig) + ");");
+  w.line("return cudaGetLastError();");
+  w.close();
+}
+
+namespace {
+
 TensorCoreConfig configOf(const GemmAnalysis &g) {
   TensorCoreConfig c;
   c.tileM = g.tileM;
@@ -69,7 +171,7 @@ public:
     writeHeaderComment();
     writeKernel();
     w.line();
-    writeHost();
+    emitGemmHost(w, g, config.threads(), g.smemBytes);
     w.line();
   }
 
@@ -80,13 +182,11 @@ private:
   TensorCoreConfig config;
 
   std::string kernelName() const { return g.sig.name + "_kernel"; }
-  std::string outType() const { return cTypeOf(g.out->type); }
-  std::string dimsOf(const ParamInfo &p) const { return p.name + "[" + joined(p.dims) + "]"; }
 
   void writeHeaderComment() {
-    std::string a = dimsOf(*g.a.param) + (g.a.kContiguous ? "" : "^T");
-    std::string b = dimsOf(*g.b.param) + (g.b.kContiguous ? "^T" : "");
-    w.comment("kernel " + g.sig.name + ": " + dimsOf(*g.out) + " = epilogue(" + a + " * " + b +
+    std::string a = gemmDimsOf(*g.a.param) + (g.a.kContiguous ? "" : "^T");
+    std::string b = gemmDimsOf(*g.b.param) + (g.b.kContiguous ? "^T" : "");
+    w.comment("kernel " + g.sig.name + ": " + gemmDimsOf(*g.out) + " = epilogue(" + a + " * " + b +
               "), " + cTypeOf(g.operandType) + " operands, f32 accumulators");
     w.comment("  tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(g.tileK) + ", " +
               str(g.warps) + " warps as " + str(g.warpsM) + " x " + str(g.warpsN) + " of " +
@@ -96,29 +196,6 @@ private:
               " bytes; epilogue:" + (epilogue.describe().empty() ? " none" : ""));
     for (const std::string &line : epilogue.describe())
       w.comment("    " + line);
-  }
-
-  /// Sizes, the block's output tile (grouped order) and batch indices.
-  void writeBlockCoordinates() {
-    w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) +
-           ", size_k = " + g.sig.dim(g.k) + ";");
-    w.comment("block -> output tile: groups of 8 tile rows, column by column inside a group "
-              "(L2 reuse)");
-    w.line("const int tiles_m = (int)sketch::ceil_div(size_m, BM), tiles_n = "
-           "(int)sketch::ceil_div(size_n, BN);");
-    w.line("const int group = 8 * tiles_n, first = (int)blockIdx.x / group * 8;");
-    w.line("const int rows = min(tiles_m - first, 8);");
-    w.line("const int tile_m = first + (int)blockIdx.x % group % rows, tile_n = (int)blockIdx.x "
-           "% group / rows;");
-    w.line("const int64_t m0 = (int64_t)tile_m * BM, n0 = (int64_t)tile_n * BN;");
-    if (g.batchDims.empty())
-      return;
-    w.comment("batch: blockIdx.z runs over (" + joined(g.batchDims) + ")");
-    w.line("int64_t z = blockIdx.z;");
-    for (int64_t i = static_cast<int64_t>(g.batchDims.size()) - 1; i > 0; --i)
-      w.line("const int64_t " + batchVar(i) + " = z % " + g.sig.dim(g.batchDims[i]) +
-             "; z /= " + g.sig.dim(g.batchDims[i]) + ";");
-    w.line("const int64_t " + batchVar(0) + " = z;");
   }
 
   MatrixTileLoader::Spec loaderSpec(const GemmOperand &op, bool isA) const {
@@ -137,23 +214,6 @@ private:
     return s;
   }
 
-  StoreSpec storeSpec() const {
-    StoreSpec s;
-    s.outType = outType();
-    s.dst = "d_dst";
-    s.rows = "size_m";
-    s.cols = "size_n";
-    s.ld = "size_n";
-    s.m0 = "m0";
-    s.n0 = "n0";
-    for (size_t i = 0; i < g.batchDims.size(); ++i)
-      s.batch.push_back(batchVar(i));
-    s.staging = g.staging;
-    s.outBytes = plan::elementBytes(g.out->type);
-    s.stagedEpilogue = g.stagedEpilogue;
-    return s;
-  }
-
   void writeKernel() {
     auto restrictPtr = [&](const ParamInfo &p) {
       return p.name == g.a.param->name || p.name == g.b.param->name;
@@ -164,58 +224,15 @@ private:
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];");
     emitTensorCorePreamble(w, config);
-    writeBlockCoordinates();
-    std::vector<int64_t> outPositions;
-    for (size_t i = 0; i < g.batchDims.size(); ++i)
-      outPositions.push_back(i);
-    std::string ct = cTypeOf(g.operandType);
-    w.line("const " + ct + " *a_src = " + batchOffset(g.sig, *g.a.param, g.a.batchPositions) + ";");
-    w.line("const " + ct + " *b_src = " + batchOffset(g.sig, *g.b.param, g.b.batchPositions) + ";");
-    w.line(outType() + " *d_dst = " + batchOffset(g.sig, *g.out, outPositions) + ";");
+    emitGemmBlockCoordinates(w, g);
+    emitGemmOperandPointers(w, g);
     MatrixTileLoader a(loaderSpec(g.a, true)), b(loaderSpec(g.b, false));
     emitTensorCoreMainloop(w, config, a, b, "(int)sketch::ceil_div(size_k, BK)");
-    emitAccumulatorStore(w, config, epilogue, storeSpec());
+    emitAccumulatorStore(w, config, epilogue, gemmStoreSpec(g));
     w.indentLess();
     w.line("}");
   }
 
-  /// The 16-byte path's conditions: rows of whole chunks on 16-byte aligned bases.
-  std::string vecCondition() const {
-    std::vector<std::string> terms;
-    auto rowOf = [&](const ParamInfo &p) { return g.sig.dim(p.dims.back()); };
-    int64_t outChunk = 16 / plan::elementBytes(g.out->type);
-    for (std::string term : {rowOf(*g.a.param) + " % 8 == 0", rowOf(*g.b.param) + " % 8 == 0",
-                             rowOf(*g.out) + " % " + str(outChunk) + " == 0"})
-      if (!llvm::is_contained(terms, term))
-        terms.push_back(term);
-    // 32-bit steps between the rows one thread copies
-    for (const ParamInfo *p : {g.a.param, g.b.param})
-      if (!llvm::is_contained(terms, rowOf(*p) + " < (1 << 24)"))
-        terms.push_back(rowOf(*p) + " < (1 << 24)");
-    for (const ParamInfo *p : {g.a.param, g.b.param, g.out})
-      terms.push_back("sketch::aligned_to(" + p->cname + ", 16)");
-    return joined(terms, " && ");
-  }
-
-  void writeHost() {
-    w.open(hostPrototype(g.sig));
-    emitHostChecks(w, g.sig);
-    w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) + ";");
-    w.line("const int64_t batch = " + g.sig.product(g.batchDims) + ";");
-    w.line("const int64_t tiles = sketch::ceil_div(size_m, " + str(g.tileM) +
-           ") * sketch::ceil_div(size_n, " + str(g.tileN) + ");");
-    w.line("if (tiles == 0 || batch == 0) return cudaSuccess;  // empty output: nothing to do");
-    w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
-    w.line("const bool vec = " + vecCondition() + ";");
-    w.line("auto kernel = vec ? " + kernelName() + "<true> : " + kernelName() + "<false>;");
-    w.line("const int smem_bytes = " + str(g.smemBytes) + ";");
-    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
-    w.line("if (err != cudaSuccess) return err;");
-    w.line("kernel<<<dim3((unsigned)tiles, 1, (unsigned)batch), " + str(config.threads()) +
-           ", smem_bytes, stream>>>(" + kernelArgumentList(g.sig) + ");");
-    w.line("return cudaGetLastError();");
-    w.close();
-  }
 };
 
 } // namespace

@@ -12,6 +12,7 @@
 
 #include "lib/Emit/CudaWriter.h"
 #include "lib/Emit/KernelAnalysis.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
 
@@ -25,7 +26,7 @@ struct SimtTile {
 
 /// Checks that the SIMT mainloop has a spill-free kernel for `tile` (the
 /// kernel's directives, `what` naming them in the message); a located error on
-/// `kernel` otherwise. Supported: 128x128, 128x64, 64x128 with a depth of 8,
+/// `kernel` otherwise. Supported: 128x128, 128x64, 64x128, 64x64 with a depth of 8,
 /// and 128x128 with a depth of 16.
 mlir::LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, llvm::StringRef what);
 
@@ -41,6 +42,20 @@ void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth);
 /// The launch of both instantiations: `if (vec) NAME<true><<<...>>>(ARGS); else ...`.
 void emitSimtLaunch(CudaWriter &w, llvm::StringRef name, llvm::StringRef grid,
                     llvm::StringRef args);
+
+/// One operand loader of the SIMT mainloop, declared `TYPE NAME(ARGS);`
+/// (a loader of sketch/simt.cuh or sketch/conv.cuh).
+struct SimtLoader {
+  std::string type, name, args;
+};
+
+/// The SIMT mainloop, shared by the GEMM and the convolution: `float acc[8][8];`,
+/// then a scope holding `setup()` (what the loaders' arguments need), the two
+/// loaders and `sketch::simt::mainloop<ROWS, COLS, DEPTH, STAGES>(A, B, KTILES,
+/// micro, acc)`. Whatever the loaders hold ends with the scope, so the epilogue
+/// does not keep it in registers. Needs ROWS, COLS, DEPTH and `micro`.
+void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
+                      llvm::StringRef ktiles, llvm::function_ref<void()> setup = {});
 
 /// The includes the SIMT kernels need (written once per file is enough; the
 /// headers have include guards).

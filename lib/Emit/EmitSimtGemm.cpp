@@ -29,12 +29,13 @@ LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, StringRef wha
   bool ok = (tile.depth == 8 && ((tile.rows == 128 && tile.cols == 128) ||
                                  (tile.rows == 128 && tile.cols == 64) ||
                                  (tile.rows == 64 && tile.cols == 128))) ||
+            (tile.depth == 8 && tile.rows == 64 && tile.cols == 64) ||
             (tile.depth == 16 && tile.rows == 128 && tile.cols == 128);
   if (ok)
     return success();
   return kernel.emitError() << what
                             << ": the f32 SIMT path has kernels for BM x BN x BK = 128x128x8, "
-                               "128x64x8, 64x128x8 and 128x128x16";
+                               "128x64x8, 64x128x8, 64x64x8 and 128x128x16";
 }
 
 void openSimtKernel(CudaWriter &w, StringRef name, const SimtTile &tile, StringRef params) {
@@ -58,6 +59,22 @@ void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef arg
   w.line("  " + name.str() + "<true>" + launch);
   w.line("else");
   w.line("  " + name.str() + "<false>" + launch);
+}
+
+void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
+                      StringRef ktiles, llvm::function_ref<void()> setup) {
+  w.line("float acc[8][8];");
+  w.line("{  // mainloop: the loaders live only here");
+  w.indentMore();
+  if (setup)
+    setup();
+  for (const SimtLoader *loader : {&a, &b})
+    w.line(loader->type + " " + loader->name + "(" + loader->args + ");");
+  std::string stageCount = std::to_string(std::min<int64_t>(stages, 2));
+  w.line("sketch::simt::mainloop<ROWS, COLS, DEPTH, " + stageCount + ">(" + a.name + ", " + b.name +
+         ", " + ktiles.str() + ", micro, acc);");
+  w.indentLess();
+  w.line("}");
 }
 
 void emitSimtIncludes(CudaWriter &w) {
@@ -289,14 +306,18 @@ struct SimtGemmWriter {
       w.comment("Epilogue: " + line);
   }
 
-  void emitBatchIndices() {
+  /// The batch indices bidx0... of this block. `again`: after the mainloop, from
+  /// a fresh read of blockIdx.z (sketch::simt::block_z), so that they are not
+  /// kept in registers across it.
+  void emitBatchIndices(bool again) {
     if (p.batchDims.empty())
       return;
+    std::string z = again ? "sketch::simt::block_z()" : "blockIdx.z";
     if (p.batchDims.size() == 1) {
-      w.line("const int64_t bidx0 = blockIdx.z;  // batch index");
+      w.line("const int64_t bidx0 = " + z + ";  // batch index");
       return;
     }
-    w.line("int64_t batch = blockIdx.z;");
+    w.line("int64_t batch = " + z + ";");
     for (size_t i = p.batchDims.size(); i-- > 1;) {
       std::string extent = dim(p.batchDims[i]);
       w.line("const int64_t bidx" + str(i) + " = batch % (" + extent + ");");
@@ -315,13 +336,12 @@ struct SimtGemmWriter {
     std::string aSrc = pointer(*p.a.param, batchOffset(p.a));
     std::string bSrc = pointer(*p.b.param, batchOffset(p.b));
     // A [M, K]: rows along M, ld K; A^T [K, M]: ld M. B [K, N]: ld N; B^T [N, K]: ld K.
-    w.line(loaderType(p.a.kContiguous, "ROWS") + " load_a(" + aSrc + ", " +
-           (p.a.kContiguous ? "size_k" : "size_m") + ", m0, size_m, size_k);");
-    w.line(loaderType(p.b.kContiguous, "COLS") + " load_b(" + bSrc + ", " +
-           (p.b.kContiguous ? "size_k" : "size_n") + ", n0, size_n, size_k);");
-    w.line("float acc[8][8];");
-    w.line("sketch::simt::mainloop<ROWS, COLS, DEPTH, " + str(p.stages) +
-           ">(load_a, load_b, (size_k + DEPTH - 1) / DEPTH, micro, acc);");
+    SimtLoader a{loaderType(p.a.kContiguous, "ROWS"), "load_a",
+                 aSrc + ", " + (p.a.kContiguous ? "size_k" : "size_m") + ", m0, size_m, size_k"};
+    SimtLoader b{loaderType(p.b.kContiguous, "COLS"), "load_b",
+                 bSrc + ", " + (p.b.kContiguous ? "size_k" : "size_n") + ", n0, size_n, size_k"};
+    emitSimtMainloop(w, p.stages, a, b, "(size_k + DEPTH - 1) / DEPTH",
+                     [&] { emitBatchIndices(false); });
   }
 
   ElementIndex elementIndex() const {
@@ -402,9 +422,9 @@ struct SimtGemmWriter {
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
     w.line("const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;");
-    emitBatchIndices();
     w.line("const sketch::simt::MicroTile<ROWS, COLS> micro;  // this thread's 8 x 8 outputs");
     emitMainloop();
+    emitBatchIndices(true);
     emitEpilogueAndStore();
     w.close();
   }

@@ -3,6 +3,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace sketch {
@@ -113,6 +115,30 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
   w.close();
 }
 
+int64_t MatrixTileLoader::copiesPerThread() const {
+  const plan::SmemBuffer &s = spec.smem;
+  int64_t chunksPerRow = s.cols / (16 / s.elementBytes);
+  int64_t chunks = s.rows * chunksPerRow;
+  if (spec.threads % chunksPerRow || chunks % spec.threads)
+    return 0;
+  return chunks / spec.threads;
+}
+
+void MatrixTileLoader::emitCopy(CudaWriter &w) const {
+  const plan::SmemBuffer &s = spec.smem;
+  int64_t perChunk = 16 / s.elementBytes;
+  int64_t chunksPerRow = s.cols / perChunk;
+  std::string rs = str(spec.threads / chunksPerRow);
+  w.comment(spec.label + ": chunk c of row r + i * " + rs + " of the (" + str(s.rows) + ", " +
+            str(s.cols) + ") tile; zero-filled outside the matrix");
+  w.line("const int r = tid / " + str(chunksPerRow) + ", c = tid % " + str(chunksPerRow) + ";");
+  w.line("const int64_t row = " + spec.rowOrigin + " + r + i * " + rs + ", col = " +
+         spec.colOrigin + " + c * " + str(perChunk) + ";");
+  w.line("const bool pred = row < " + spec.rows + " && col < " + spec.cols + ";");
+  w.line("sketch::cp_async_16(dst + " + swizzleOffset(s, "r + i * " + rs, "c") + ", pred ? " +
+         spec.base + " + row * " + paren(spec.ld) + " + col : " + spec.base + ", pred);");
+}
+
 void emitTensorCorePreamble(CudaWriter &w, const TensorCoreConfig &c) {
   w.line("constexpr int BM = " + str(c.tileM) + ", BN = " + str(c.tileN) +
          ", BK = " + str(c.tileK) + ";");
@@ -163,29 +189,40 @@ void emitFragmentOffsets(CudaWriter &w, const TensorCoreConfig &c) {
   }
 }
 
+/// The fragment names of buffer `buf` (empty: a single buffer).
+std::string fragA(const TensorCoreConfig &c, StringRef buf) {
+  return c.fragmentBuffers > 1 ? "a_frag[" + buf.str() + "]" : "a_frag";
+}
+std::string fragB(const TensorCoreConfig &c, StringRef buf) {
+  return c.fragmentBuffers > 1 ? "b_frag[" + buf.str() + "]" : "b_frag";
+}
+
+/// One ldmatrix.x4 of step `kk` into buffer `buf`: for A, rows mi * 16 .. + 15 of
+/// the warp tile (one m16k16 fragment); for B, columns np * 16 .. + 15 (the n8k16
+/// fragments 2 np and 2 np + 1). Without .trans when the operand is k-contiguous.
+void emitFragmentLoad(CudaWriter &w, const TensorCoreConfig &c, bool isA, StringRef buf,
+                      StringRef kk) {
+  const MmaOperandPlan &op = isA ? c.a : c.b;
+  std::string x = isA ? "a" : "b", f = isA ? fragA(c, buf) : fragB(c, buf);
+  std::string i = isA ? "mi" : "np", step = str(16 * op.smem.rowBytes);
+  std::string regs = isA ? f + "[mi][0], " + f + "[mi][1], " + f + "[mi][2], " + f + "[mi][3]"
+                         : f + "[2 * np][0], " + f + "[2 * np][1], " + f + "[2 * np + 1][0], " + f +
+                               "[2 * np + 1][1]";
+  if (op.kContiguous)
+    w.line("sketch::ldmatrix_x4(" + regs + ", " + x + "_stage + " + x + "_frag_row + " + i + " * " +
+           step + " + (((" + kk.str() + ") * 2 ^ " + x + "_frag_x) << 4));");
+  else
+    w.line("sketch::ldmatrix_x4_trans(" + regs + ", " + x + "_stage + " + x + "_frag_off[" + i +
+           "] + " + paren(kk) + " * " + step + ");");
+}
+
 /// ldmatrix of step `kk` into fragment buffer `buf` (both C++ expressions).
 void emitFragmentLoads(CudaWriter &w, const TensorCoreConfig &c, StringRef buf, StringRef kk) {
-  std::string a = c.fragmentBuffers > 1 ? "a_frag[" + buf.str() + "]" : "a_frag";
-  std::string b = c.fragmentBuffers > 1 ? "b_frag[" + buf.str() + "]" : "b_frag";
-  std::string aRow = str(16 * c.a.smem.rowBytes), bRow = str(16 * c.b.smem.rowBytes);
   unrolledFor(w, "mi", "MI");
-  std::string aRegs = a + "[mi][0], " + a + "[mi][1], " + a + "[mi][2], " + a + "[mi][3]";
-  if (c.a.kContiguous)
-    w.line("sketch::ldmatrix_x4(" + aRegs + ", a_stage + a_frag_row + mi * " + aRow + " + (((" +
-           kk.str() + ") * 2 ^ a_frag_x) << 4));");
-  else
-    w.line("sketch::ldmatrix_x4_trans(" + aRegs + ", a_stage + a_frag_off[mi] + " + paren(kk) +
-           " * " + aRow + ");");
+  emitFragmentLoad(w, c, /*isA=*/true, buf, kk);
   w.close();
   unrolledFor(w, "np", "NI / 2");
-  std::string bRegs =
-      b + "[2 * np][0], " + b + "[2 * np][1], " + b + "[2 * np + 1][0], " + b + "[2 * np + 1][1]";
-  if (c.b.kContiguous)
-    w.line("sketch::ldmatrix_x4(" + bRegs + ", b_stage + b_frag_row + np * " + bRow + " + (((" +
-           kk.str() + ") * 2 ^ b_frag_x) << 4));");
-  else
-    w.line("sketch::ldmatrix_x4_trans(" + bRegs + ", b_stage + b_frag_off[np] + " + paren(kk) +
-           " * " + bRow + ");");
+  emitFragmentLoad(w, c, /*isA=*/false, buf, kk);
   w.close();
 }
 
@@ -239,8 +276,31 @@ void emitUnpipelinedLoop(CudaWriter &w, const TensorCoreConfig &c, StringRef kTi
   w.close();
 }
 
-void emitMmaStep(CudaWriter &w, const TensorCoreConfig &c, StringRef buf) {
+/// The MMAs of one k-step from buffer `buf`, the ldmatrix of the next step into
+/// buffer `next` spread between them: before the MMAs of row block mi, its A
+/// fragment and an equal share of the B fragments, so that the load pipe and the
+/// tensor pipe work side by side.
+void emitInterleavedStep(CudaWriter &w, const TensorCoreConfig &c, StringRef buf, StringRef next,
+                         StringRef nextKk) {
+  w.comment("MMAs of step kk; the fragments of the next step load between them");
+  if (c.copiesA)
+    w.comment("(and at step 0 the copies of the refill: copy_a i, copy_b j for row block mi)");
   unrolledFor(w, "mi", "MI");
+  emitFragmentLoad(w, c, /*isA=*/true, next, nextKk);
+  w.line("#pragma unroll");
+  w.open("for (int np = mi * (NI / 2) / MI; np < (mi + 1) * (NI / 2) / MI; ++np)");
+  emitFragmentLoad(w, c, /*isA=*/false, next, nextKk);
+  w.close();
+  if (c.copiesA) {
+    w.open("if (kVec && kk == 0 && refill)");
+    for (auto [name, count] : {std::pair<std::string, int64_t>{"a", c.copiesA}, {"b", c.copiesB}}) {
+      std::string n = str(count);
+      w.line("#pragma unroll");
+      w.line("for (int i = mi * " + n + " / MI; i < (mi + 1) * " + n + " / MI; ++i) copy_" + name +
+             "(kt + STAGES - 1, " + name + "_fill, i);");
+    }
+    w.close();
+  }
   unrolledFor(w, "ni", "NI");
   w.line("const int n = (mi % 2) ? NI - 1 - ni : ni;  // serpentine order reuses B fragments");
   w.line("sketch::mma_m16n8k16<" + c.operandType + ">(acc[mi][n], a_frag[" + buf.str() +
@@ -305,16 +365,40 @@ void emitPipelinedLoopOverlapped(CudaWriter &w, const TensorCoreConfig &c, Strin
   w.line("a_stage = a_smem + read_stage * A_STAGE_BYTES;");
   w.line("b_stage = b_smem + read_stage * B_STAGE_BYTES;");
   w.close();
+  if (!c.copiesA) {
+    w.open("if (kk == 0)");
+    w.comment("refill the stage every warp finished before the last barrier (before the next");
+    w.comment("fragments are live: the element path's loads need the registers)");
+    emitRefill(w, kTiles);
+    w.line("write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;");
+    w.close();
+    emitInterleavedStep(w, c, "kk % 2", "(kk + 1) % 2", "(kk + 1) % KI");
+    w.close();
+    w.close();
+    return;
+  }
+  w.comment("refill the stage every warp finished before the last barrier: at step 0, the");
+  w.comment("16-byte path's copies spread between the MMAs, the element path's before them");
+  w.line("const bool refill = kt + STAGES - 1 < " + kTiles.str() + ";");
+  w.line("const uint32_t a_fill = a_smem + write_stage * A_STAGE_BYTES, b_fill = b_smem + "
+         "write_stage * B_STAGE_BYTES;");
+  w.open("if (!kVec && kk == 0 && refill)");
+  w.line("load_a(kt + STAGES - 1, a_fill);");
+  w.line("load_b(kt + STAGES - 1, b_fill);");
+  w.close();
+  emitInterleavedStep(w, c, "kk % 2", "(kk + 1) % 2", "(kk + 1) % KI");
   w.open("if (kk == 0)");
-  w.comment("refill the stage every warp finished before the last barrier (before the next");
-  w.comment("fragments are live: the element path's loads need the registers)");
-  emitRefill(w, kTiles);
+  w.line("sketch::cp_async_commit();");
   w.line("write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;");
   w.close();
-  emitFragmentLoads(w, c, "(kk + 1) % 2", "(kk + 1) % KI");
-  emitMmaStep(w, c, "kk % 2");
   w.close();
   w.close();
+}
+
+/// sketch-pipeline plans two fragment buffers only for an even number of k-steps
+/// a k-tile, so that the buffers alternate across k-tiles too.
+bool overlappedLoop(const TensorCoreConfig &c) {
+  return c.stages > 1 && c.fragmentBuffers == 2 && (c.tileK / 16) % 2 == 0;
 }
 
 void emitPipelinedLoop(CudaWriter &w, const TensorCoreConfig &c, StringRef kTiles) {
@@ -323,10 +407,7 @@ void emitPipelinedLoop(CudaWriter &w, const TensorCoreConfig &c, StringRef kTile
                          "cp.async groups"
                        : "main loop, double buffering: the next k-tile is copied while this "
                          "one is multiplied");
-  // sketch-pipeline plans two fragment buffers only for an even number of k-steps
-  // a k-tile, so that the buffers alternate across k-tiles too.
-  bool overlapped = c.fragmentBuffers == 2 && (c.tileK / 16) % 2 == 0;
-  if (overlapped)
+  if (overlappedLoop(c))
     emitPipelinedLoopOverlapped(w, c, kTiles);
   else
     emitPipelinedLoopSimple(w, c, kTiles);
@@ -364,10 +445,28 @@ void emitTensorCoreMainloop(CudaWriter &w, const TensorCoreConfig &c, const Tile
   w.open("auto load_b = [&](int kt, uint32_t dst)");
   b.emitLoad(w);
   w.close(";");
+  // Spread only refills that the block copy would issue as a rolled loop (over 4
+  // copies a thread). Measured on an H100 (mma.sync, sm_90, same runs): spreading
+  // 4 + 4 copies between the MMAs was 10-13% slower than one block of them before
+  // step 0 (so was one block after step 0's MMAs); spreading 8 a thread (BK = 64,
+  // 4 warps) 3-12% faster than the rolled block.
+  TensorCoreConfig spread = c;
+  if (overlappedLoop(c) && a.copiesPerThread() && b.copiesPerThread() &&
+      std::max(a.copiesPerThread(), b.copiesPerThread()) > 4) {
+    spread.copiesA = a.copiesPerThread();
+    spread.copiesB = b.copiesPerThread();
+    w.comment("the same copies one at a time (16-byte path), for refills spread between MMAs");
+    w.open("auto copy_a = [&](int kt, uint32_t dst, int i)");
+    a.emitCopy(w);
+    w.close(";");
+    w.open("auto copy_b = [&](int kt, uint32_t dst, int i)");
+    b.emitCopy(w);
+    w.close(";");
+  }
   if (c.stages <= 1)
-    emitUnpipelinedLoop(w, c, "k_tiles");
+    emitUnpipelinedLoop(w, spread, "k_tiles");
   else
-    emitPipelinedLoop(w, c, "k_tiles");
+    emitPipelinedLoop(w, spread, "k_tiles");
 }
 
 namespace {
@@ -431,14 +530,52 @@ void emitChunkStore(CudaWriter &w, const StoreSpec &s, int64_t perChunk, StringR
   w.close();
 }
 
+/// The output tile as 16-byte chunks of the staging buffer, THREADS at a time.
+struct OutputChunks {
+  int64_t perChunk, chunksPerRow, chunks, iterations;
+  OutputChunks(const StoreSpec &s, const TensorCoreConfig &c)
+      : perChunk(16 / s.outBytes), chunksPerRow(s.staging.cols / perChunk),
+        chunks(s.staging.rows * chunksPerRow), iterations((chunks + c.threads() - 1) / c.threads()) {}
+  bool guarded(const TensorCoreConfig &c) const { return chunks % c.threads() != 0; }
+
+  /// Opens the loop over this thread's chunks (`unrolled` or rolled) with
+  /// `r`, `c` (tile row and column of the chunk) and `row` declared and the
+  /// row in the matrix; close with closeLoop.
+  void openLoop(CudaWriter &w, const TensorCoreConfig &tc, const StoreSpec &s, bool unrolled) const {
+    if (unrolled) {
+      unrolledFor(w, "i", str(iterations));
+    } else {
+      w.line("#pragma unroll 1");
+      w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
+    }
+    w.line("const int idx = tid + i * THREADS;");
+    if (guarded(tc))
+      w.open("if (idx < " + str(chunks) + ")");
+    w.line("const int r = idx / " + str(chunksPerRow) + ", c = idx % " + str(chunksPerRow) + " * " +
+           str(perChunk) + ";");
+    w.line("const int64_t row = " + s.m0 + " + r;");
+    w.open("if (row < " + s.rows + ")");
+  }
+  void closeLoop(CudaWriter &w, const TensorCoreConfig &tc) const {
+    w.close();
+    if (guarded(tc))
+      w.close();
+    w.close();
+  }
+};
+
+/// The start of both epilogues: the pipeline drained, its buffers free for staging.
+void emitEpilogueStart(CudaWriter &w) {
+  w.line("sketch::cp_async_wait_all();");
+  w.line("__syncthreads();  // the pipeline buffers become the staging tile");
+  w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
+}
+
 /// Epilogue on the fragments, result staged in the output type, then stored.
 void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
                           const StoreSpec &s) {
   const plan::StagingBuffer &st = s.staging;
-  int64_t perChunk = 16 / s.outBytes;
-  int64_t chunksPerRow = st.cols / perChunk;
-  int64_t chunks = st.rows * chunksPerRow;
-  int64_t iterations = (chunks + c.threads() - 1) / c.threads();
+  OutputChunks out(s, c);
   bool needRow = false, needCol = false;
   for (const EpilogueOperand &operand : epilogue.operands())
     if (operand.usesRow && operand.usesCol)
@@ -446,9 +583,7 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
 
   w.comment("epilogue (sketch-fuse-epilogue): on the accumulators in registers, then one store");
   w.comment("through shared memory");
-  w.line("sketch::cp_async_wait_all();");
-  w.line("__syncthreads();  // the pipeline buffers become the staging tile");
-  w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
+  emitEpilogueStart(w);
   emitOperandPreloads(w, epilogue, s);
   w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
   w.line(s.outType + " *staged = reinterpret_cast<" + s.outType + " *>(smem + " + str(st.offset) +
@@ -476,22 +611,12 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   w.close();
   w.close();
   w.line("__syncthreads();");
-  w.comment("coalesced store: " + str(chunks) + " chunks of 16 bytes, guarded at the edges");
-  unrolledFor(w, "i", str(iterations));
-  w.line("const int idx = tid + i * THREADS;");
-  bool guarded = chunks % c.threads() != 0;
-  if (guarded)
-    w.open("if (idx < " + str(chunks) + ")");
-  w.line("const int r = idx / " + str(chunksPerRow) + ", c = idx % " + str(chunksPerRow) + " * " +
-         str(perChunk) + ";");
-  w.line("const int64_t row = " + s.m0 + " + r, col = " + s.n0 + " + c;");
-  w.open("if (row < " + s.rows + ")");
-  emitChunkStore(w, s, perChunk, "*reinterpret_cast<const uint4 *>(staged + r * LD + c)",
+  w.comment("coalesced store: " + str(out.chunks) + " chunks of 16 bytes, guarded at the edges");
+  out.openLoop(w, c, s, /*unrolled=*/true);
+  w.line("const int64_t col = " + s.n0 + " + c;");
+  emitChunkStore(w, s, out.perChunk, "*reinterpret_cast<const uint4 *>(staged + r * LD + c)",
                  "staged[r * LD + c + e]");
-  w.close();
-  if (guarded)
-    w.close();
-  w.close();
+  out.closeLoop(w, c);
 }
 
 /// The f32 accumulators staged first; the epilogue then runs on row-major
@@ -499,17 +624,13 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
 void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
                         const StoreSpec &s) {
   const plan::StagingBuffer &st = s.staging;
-  int64_t perChunk = 16 / s.outBytes;
-  int64_t chunksPerRow = st.cols / perChunk;
-  int64_t chunks = st.rows * chunksPerRow;
-  int64_t iterations = (chunks + c.threads() - 1) / c.threads();
+  OutputChunks out(s, c);
+  int64_t perChunk = out.perChunk;
 
   w.comment("epilogue (sketch-fuse-epilogue, staged): the f32 accumulators go through shared");
   w.comment("memory; the statements run on row-major chunks (coalesced operand loads), then one");
   w.comment("store");
-  w.line("sketch::cp_async_wait_all();");
-  w.line("__syncthreads();  // the pipeline buffers become the staging tile");
-  w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
+  emitEpilogueStart(w);
   w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
   w.line("float *staged = reinterpret_cast<float *>(smem + " + str(st.offset) + ");");
   unrolledFor(w, "mi", "MI");
@@ -522,17 +643,8 @@ void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilogue
   w.close();
   w.close();
   w.line("__syncthreads();");
-  w.comment(str(chunks) + " output chunks of 16 bytes, guarded at the edges");
-  w.line("#pragma unroll 1");
-  w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
-  w.line("const int idx = tid + i * THREADS;");
-  bool guarded = chunks % c.threads() != 0;
-  if (guarded)
-    w.open("if (idx < " + str(chunks) + ")");
-  w.line("const int r = idx / " + str(chunksPerRow) + ", c = idx % " + str(chunksPerRow) + " * " +
-         str(perChunk) + ";");
-  w.line("const int64_t row = " + s.m0 + " + r;");
-  w.open("if (row < " + s.rows + ")");
+  w.comment(str(out.chunks) + " output chunks of 16 bytes, guarded at the edges");
+  out.openLoop(w, c, s, /*unrolled=*/false);
   w.line("float vals[" + str(perChunk) + "];");
   unrolledFor(w, "e", str(perChunk));
   w.line("const int64_t col = " + s.n0 + " + c + e;");
@@ -551,10 +663,7 @@ void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilogue
   w.line("const int64_t col = " + s.n0 + " + c;");
   emitChunkStore(w, s, perChunk, "make_uint4(" + words + ")",
                  "sketch::from_float<" + s.outType + ">(vals[e])");
-  w.close();
-  if (guarded)
-    w.close();
-  w.close();
+  out.closeLoop(w, c);
 }
 
 } // namespace

@@ -40,6 +40,9 @@ struct TensorCoreConfig {
   int64_t stages = 3;
   std::string pipeline = "multistage"; // none | double_buffer | multistage
   int64_t fragmentBuffers = 2;
+  /// cp.async a thread issues per k-tile and operand when the loaders offer single
+  /// copies (TileLoader::copiesPerThread), else 0: the refill is then one block.
+  int64_t copiesA = 0, copiesB = 0;
   std::string operandType = "__half"; // __half or __nv_bfloat16
   MmaOperandPlan a, b;
   int64_t threads() const { return 32 * warpsM * warpsN; }
@@ -57,6 +60,13 @@ public:
   /// Per-thread setup before the main loop (base pointers, coordinates).
   virtual void emitSetup(CudaWriter &w) const {}
   virtual void emitLoad(CudaWriter &w) const = 0;
+  /// The 16-byte path one copy at a time, so that the main loop can spread a
+  /// refill between its MMAs: the number of cp.async a thread issues a k-tile
+  /// (0: not offered), and the statements of copy `i` of them, which the
+  /// mainloop wraps in `auto copy_X = [&](int kt, uint32_t dst, int i) {...};`
+  /// and calls under `if constexpr (kVec)` only.
+  virtual int64_t copiesPerThread() const { return 0; }
+  virtual void emitCopy(CudaWriter &w) const {}
 };
 
 /// A dense row-major matrix: tile row r, chunk c of k-tile kt is element
@@ -74,6 +84,8 @@ public:
   };
   explicit MatrixTileLoader(Spec spec) : spec(std::move(spec)) {}
   void emitLoad(CudaWriter &w) const override;
+  int64_t copiesPerThread() const override;
+  void emitCopy(CudaWriter &w) const override;
 
 private:
   Spec spec;

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/WgmmaGemm.h"
 
+#include "lib/Emit/EmitGemm.h"
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/TensorCoreGemm.h"
 
@@ -30,26 +31,6 @@ constexpr int64_t kTileK = 64;      // 64 f16/bf16 = one 128-byte swizzle row
 constexpr int64_t kAtomBytes = 1024; // 8 rows of 128 bytes: the swizzle atom
 
 std::string str(int64_t value) { return std::to_string(value); }
-
-std::string joined(ArrayRef<std::string> items, StringRef separator = ", ") {
-  std::string text;
-  for (const std::string &item : items)
-    text += (text.empty() ? "" : separator.str()) + item;
-  return text;
-}
-
-std::string batchVar(int64_t position) { return "bidx" + str(position); }
-
-std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
-                        ArrayRef<int64_t> positions) {
-  std::string offset;
-  for (size_t i = 0; i < positions.size(); ++i) {
-    std::vector<std::string> after(param.dims.begin() + i + 1, param.dims.end());
-    offset +=
-        (offset.empty() ? "" : " + ") + batchVar(positions[i]) + " * (" + sig.product(after) + ")";
-  }
-  return offset.empty() ? param.cname : param.cname + " + " + offset;
-}
 
 /// The 128-byte swizzle as an SmemBuffer: rows of 128 bytes, chunk c of row r at c ^ (r & 7).
 plan::SmemBuffer swizzle128(int64_t rows) {
@@ -105,7 +86,7 @@ public:
     w.line();
     writeKernel();
     w.line();
-    writeHost();
+    emitGemmHost(w, g, config.threads(), smemBytesOf(g));
     w.line();
   }
 
@@ -116,15 +97,13 @@ private:
   TensorCoreConfig config;
 
   std::string kernelName() const { return g.sig.name + "_kernel"; }
-  std::string outType() const { return cTypeOf(g.out->type); }
-  std::string dimsOf(const ParamInfo &p) const { return p.name + "[" + joined(p.dims) + "]"; }
   OperandTile tileA() const { return {&g.a, true, "size_m", "m0", "BM", g.tileM}; }
   OperandTile tileB() const { return {&g.b, false, "size_n", "n0", "BN", g.tileN}; }
 
   void writeHeaderComment() {
-    std::string a = dimsOf(*g.a.param) + (g.a.kContiguous ? "" : "^T");
-    std::string b = dimsOf(*g.b.param) + (g.b.kContiguous ? "^T" : "");
-    w.comment("kernel " + g.sig.name + ": " + dimsOf(*g.out) + " = epilogue(" + a + " * " + b +
+    std::string a = gemmDimsOf(*g.a.param) + (g.a.kContiguous ? "" : "^T");
+    std::string b = gemmDimsOf(*g.b.param) + (g.b.kContiguous ? "^T" : "");
+    w.comment("kernel " + g.sig.name + ": " + gemmDimsOf(*g.out) + " = epilogue(" + a + " * " + b +
               "), " + cTypeOf(g.operandType) + " operands, f32 accumulators");
     w.comment("  sm_90a: tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
               str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" +
@@ -149,28 +128,6 @@ private:
     w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
     w.line("const int warp_m = warp, warp_n = 0;");
     w.line("const int wg = warp / 4;  // warpgroup: output rows 64 wg .. 64 wg + 63");
-  }
-
-  void writeBlockCoordinates() {
-    w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) +
-           ", size_k = " + g.sig.dim(g.k) + ";");
-    w.comment("block -> output tile: groups of 8 tile rows, column by column inside a group "
-              "(L2 reuse)");
-    w.line("const int tiles_m = (int)sketch::ceil_div(size_m, BM), tiles_n = "
-           "(int)sketch::ceil_div(size_n, BN);");
-    w.line("const int group = 8 * tiles_n, first = (int)blockIdx.x / group * 8;");
-    w.line("const int rows = min(tiles_m - first, 8);");
-    w.line("const int tile_m = first + (int)blockIdx.x % group % rows, tile_n = (int)blockIdx.x "
-           "% group / rows;");
-    w.line("const int64_t m0 = (int64_t)tile_m * BM, n0 = (int64_t)tile_n * BN;");
-    if (g.batchDims.empty())
-      return;
-    w.comment("batch: blockIdx.z runs over (" + joined(g.batchDims) + ")");
-    w.line("int64_t z = blockIdx.z;");
-    for (int64_t i = static_cast<int64_t>(g.batchDims.size()) - 1; i > 0; --i)
-      w.line("const int64_t " + batchVar(i) + " = z % " + g.sig.dim(g.batchDims[i]) +
-             "; z /= " + g.sig.dim(g.batchDims[i]) + ";");
-    w.line("const int64_t " + batchVar(0) + " = z;");
   }
 
   /// K-major: one loader, rows along M/N. MN-major: one loader per 64-wide
@@ -284,23 +241,6 @@ private:
     w.line("sketch::wgmma_fence_operands(acc[0]);");
   }
 
-  StoreSpec storeSpec() const {
-    StoreSpec s;
-    s.outType = outType();
-    s.dst = "d_dst";
-    s.rows = "size_m";
-    s.cols = "size_n";
-    s.ld = "size_n";
-    s.m0 = "m0";
-    s.n0 = "n0";
-    for (size_t i = 0; i < g.batchDims.size(); ++i)
-      s.batch.push_back(batchVar(i));
-    s.staging = g.staging;
-    s.outBytes = plan::elementBytes(g.out->type);
-    s.stagedEpilogue = g.stagedEpilogue;
-    return s;
-  }
-
   void writeKernel() {
     auto restrictPtr = [&](const ParamInfo &p) {
       return p.name == g.a.param->name || p.name == g.b.param->name;
@@ -311,55 +251,14 @@ private:
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     writePreamble();
-    writeBlockCoordinates();
-    std::vector<int64_t> outPositions;
-    for (size_t i = 0; i < g.batchDims.size(); ++i)
-      outPositions.push_back(i);
-    std::string ct = cTypeOf(g.operandType);
-    w.line("const " + ct + " *a_src = " + batchOffset(g.sig, *g.a.param, g.a.batchPositions) + ";");
-    w.line("const " + ct + " *b_src = " + batchOffset(g.sig, *g.b.param, g.b.batchPositions) + ";");
-    w.line(outType() + " *d_dst = " + batchOffset(g.sig, *g.out, outPositions) + ";");
+    emitGemmBlockCoordinates(w, g);
+    emitGemmOperandPointers(w, g);
     writeMainloop();
-    emitAccumulatorStore(w, config, epilogue, storeSpec());
+    emitAccumulatorStore(w, config, epilogue, gemmStoreSpec(g));
     w.indentLess();
     w.line("}");
   }
 
-  std::string vecCondition() const {
-    std::vector<std::string> terms;
-    auto rowOf = [&](const ParamInfo &p) { return g.sig.dim(p.dims.back()); };
-    int64_t outChunk = 16 / plan::elementBytes(g.out->type);
-    for (std::string term : {rowOf(*g.a.param) + " % 8 == 0", rowOf(*g.b.param) + " % 8 == 0",
-                             rowOf(*g.out) + " % " + str(outChunk) + " == 0"})
-      if (!llvm::is_contained(terms, term))
-        terms.push_back(term);
-    for (const ParamInfo *p : {g.a.param, g.b.param})
-      if (!llvm::is_contained(terms, rowOf(*p) + " < (1 << 24)"))
-        terms.push_back(rowOf(*p) + " < (1 << 24)");
-    for (const ParamInfo *p : {g.a.param, g.b.param, g.out})
-      terms.push_back("sketch::aligned_to(" + p->cname + ", 16)");
-    return joined(terms, " && ");
-  }
-
-  void writeHost() {
-    w.open(hostPrototype(g.sig));
-    emitHostChecks(w, g.sig);
-    w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) + ";");
-    w.line("const int64_t batch = " + g.sig.product(g.batchDims) + ";");
-    w.line("const int64_t tiles = sketch::ceil_div(size_m, " + str(g.tileM) +
-           ") * sketch::ceil_div(size_n, " + str(g.tileN) + ");");
-    w.line("if (tiles == 0 || batch == 0) return cudaSuccess;  // empty output: nothing to do");
-    w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
-    w.line("const bool vec = " + vecCondition() + ";");
-    w.line("auto kernel = vec ? " + kernelName() + "<true> : " + kernelName() + "<false>;");
-    w.line("const int smem_bytes = " + str(smemBytesOf(g)) + ";  // over 48 KB: opt in");
-    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
-    w.line("if (err != cudaSuccess) return err;");
-    w.line("kernel<<<dim3((unsigned)tiles, 1, (unsigned)batch), " + str(config.threads()) +
-           ", smem_bytes, stream>>>(" + kernelArgumentList(g.sig) + ");");
-    w.line("return cudaGetLastError();");
-    w.close();
-  }
 };
 
 } // namespace

@@ -38,6 +38,10 @@ constexpr int64_t kDefaultTileM = 64, kDefaultWarps = 4, kDefaultTileK = 32, kDe
 // D0 in registers spilled at N0 = N1 = 256: GEMM-I's 128 accumulators, ptxas -v.)
 constexpr int64_t kMaxAccRegs = 128;
 constexpr int64_t kMaxResidentRegs = 136;
+// Persistent blocks keep their pipeline's state live across GEMM-II: only when the
+// accumulators and the packed D0 take at most this many (ptxas -v spilled at
+// (WM, N0, N1) = (16, 256, 64): 224; (16, 128, 128): 160 fits in 254 on sm_90a).
+constexpr int64_t kMaxPersistentRegs = 160;
 // Accumulators per pass (GEMM-I over N0, GEMM-II over N1) when D0 is staged.
 constexpr int64_t kStagedChunkRegs = 64;
 // B1 is loaded whole, once, when it takes at most this many bytes of shared memory.
@@ -69,7 +73,10 @@ std::string dimOf(TensorParamOp param, unsigned index) {
 
 class Planner {
 public:
-  Planner(KernelOp kernel, StringRef arch) : kernel(kernel) { plan.arch = arch.str(); }
+  Planner(KernelOp kernel, StringRef arch, bool checkLimit = true)
+      : kernel(kernel), checkLimit(checkLimit) {
+    plan.arch = arch.str();
+  }
 
   FailureOr<Plan> run() {
     if (failed(findGemms()) || failed(readStatements()) || failed(readOperands()) ||
@@ -402,7 +409,7 @@ private:
     layOut(true);
     if (plan.persistent && plan.smem.total > limit)
       layOut(false);
-    if (plan.smem.total > limit)
+    if (plan.smem.total > limit && checkLimit)
       return kernel.emitError() << "back-to-back GEMM kernel '" << kernel.getSymName() << "' needs "
                                 << plan.smem.total << " bytes of shared memory ("
                                 << (plan.residency == Residency::shared
@@ -431,7 +438,10 @@ private:
     plan.b1Resident =
         tiles * s.b1Buffer <= kResidentB1Bytes || tiles <= std::max<int64_t>(plan.stages, 2);
     plan.b1Buffers = plan.b1Resident ? tiles : std::max<int64_t>(plan.stages, 2);
-    plan.persistent = allowPersistent && plan.residency == Residency::registers && plan.b1Resident;
+    // (Their pipeline runs across row tiles: at least 2 stages.)
+    int64_t regs = plan.warpRows * (plan.n0 + plan.n0 / 2 + plan.n1) / 32;
+    plan.persistent = allowPersistent && plan.residency == Residency::registers &&
+                      plan.b1Resident && plan.stages >= 2 && regs <= kMaxPersistentRegs;
     // Epilogue tiles: over the GEMM-I pipeline buffers (loaded after GEMM-I), or
     // beside them when persistent blocks load them while the next tile's GEMM-I starts.
     int64_t offset = plan.persistent ? pipeline : 0;
@@ -462,6 +472,7 @@ private:
   }
 
   KernelOp kernel;
+  bool checkLimit;
   Plan plan;
 };
 
@@ -501,6 +512,13 @@ bool b2b::isB2bKernel(KernelOp kernel) {
 
 FailureOr<Plan> b2b::planB2b(KernelOp kernel, StringRef arch) {
   return Planner(kernel, arch).run();
+}
+
+FailureOr<int64_t> b2b::b2bSharedMemoryBytes(KernelOp kernel, StringRef arch) {
+  FailureOr<Plan> plan = Planner(kernel, arch, /*checkLimit=*/false).run();
+  if (failed(plan))
+    return failure();
+  return plan->smem.total;
 }
 
 StringRef b2b::spellResidency(Residency residency) {

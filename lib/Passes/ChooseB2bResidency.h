@@ -98,6 +98,12 @@ bool isB2bKernel(KernelOp kernel);
 /// shared-memory layout. Errors are located diagnostics.
 mlir::FailureOr<Plan> planB2b(KernelOp kernel, llvm::StringRef arch);
 
+/// The bytes of shared memory the plan of `kernel` (with its current tile, warps
+/// and stages) needs, not checked against the architecture's limit (the defaults
+/// use it to choose a configuration that fits). Failure, with located diagnostics,
+/// when the kernel cannot be planned for another reason.
+mlir::FailureOr<int64_t> b2bSharedMemoryBytes(KernelOp kernel, llvm::StringRef arch);
+
 /// "register" or "shared".
 llvm::StringRef spellResidency(Residency residency);
 

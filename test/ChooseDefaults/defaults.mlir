@@ -27,8 +27,8 @@ sketch.kernel @gemm_bf16 {
   }
 }
 
-// f32 GEMM on CUDA cores: 128x128x8, 8 warps (8x8 per thread), double buffering.
-// CHECK: sketch.kernel @gemm_f32 attributes {stages = 2 : i64, tile_k = 8 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// f32 GEMM on CUDA cores: 128x128x16, 8 warps (8x8 per thread), double buffering.
+// CHECK: sketch.kernel @gemm_f32 attributes {stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
 sketch.kernel @gemm_f32 {
   sketch.tensor "A" : f32 ["M", "K"]
   sketch.tensor "B" : f32 ["K", "N"]
@@ -38,7 +38,7 @@ sketch.kernel @gemm_f32 {
 }
 
 // f32 convolution: as the f32 GEMM.
-// CHECK: sketch.kernel @conv_f32 attributes {stages = 2 : i64, tile_k = 8 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// CHECK: sketch.kernel @conv_f32 attributes {stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
 sketch.kernel @conv_f32 {
   sketch.tensor "In" : f32 ["N", "C", "H", "W"] layout nchw
   sketch.tensor "Wei" : f32 ["K", "C", "R", "S"] layout kcrs

@@ -6,7 +6,7 @@
 // RUN: not sketch-opt --sketch-choose-defaults="arch=sm_75" %s 2>&1 | FileCheck %s --check-prefix=ARCH
 // TILE: error: tile BN = 100 (from the command line) must be a multiple of 16 for f16 on tensor cores
 // FORM: error: --tile 128x128: expected BMxBNxBK, e.g. 128x128x32
-// ARCH: error: unknown target 'sm_75': expected sm_80 or sm_90a
+// ARCH: error: unknown target 'sm_75': expected sm_80, sm_90 or sm_90a
 
 // expected-error @+1 {{tile BK = 24 (from the program) must be a multiple of 16 for f16 on tensor cores}}
 sketch.kernel @not_multiple attributes {tile_k = 24 : i64} {

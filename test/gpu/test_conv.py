@@ -46,6 +46,9 @@ EPILOGUES = {
     "cv_nhwc_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_f16_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
                                                               + channel(t["bias"], nhwc) + t["Res"]),
+    "cv_nchw_s2p1_residual_pq": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc) + t["Res"]),
+    "cv_nhwc_f16_s2p1_residual_pq": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)
+                                                               + t["Res"]),
 }
 
 
@@ -202,7 +205,8 @@ def test_nhwc_small_and_odd_shapes():
 
 def test_nchw_resnet50_layers():
     sweep(["cv_nchw_s1p1", "cv_nchw_s2p1_bias_relu", "cv_nchw_s1p1_t128x64x8",
-           "cv_nchw_s1p1_t128x128x16", "cv_nchw_s1p0_stages1", "cv_nchw_s1p2d2_residual"], RESNET)
+           "cv_nchw_s1p1_t128x128x16", "cv_nchw_s1p1_t64x64x8", "cv_nchw_s2p1_t64x64x8",
+           "cv_nchw_s1p0_stages1", "cv_nchw_s1p2d2_residual"], RESNET)
 
 
 def test_nhwc_resnet50_layers():

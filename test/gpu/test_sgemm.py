@@ -61,6 +61,8 @@ EPILOGUES = {
     "t128x128x16": lambda acc, t, s: acc + t["bias"],
     "t64x128x8": lambda acc, t, s: acc + t["bias"],
     "t128x64x8": lambda acc, t, s: acc + t["bias"],
+    "t64x64x8_atbt": lambda acc, t, s: acc + t["bias"],
+    "t64x64x8": lambda acc, t, s: acc + t["bias"],
     "stages1": lambda acc, t, s: acc + t["bias"],
 }
 

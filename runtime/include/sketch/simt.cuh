@@ -13,12 +13,13 @@
 // of tile kt+1 from global memory into registers; it stores them into the other
 // buffer afterwards, and one barrier per k tile separates the two.
 //
-// Operand loaders (each thread moves 4-float chunks; `fetch(kt)` global ->
-// registers, `stash(tile)` registers -> shared):
+// Operand loaders (each thread moves 4-float chunks; `fetch(kt, tile)` global ->
+// registers, `stash(tile)` registers -> shared; a loader with kAsync copies
+// global -> shared with cp.async in `fetch` and its `stash` does nothing):
 //   KContiguousLoader<Rows, BK, Threads, Vec>   rows contiguous along k
 //       (A [M, K] row-major, B^T stored [N, K], a kcrs filter [K, C*R*S])
 //   RowContiguousLoader<Rows, BK, Threads, Vec> k rows contiguous along the tile's rows
-//       (B [K, N] row-major, A^T stored [K, M])
+//       (B [K, N] row-major, A^T stored [K, M]); Vec: cp.async, no registers
 //   Im2colNchwLoader (sketch/conv.cuh)        nchw activations, the im2col gather
 // Vec = true loads float4 and needs the contiguous extent to be a multiple of 4
 // and the base pointer 16-byte aligned; Vec = false loads scalars. Both zero-fill
@@ -28,6 +29,7 @@
 //       Stages 2: double buffering as above; Stages 1: load, barrier, multiply
 //   store_row<Vec>(dst_row, micro, col0, cols, out)   one micro-tile row of a
 //       row-major output (float4 where 4 columns fit)
+//   block_z()   blockIdx.z read again after the mainloop (batch indices)
 #ifndef SKETCH_SIMT_CUH
 #define SKETCH_SIMT_CUH
 
@@ -35,7 +37,8 @@
 #include <cuda_runtime.h>
 #include <type_traits>
 
-#include "sketch/mma.cuh" // from_float
+#include "sketch/copy.cuh" // cp.async
+#include "sketch/mma.cuh"  // from_float
 
 namespace sketch {
 namespace simt {
@@ -71,26 +74,27 @@ struct KContiguousLoader {
   static constexpr int kStep = Threads / (BK / 4);         // rows between a thread's chunks
   static_assert(kChunks >= 1 && Rows * BK / 4 % Threads == 0, "tile too small for the block");
   const float *ptr; // chunk 0 in k tile 0
-  int64_t ld;
+  int ld;           // < 2^31: the host checks that every matrix has fewer elements
   int row, koff;
   int rows_left;    // rows of the matrix from this thread's first row on
   int depth;
   float v[kChunks][4];
+  static constexpr bool kAsync = false;
 
-  __device__ KContiguousLoader(const float *base, int64_t ld_, int row0, int extent, int depth_)
+  __device__ KContiguousLoader(const float *base, int ld_, int row0, int extent, int depth_)
       : ld(ld_), depth(depth_) {
     row = threadIdx.x / (BK / 4);
     koff = threadIdx.x % (BK / 4) * 4;
     rows_left = extent - row0 - row;
-    ptr = base + (row0 + row) * ld_ + koff;
+    ptr = base + int64_t(row0 + row) * ld_ + koff;
   }
 
-  __device__ __forceinline__ void fetch(int kt) {
+  __device__ __forceinline__ void fetch(int kt, float (*)[padded(Rows)]) {
     const int k = kt * BK + koff;
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const bool live = c * kStep < rows_left;
-      const float *p = ptr + c * kStep * ld + kt * BK;
+      const float *p = ptr + int64_t(c * kStep) * ld + kt * BK;
       if (Vec) {
         float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
         if (live && k < depth)
@@ -116,37 +120,37 @@ struct KContiguousLoader {
 
 /// Operand k rows contiguous along the tile's rows: global `base[k * ld + row]`.
 /// Chunk c of a thread covers k row `krow + c * kStep`, rows `row..row+3` of the tile.
+/// Vec: the chunks need no transposition, so they go straight to shared memory
+/// (cp.async, zero-filled outside the matrix) and take no registers.
 template <int Rows, int BK, int Threads, bool Vec>
 struct RowContiguousLoader {
   static constexpr int kChunks = Rows * BK / 4 / Threads;
   static constexpr int kStep = Threads / (Rows / 4);
   static_assert(kChunks >= 1 && Rows * BK / 4 % Threads == 0, "tile too small for the block");
+  static constexpr bool kAsync = Vec;
   const float *ptr;
-  int64_t ld;
+  int ld; // < 2^31 (see KContiguousLoader)
   int krow, row;
   int rows_left; // matrix rows from this thread's first row on
   int depth;
-  float v[kChunks][4];
+  float v[Vec ? 1 : kChunks][4];
 
-  __device__ RowContiguousLoader(const float *base, int64_t ld_, int row0, int extent,
-                                 int depth_)
+  __device__ RowContiguousLoader(const float *base, int ld_, int row0, int extent, int depth_)
       : ld(ld_), depth(depth_) {
     krow = threadIdx.x / (Rows / 4);
     row = threadIdx.x % (Rows / 4) * 4;
     rows_left = extent - row0 - row;
-    ptr = base + krow * ld_ + row0 + row;
+    ptr = base + int64_t(krow) * ld_ + row0 + row;
   }
 
-  __device__ __forceinline__ void fetch(int kt) {
+  __device__ __forceinline__ void fetch(int kt, float (*tile)[padded(Rows)]) {
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const bool k_ok = kt * BK + krow + c * kStep < depth;
-      const float *p = ptr + (kt * BK + c * kStep) * ld;
-      if (Vec) {
-        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (k_ok && rows_left > 0)
-          x = __ldg(reinterpret_cast<const float4 *>(p));
-        v[c][0] = x.x, v[c][1] = x.y, v[c][2] = x.z, v[c][3] = x.w;
+      const float *p = ptr + int64_t(kt * BK + c * kStep) * ld;
+      if constexpr (Vec) {
+        const bool in = k_ok && rows_left > 0;
+        cp_async_16(smem_addr(&tile[krow + c * kStep][row]), in ? p : ptr, in);
       } else {
 #pragma unroll
         for (int e = 0; e < 4; ++e)
@@ -155,14 +159,32 @@ struct RowContiguousLoader {
     }
   }
 
-  /// Direct 16-byte store: tile[krow][row..row+3].
+  /// Direct 16-byte store: tile[krow][row..row+3] (Vec: cp.async did it).
   __device__ __forceinline__ void stash(float (*tile)[padded(Rows)]) const {
+    if constexpr (!Vec) {
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c)
-      *reinterpret_cast<float4 *>(&tile[krow + c * kStep][row]) =
-          make_float4(v[c][0], v[c][1], v[c][2], v[c][3]);
+      for (int c = 0; c < kChunks; ++c)
+        *reinterpret_cast<float4 *>(&tile[krow + c * kStep][row]) =
+            make_float4(v[c][0], v[c][1], v[c][2], v[c][3]);
+    }
   }
 };
+
+/// Waits for the cp.async of the loaders that have any (before the barrier
+/// that publishes a k tile).
+template <typename LoadA, typename LoadB>
+__device__ __forceinline__ void wait_async_loads() {
+  if constexpr (LoadA::kAsync || LoadB::kAsync)
+    cp_async_wait_all();
+}
+
+/// blockIdx.z, read again: the compiler does not merge it with an earlier read,
+/// so values derived from it before the mainloop need not stay live across it.
+__device__ __forceinline__ unsigned block_z() {
+  unsigned z;
+  asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(z));
+  return z;
+}
 
 /// Multiplies one shared k tile into the accumulators.
 template <int Rows, int Cols, int BK>
@@ -192,23 +214,25 @@ __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &l
                                                          float (&acc)[8][8],
                                                          float (*a_tile)[BK][padded(Rows)],
                                                          float (*b_tile)[BK][padded(Cols)]) {
-  load_a.fetch(0);
-  load_b.fetch(0);
+  load_a.fetch(0, a_tile[0]);
+  load_b.fetch(0, b_tile[0]);
   load_a.stash(a_tile[0]);
   load_b.stash(b_tile[0]);
+  wait_async_loads<LoadA, LoadB>();
   __syncthreads();
   for (int kt = 0; kt < ktiles; ++kt) {
     const int cur = kt & 1;
     const bool more = kt + 1 < ktiles;
-    if (more) { // global -> registers for the next tile, in flight during the math
-      load_a.fetch(kt + 1);
-      load_b.fetch(kt + 1);
+    if (more) { // global -> registers (or cp.async) for the next tile, in flight during the math
+      load_a.fetch(kt + 1, a_tile[cur ^ 1]);
+      load_b.fetch(kt + 1, b_tile[cur ^ 1]);
     }
     multiply_tile<Rows, Cols, BK>(a_tile[cur], b_tile[cur], t, acc);
     if (more) {
       load_a.stash(a_tile[cur ^ 1]);
       load_b.stash(b_tile[cur ^ 1]);
     }
+    wait_async_loads<LoadA, LoadB>();
     __syncthreads();
   }
 }
@@ -230,10 +254,11 @@ __device__ __forceinline__ void mainloop(LoadA &load_a, LoadB &load_b, int ktile
       acc[i][j] = 0.f;
   if constexpr (Stages == 1) {
     for (int kt = 0; kt < ktiles; ++kt) {
-      load_a.fetch(kt);
-      load_b.fetch(kt);
+      load_a.fetch(kt, a_tile[0]);
+      load_b.fetch(kt, b_tile[0]);
       load_a.stash(a_tile[0]);
       load_b.stash(b_tile[0]);
+      wait_async_loads<LoadA, LoadB>();
       __syncthreads();
       multiply_tile<Rows, Cols, BK>(a_tile[0], b_tile[0], t, acc);
       __syncthreads();

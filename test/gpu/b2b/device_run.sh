@@ -10,7 +10,8 @@
 # then on the GPU machine, from the repository root (carrying .gen/b2b):
 #   bash test/gpu/b2b/device_run.sh [tests|bench|all]
 # With MIN_BLOCKS=N each benchmark kernel is also built with
-# SKETCH_B2B_MIN_BLOCKS=N (NAME_mbN.so: ptxas fits N blocks a SM).
+# SKETCH_B2B_MIN_BLOCKS=N (NAME_mbN.so: ptxas fits N blocks a SM), and with
+# VARIANT_FLAGS too (e.g. -DSKETCH_B2B_L2_PREFETCH=0, for an A/B in one run).
 set -u
 what=${1:-all}
 gen=.gen/b2b
@@ -20,7 +21,7 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 compile() { # file.cu [min blocks]: file.so (file_mbN.so), ptxas report beside it
   local base=${1%.cu} flags="" name=${1%.cu}
-  if [ -n "${2:-}" ]; then flags="-DSKETCH_B2B_MIN_BLOCKS=$2"; name=${base}_mb$2; fi
+  if [ -n "${2:-}" ]; then flags="-DSKETCH_B2B_MIN_BLOCKS=$2 ${VARIANT_FLAGS:-}"; name=${base}_mb$2; fi
   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Iruntime/include $flags \
     -Xcompiler -fPIC -shared "$1" -o "$name.so" -Xptxas -v > "$name.log" 2>&1 || echo "COMPILE FAILED: $name"
 }
