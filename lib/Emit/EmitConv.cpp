@@ -101,33 +101,12 @@ struct ConvReader {
   }
 
   LogicalResult readEpilogue(ForOp loop) {
-    for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
-      if (auto copy = dyn_cast<CopyOp>(op)) {
-        if (copy.getSource() != MemorySpace::reg || copy.getDestination() != MemorySpace::global)
-          return op->emitError() << "unexpected Copy after the convolution's main loop";
-        if (p.store)
-          return op->emitError() << "the convolution stores one result; '" << copy.getName()
-                                 << "' is a second";
-        p.store = copy;
-        continue;
-      }
-      if (isa<AllocateOp>(op))
-        continue; // completed Allocates: nothing to emit
-      if (isa<ElementwiseOp, AssignOp>(op)) {
-        if (p.store)
-          return op->emitError() << "statement after the store: the epilogue must precede it";
-        if (!op->hasAttr(plan::kFusedAttr))
-          return op->emitError()
-                 << "statement is not fused into the epilogue (run sketch-fuse-epilogue)";
-        p.epilogue.push_back(op);
-        continue;
-      }
-      return op->emitError() << "a convolution kernel ends with elementwise statements and one "
-                                "Copy to global";
-    }
-    if (!p.store)
-      return kernel.emitError() << "kernel '" << p.sig.name
-                                << "' never stores its result (Copy X from register to global)";
+    FailureOr<EpilogueStatements> after = readEpilogueStatements(
+        kernel, loop, {"the convolution's main loop", "the convolution", "convolution"});
+    if (failed(after))
+      return failure();
+    p.epilogue = std::move(after->epilogue);
+    p.store = after->store;
     return success();
   }
 

@@ -154,33 +154,12 @@ struct SimtGemmReader {
   }
 
   LogicalResult readEpilogue(ForOp loop) {
-    for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
-      if (auto copy = dyn_cast<CopyOp>(op)) {
-        if (copy.getSource() != MemorySpace::reg || copy.getDestination() != MemorySpace::global)
-          return op->emitError() << "unexpected Copy after the GEMM main loop";
-        if (p.store)
-          return op->emitError() << "the f32 GEMM stores one result; '" << copy.getName()
-                                 << "' is a second";
-        p.store = copy;
-        continue;
-      }
-      if (isa<AllocateOp>(op))
-        continue; // completed Allocates: nothing to emit
-      if (isa<ElementwiseOp, AssignOp>(op)) {
-        if (p.store)
-          return op->emitError() << "statement after the store: the epilogue must precede it";
-        if (!op->hasAttr(plan::kFusedAttr))
-          return op->emitError()
-                 << "statement is not fused into the epilogue (run sketch-fuse-epilogue)";
-        p.epilogue.push_back(op);
-        continue;
-      }
-      return op->emitError() << "a GEMM kernel ends with elementwise statements and one Copy "
-                                "to global";
-    }
-    if (!p.store)
-      return kernel.emitError() << "kernel '" << p.sig.name
-                                << "' never stores its result (Copy X from register to global)";
+    FailureOr<EpilogueStatements> after =
+        readEpilogueStatements(kernel, loop, {"the GEMM main loop", "the f32 GEMM", "GEMM"});
+    if (failed(after))
+      return failure();
+    p.epilogue = std::move(after->epilogue);
+    p.store = after->store;
     p.out = p.sig.find(p.store.getName());
     if (!p.out || !p.out->isTensor || p.out->dims.size() < 2)
       return p.store.emitError() << "'" << p.store.getName()

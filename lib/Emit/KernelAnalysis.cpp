@@ -303,31 +303,12 @@ struct GemmReader {
   }
 
   LogicalResult readEpilogue(ForOp loop) {
-    for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
-      if (isa<AllocateOp>(op))
-        continue;
-      if (auto copy = dyn_cast<CopyOp>(op)) {
-        if (copy.getSource() != MemorySpace::reg || copy.getDestination() != MemorySpace::global)
-          return error(op) << "unexpected Copy after the GEMM main loop";
-        if (g.store)
-          return error(op) << "the tensor-core GEMM stores one result; '" << copy.getName()
-                           << "' is a second";
-        g.store = op;
-        continue;
-      }
-      if (isa<ElementwiseOp, AssignOp>(op)) {
-        if (g.store)
-          return error(op) << "statement after the store: the epilogue must precede it";
-        if (!op->hasAttr(plan::kFusedAttr))
-          return error(op) << "statement is not fused into the epilogue (run sketch-fuse-epilogue)";
-        g.epilogue.push_back(op);
-        continue;
-      }
-      return error(op) << "a GEMM kernel ends with elementwise statements and one Copy to global";
-    }
-    if (!g.store)
-      return error(kernel) << "kernel '" << g.sig.name
-                           << "' never stores its result (Copy X from register to global)";
+    FailureOr<EpilogueStatements> after = readEpilogueStatements(
+        kernel, loop, {"the GEMM main loop", "the tensor-core GEMM", "GEMM"});
+    if (failed(after))
+      return failure();
+    g.epilogue = std::move(after->epilogue);
+    g.store = after->store;
     return success();
   }
 
@@ -401,6 +382,39 @@ struct GemmReader {
 };
 
 } // namespace
+
+FailureOr<EpilogueStatements> readEpilogueStatements(KernelOp kernel, ForOp loop,
+                                                     const KernelKindNames &names) {
+  EpilogueStatements result;
+  for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
+    if (isa<AllocateOp>(op))
+      continue; // completed Allocates: nothing to emit
+    if (auto copy = dyn_cast<CopyOp>(op)) {
+      if (copy.getSource() != MemorySpace::reg || copy.getDestination() != MemorySpace::global)
+        return op->emitError() << "unexpected Copy after " << names.mainLoop;
+      if (result.store)
+        return op->emitError() << names.storer << " stores one result; '" << copy.getName()
+                               << "' is a second";
+      result.store = copy;
+      continue;
+    }
+    if (isa<ElementwiseOp, AssignOp>(op)) {
+      if (result.store)
+        return op->emitError() << "statement after the store: the epilogue must precede it";
+      if (!op->hasAttr(plan::kFusedAttr))
+        return op->emitError()
+               << "statement is not fused into the epilogue (run sketch-fuse-epilogue)";
+      result.epilogue.push_back(op);
+      continue;
+    }
+    return op->emitError() << "a " << names.kind
+                           << " kernel ends with elementwise statements and one Copy to global";
+  }
+  if (!result.store)
+    return kernel.emitError() << "kernel '" << kernel.getSymName()
+                              << "' never stores its result (Copy X from register to global)";
+  return result;
+}
 
 FailureOr<GemmAnalysis> analyzeGemm(KernelOp kernel) {
   GemmReader reader{kernel, {}};

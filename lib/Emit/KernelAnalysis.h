@@ -68,6 +68,26 @@ std::string cIdent(llvm::StringRef name);
 /// A float literal for `value` ("2.0f", "0.5f", "1e-05f").
 std::string floatLiteral(double value);
 
+/// The statements after a kernel's main loop: the fused epilogue statements,
+/// in order, and the one Copy of the result from registers to global memory.
+struct EpilogueStatements {
+  std::vector<mlir::Operation *> epilogue;
+  CopyOp store;
+};
+
+/// How a kernel kind names itself in the errors of readEpilogueStatements,
+/// e.g. {"the GEMM main loop", "the f32 GEMM", "GEMM"}.
+struct KernelKindNames {
+  llvm::StringRef mainLoop; // "unexpected Copy after <mainLoop>"
+  llvm::StringRef storer;   // "<storer> stores one result"
+  llvm::StringRef kind;     // "a <kind> kernel ends with ..."
+};
+
+/// Reads the statements after `loop`; located errors for anything but fused
+/// elementwise/assign statements followed by one register-to-global Copy.
+mlir::FailureOr<EpilogueStatements> readEpilogueStatements(KernelOp kernel, ForOp loop,
+                                                           const KernelKindNames &names);
+
 /// One MMA operand of a GEMM.
 struct GemmOperand {
   const ParamInfo *param = nullptr;
