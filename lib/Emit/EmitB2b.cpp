@@ -47,31 +47,30 @@ constexpr const char *kHelpers = R"cuda(#ifndef SKETCH_B2B_HELPERS
 // bank conflicts. MMA fragments follow sketch/mma.cuh (lane = 4 * g + t).
 namespace sketch_b2b {
 
-// Bytes each tile copy asks L2 to fetch: 0 (none, the default), 128 or 256. Measured
-// on an H100 (docs/backend.md): 256 was 1-2% faster on a memory-bound shape but 2-3%
-// slower with D0 staged, so it is off unless asked for (-DSKETCH_B2B_L2_PREFETCH=256).
+// The L2 prefetch hint (.L2::256B: the rows of a tile are 64 to 256 bytes, so DRAM sees
+// longer bursts). -1 (the default): a persistent kernel's host function turns it on when
+// A0 streams (at least kStages K0 tiles a row tile; measured on an H100, docs/backend.md:
+// 1-3% faster with 9 K0 tiles, 2-4% slower with one or with D0 staged), the other
+// kernels leave it off; 0 or 256 force it off or on everywhere (-DSKETCH_B2B_L2_PREFETCH=256).
 #ifndef SKETCH_B2B_L2_PREFETCH
-#define SKETCH_B2B_L2_PREFETCH 0
+#define SKETCH_B2B_L2_PREFETCH -1
 #endif
 
-/// 16-byte cp.async (zero-filled when !pred), with the L2 prefetch hint when asked for:
-/// the rows of a tile are 64 to 256 bytes, so DRAM sees longer bursts.
+/// 16-byte cp.async (zero-filled when !pred), with the L2 prefetch hint when PREFETCH.
+template <bool PREFETCH>
 __device__ __forceinline__ void cp_async_16_l2(uint32_t dst, const void *src, bool pred) {
-#if SKETCH_B2B_L2_PREFETCH == 256
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(pred ? 16 : 0));
-#elif SKETCH_B2B_L2_PREFETCH == 128
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(pred ? 16 : 0));
-#else
-  sketch::cp_async_16(dst, src, pred);
-#endif
+  if constexpr (PREFETCH)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(pred ? 16 : 0));
+  else
+    sketch::cp_async_16(dst, src, pred);
 }
 
 /// Copies the ROWS x COLS tile at (row0, col0) of a row-major matrix (`ld` elements
 /// a row) into shared memory (DST_LD elements a row) with 16-byte cp.async; chunks
 /// in rows at or past `rows`, or starting at or past column `cols`, are zero-filled.
-template <int ROWS, int COLS, int DST_LD, int THREADS, typename E>
+template <int ROWS, int COLS, int DST_LD, int THREADS,
+          bool PREFETCH = (SKETCH_B2B_L2_PREFETCH == 256), typename E>
 __device__ __forceinline__ void copy_tile_async(E *dst, const E *src, int64_t ld, int64_t row0,
                                                 int64_t rows, int64_t col0, int64_t cols) {
   constexpr int kChunk = 16 / sizeof(E);
@@ -86,12 +85,13 @@ __device__ __forceinline__ void copy_tile_async(E *dst, const E *src, int64_t ld
     const int c = chunk % kChunksPerRow * kChunk;
     const bool inside = row0 + r < rows && col0 + c < cols;
     const E *from = inside ? src + (row0 + r) * ld + (col0 + c) : src;
-    cp_async_16_l2(sketch::smem_addr(dst + r * DST_LD + c), from, inside);
+    cp_async_16_l2<PREFETCH>(sketch::smem_addr(dst + r * DST_LD + c), from, inside);
   }
 }
 
 /// Stores the ROWS x COLS shared tile `src` (SRC_LD elements a row) to rows row0..
-/// of a row-major matrix with 16-byte accesses; rows at or past `rows` are skipped.
+/// of a row-major matrix with 16-byte streaming stores (st.global.cs: written once, not
+/// read again by the kernel); rows at or past `rows` are skipped.
 template <int ROWS, int COLS, int SRC_LD, int THREADS, typename E>
 __device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int64_t rows,
                                            const E *src) {
@@ -105,9 +105,12 @@ __device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int
       break;
     const int r = chunk / kChunksPerRow;
     const int c = chunk % kChunksPerRow * kChunk;
-    if (row0 + r < rows)
-      sketch::st_global_128(dst + (row0 + r) * ld + c,
-                            sketch::ld_shared_128(sketch::smem_addr(src + r * SRC_LD + c)));
+    if (row0 + r < rows) {
+      const uint4 v = sketch::ld_shared_128(sketch::smem_addr(src + r * SRC_LD + c));
+      asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + (row0 + r) * ld + c),
+                   "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                   : "memory");
+    }
   }
 }
 
@@ -255,7 +258,8 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "kB1Passes", "kB1Tiles",  "kB1Buffers",  "A0_LD",
                                "B0_LD",     "B1_LD",     "D0_LD",       "OUT_LD",
                                "kSmemA0",   "kSmemB0",   "kSmemB1",     "kSmemD0",
-                               "kSmemOut",  "kSmemBytes", "my_tiles", "load_m0", "load_kt", "load_next"};
+                               "kSmemOut",  "kSmemBytes", "my_tiles", "load_m0", "load_kt", "load_next",
+                               "kL2Prefetch", "l2_prefetch", "kernel_fn"};
 
 bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
 
@@ -332,6 +336,18 @@ private:
   std::string t0() const { return typeName(plan.a0.getElementType()); }
   std::string t1() const { return typeName(plan.b1.getElementType()); }
   bool staged() const { return plan.residency == Residency::shared; }
+
+  /// A tile copy of a persistent kernel takes the kernel's kL2Prefetch (its template
+  /// parameter, chosen by the host function); the others keep copy_tile_async's default.
+  std::string withL2(std::string copy) const {
+    if (plan.persistent) {
+      const std::string plain = "kThreads>(";
+      size_t at = copy.find(plain);
+      assert(at != std::string::npos && "a copy_tile_async call");
+      copy.replace(at, plain.size(), "kThreads, kL2Prefetch>(");
+    }
+    return copy;
+  }
 
   //===--------------------------------------------------------------------===//
   // Constants
@@ -427,6 +443,8 @@ private:
     w.line(
         "#define SKETCH_B2B_MIN_BLOCKS 1 // blocks per SM ptxas must fit (1: registers unbounded)");
     w.line("#endif");
+    if (plan.persistent)
+      w.line("template <bool kL2Prefetch> // the L2 prefetch hint on the tile copies");
     w.line("__global__ void __launch_bounds__(" + ns + "::kThreads, SKETCH_B2B_MIN_BLOCKS)");
     CudaWriter::Block fn(w, kernelName + "(" + kernelParams() + ")");
     w.line("using namespace " + ns + ";");
@@ -492,11 +510,11 @@ private:
     w.open("auto load_epilogue_tiles = [&](int64_t row0)");
     for (const EpilogueInput &input : plan.afterInputs)
       if (input.broadcast == Broadcast::full)
-        w.line(
+        w.line(withL2(
             formatv("sketch_b2b::copy_tile_async<BM, N1, LD_{0}, kThreads>({0}_s, {0}, N1, row0, "
                     "m_size, 0, N1);",
                     ident(input.name))
-                .str());
+                .str()));
     w.close(";");
     w.line();
     emitB1Prologue();
@@ -607,11 +625,12 @@ private:
 
   /// Copies B1 tile `tile` (rows chunk * BK1.., columns pass * NC1..) into buffer `buffer`.
   std::string copyB1Tile(const std::string &tile, const std::string &buffer) const {
-    return formatv(
-               "sketch_b2b::copy_tile_async<BK1, NC1, B1_LD, kThreads>(b1_s + ({1}) * (BK1 * "
-               "B1_LD), {0} + ({2}) / kB1Chunks * NC1, N1, ({2}) % kB1Chunks * BK1, N0, 0, NC1);",
-               ident(plan.b1.getName()), buffer, tile)
-        .str();
+    return withL2(
+        formatv(
+            "sketch_b2b::copy_tile_async<BK1, NC1, B1_LD, kThreads>(b1_s + ({1}) * (BK1 * "
+            "B1_LD), {0} + ({2}) / kB1Chunks * NC1, N1, ({2}) % kB1Chunks * BK1, N0, 0, NC1);",
+            ident(plan.b1.getName()), buffer, tile)
+            .str());
   }
 
   void emitB1Prologue() {
@@ -655,14 +674,14 @@ private:
     w.open(("auto load_k_tile = [&](" + params + ", int stage)").str());
     if (!prelude.empty())
       w.line(prelude);
-    w.line(formatv("sketch_b2b::copy_tile_async<BM, BK0, A0_LD, kThreads>(a0_s + stage * (BM * "
-                   "A0_LD), {0}, k0_size, {1}, m_size, ({2}) * BK0, k0_size);",
-                   ident(plan.a0.getName()), row0, kt)
-               .str());
-    w.line(formatv("sketch_b2b::copy_tile_async<BK0, NC, B0_LD, kThreads>(b0_s + stage * (BK0 * "
-                   "B0_LD), {0} + nc, N0, ({1}) * BK0, k0_size, 0, NC);",
-                   ident(plan.b0.getName()), kt)
-               .str());
+    w.line(withL2(formatv("sketch_b2b::copy_tile_async<BM, BK0, A0_LD, kThreads>(a0_s + stage * "
+                          "(BM * A0_LD), {0}, k0_size, {1}, m_size, ({2}) * BK0, k0_size);",
+                          ident(plan.a0.getName()), row0, kt)
+                      .str()));
+    w.line(withL2(formatv("sketch_b2b::copy_tile_async<BK0, NC, B0_LD, kThreads>(b0_s + stage * "
+                          "(BK0 * B0_LD), {0} + nc, N0, ({1}) * BK0, k0_size, 0, NC);",
+                          ident(plan.b0.getName()), kt)
+                      .str()));
     w.close(";");
   }
 
@@ -1074,7 +1093,19 @@ private:
     w.line("int64_t blocks = sketch::ceil_div(m_size, BM);");
     w.line("if (blocks > 2147483647)");
     w.line("  return cudaErrorInvalidValue;");
-    w.line("cudaError_t error = sketch::allow_dynamic_smem(" + kernelName + ", kSmemBytes);");
+    std::string launched = kernelName; // the kernel or its instantiation
+    if (plan.persistent) {
+      w.comment("The L2 prefetch hint when " + plan.a0.getName().str() +
+                " streams: at least kStages K0 tiles a row tile (docs/backend.md);");
+      w.comment("SKETCH_B2B_L2_PREFETCH = 0 or 256 forces it off or on.");
+      w.line("const bool l2_prefetch = SKETCH_B2B_L2_PREFETCH < 0");
+      w.line("                             ? sketch::ceil_div(k0_size, BK0) >= kStages");
+      w.line("                             : SKETCH_B2B_L2_PREFETCH == 256;");
+      w.line("auto *const kernel_fn = l2_prefetch ? " + kernelName + "<true> : " + kernelName +
+             "<false>;");
+      launched = "kernel_fn";
+    }
+    w.line("cudaError_t error = sketch::allow_dynamic_smem(" + launched + ", kSmemBytes);");
     w.line("if (error != cudaSuccess)");
     w.line("  return error;");
     if (plan.persistent) {
@@ -1084,13 +1115,13 @@ private:
       w.line(
           "    (error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != "
           "cudaSuccess ||");
-      w.line("    (error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, " + kernelName +
+      w.line("    (error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, " + launched +
              ", kThreads, kSmemBytes)) != cudaSuccess)");
       w.line("  return error;");
       w.line("if (per_sm > 0 && blocks > int64_t(per_sm) * sms)");
       w.line("  blocks = int64_t(per_sm) * sms;");
     }
-    w.line(kernelName + "<<<dim3(unsigned(blocks)), kThreads, kSmemBytes, stream>>>(" +
+    w.line(launched + "<<<dim3(unsigned(blocks)), kThreads, kSmemBytes, stream>>>(" +
            kernelArgumentList(sig) + ");");
     w.line("return cudaGetLastError();");
   }
