@@ -516,8 +516,9 @@ struct TensorCoreConvWriter : ConvWriterBase {
                                 << " f32 accumulators per thread (at most 128 fit): use more "
                                    "warps or a smaller tile";
     if (config.threads() % (p.tileK / 8))
-      return p.conv.emitError() << "BK = " << p.tileK << " has more 16-byte chunks a row than "
-                                << "the block has threads";
+      return p.conv.emitError() << "BK = " << p.tileK << " gives " << p.tileK / 8
+                                << " 16-byte chunks a row, which must divide the block's "
+                                << config.threads() << " threads: use BK = 16, 32 or 64";
     config.stages = p.stages;
     config.pipeline = p.pipeline;
     config.fragmentBuffers = p.tileK >= 32 ? 2 : 1;

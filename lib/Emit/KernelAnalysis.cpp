@@ -386,6 +386,12 @@ struct GemmReader {
 FailureOr<EpilogueStatements> readEpilogueStatements(KernelOp kernel, ForOp loop,
                                                      const KernelKindNames &names) {
   EpilogueStatements result;
+  // A statement of another kind anywhere after the loop is what the user must
+  // change (an elementwise statement before it was left unfused because of it).
+  for (Operation *op = loop->getNextNode(); op; op = op->getNextNode())
+    if (!isa<AllocateOp, CopyOp, ElementwiseOp, AssignOp>(op))
+      return op->emitError() << "a " << names.kind
+                             << " kernel ends with elementwise statements and one Copy to global";
   for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
     if (isa<AllocateOp>(op))
       continue; // completed Allocates: nothing to emit
@@ -405,10 +411,7 @@ FailureOr<EpilogueStatements> readEpilogueStatements(KernelOp kernel, ForOp loop
         return op->emitError()
                << "statement is not fused into the epilogue (run sketch-fuse-epilogue)";
       result.epilogue.push_back(op);
-      continue;
     }
-    return op->emitError() << "a " << names.kind
-                           << " kernel ends with elementwise statements and one Copy to global";
   }
   if (!result.store)
     return kernel.emitError() << "kernel '" << kernel.getSymName()

@@ -12,7 +12,8 @@ input can reach says `unreachable` instead of naming a test). This script
   2. checks that each place's pattern matches the MESSAGE of some row;
   3. checks that each row's test exists and contains its MESSAGE verbatim.
 It prints what is missing and exits 1 when anything is. Places in lib/Emit
-(the CUDA backends) are listed but only fail the check with --strict-emit.
+(the CUDA backends) only fail the check with --strict-emit, which catalog.test
+uses; without it they are counted in a note.
 
   catalog.py [--root DIR] [--strict-emit] [--list]
 """
