@@ -56,6 +56,103 @@ std::string swizzleOffset(const plan::SmemBuffer &smem, StringRef row, StringRef
   return rowPart + " + ((" + c + " ^ " + bits + ") << 4)";
 }
 
+bool MatrixTileLoader::hoisted() const {
+  const plan::SmemBuffer &s = spec.smem;
+  int64_t chunksPerRow = s.cols / (16 / s.elementBytes);
+  int64_t chunks = s.rows * chunksPerRow;
+  return !spec.hoist.empty() && spec.threads % chunksPerRow == 0 && chunks % spec.threads == 0 &&
+         chunks / spec.threads <= 32;
+}
+
+void MatrixTileLoader::emitSetup(CudaWriter &w) const {
+  if (!hoisted())
+    return;
+  const plan::SmemBuffer &s = spec.smem;
+  int64_t perChunk = 16 / s.elementBytes;
+  int64_t chunksPerRow = s.cols / perChunk;
+  int64_t iterations = s.rows * chunksPerRow / spec.threads;
+  std::string x = spec.hoist, rs = str(spec.threads / chunksPerRow), pc = str(perChunk);
+  w.comment(spec.label + " copies (16-byte path), set up once: chunk c of tile rows r + i * " + rs +
+            "; the source");
+  w.comment("of k-tile 0 (+ BK " + std::string(spec.kAlongRows ? "rows" : "columns") +
+            " a k-tile) and what lies inside the matrix in every k-tile");
+  w.line("const int " + x + "_copy_r = tid / " + str(chunksPerRow) + ", " + x + "_copy_c = tid % " +
+         str(chunksPerRow) + ";");
+  std::string kSize = spec.kAlongRows ? spec.rows : spec.cols;
+  std::string fullMn = spec.kAlongRows ? spec.colOrigin + " + " + str(s.cols) + " <= " + spec.cols
+                                       : spec.rowOrigin + " + " + str(s.rows) + " <= " + spec.rows;
+  w.line("const bool " + x + "_copy_full = " + fullMn + ";  // the block's tile, along " +
+         (spec.kAlongRows ? "the columns" : "the rows"));
+  w.line("const int " + x + "_copy_tiles = (int)(" + kSize +
+         " / BK);  // k-tiles wholly inside the matrix");
+  if (spec.kAlongRows) {
+    w.line("const auto *" + x + "_copy_src = " + spec.base + " + (int64_t)" + x + "_copy_r * " +
+           paren(spec.ld) + " + " + spec.colOrigin + " + " + x + "_copy_c * " + pc + ";");
+    w.line("const bool " + x + "_copy_in = " + spec.colOrigin + " + " + x + "_copy_c * " + pc +
+           " < " + spec.cols + ";");
+    return;
+  }
+  w.line("const auto *" + x + "_copy_src = " + spec.base + " + (" + spec.rowOrigin + " + " + x +
+         "_copy_r) * " + paren(spec.ld) + " + " + x + "_copy_c * " + pc + ";");
+  w.line("uint32_t " + x + "_copy_in = 0;  // bit i: row r + i * " + rs);
+  unrolledFor(w, "i", str(iterations));
+  w.line(x + "_copy_in |= (uint32_t)(" + spec.rowOrigin + " + " + x + "_copy_r + i * " + rs + " < " +
+         spec.rows + ") << i;");
+  w.close();
+}
+
+namespace {
+
+/// The hoisted 16-byte path of k-tile `kt`: its source and the pointer step
+/// between a thread's rows (see MatrixTileLoader::emitSetup).
+void emitHoistedTile(CudaWriter &w, const MatrixTileLoader::Spec &spec, int64_t rowStep) {
+  std::string x = spec.hoist;
+  w.line("const auto *src = " + x + "_copy_src + (int64_t)kt * BK" +
+         (spec.kAlongRows ? " * " + paren(spec.ld) : std::string()) + ";");
+  w.line("const int step = " + str(rowStep) + " * (int)" + paren(spec.ld) + ";");
+  w.line("const bool full = " + x + "_copy_full && kt < " + x +
+         "_copy_tiles;  // no copy of this k-tile crosses an edge");
+}
+
+/// The hoisted 16-byte path's `iterations` copies: without bounds when the
+/// whole k-tile lies inside the matrix, else each one predicated.
+void emitHoistedCopies(CudaWriter &w, const MatrixTileLoader::Spec &spec, int64_t rowStep,
+                       int64_t iterations) {
+  std::string x = spec.hoist, rs = str(rowStep);
+  int64_t perChunk = 16 / spec.smem.elementBytes;
+  std::string dst = "dst + " + swizzleOffset(spec.smem, x + "_copy_r + i * " + rs, x + "_copy_c");
+  auto openLoop = [&] {
+    if (iterations > 4) {
+      // fully unrolled, the addresses of 8+ chunks would not fit in registers
+      w.line("#pragma unroll 2");
+      w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
+    } else {
+      unrolledFor(w, "i", str(iterations));
+    }
+  };
+  w.open("if (full)");
+  openLoop();
+  w.line("sketch::cp_async_16(" + dst + ", src + (int64_t)i * step, true);");
+  w.close();
+  w.close();
+  w.open("else");
+  std::string kSize = spec.kAlongRows ? spec.rows : spec.cols;
+  w.line("const int k_left = (int)min(" + kSize + " - (int64_t)kt * BK, (int64_t)BK);  // of this "
+         "k-tile");
+  openLoop();
+  std::string pred = spec.kAlongRows
+                         ? x + "_copy_in && " + x + "_copy_r + i * " + rs + " < k_left"
+                         : "(" + x + "_copy_in >> i & 1) && " + x + "_copy_c * " + str(perChunk) +
+                               " < k_left";
+  w.line("const bool pred = " + pred + ";");
+  w.line("sketch::cp_async_16(" + dst + ", pred ? src + (int64_t)i * step : " + spec.base +
+         ", pred);");
+  w.close();
+  w.close();
+}
+
+} // namespace
+
 void MatrixTileLoader::emitLoad(CudaWriter &w) const {
   const plan::SmemBuffer &s = spec.smem;
   int64_t perChunk = 16 / s.elementBytes;
@@ -83,6 +180,27 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
   }
   int64_t rowStep = spec.threads / chunksPerRow;
   std::string rs = str(rowStep);
+  if (hoisted()) {
+    w.open("if constexpr (kVec)");
+    w.comment("one cp.async a chunk, from the addresses set up before the loop; zero-filled");
+    w.comment("outside the matrix");
+    emitHoistedTile(w, spec, rowStep);
+    emitHoistedCopies(w, spec, rowStep, iterations);
+    w.close();
+    w.open("else");
+    w.comment("element loads (any size and alignment); rolled to keep registers free");
+    w.line("const int r = tid / " + str(chunksPerRow) + ", c = tid % " + str(chunksPerRow) + ";");
+    w.line("const int64_t row = " + spec.rowOrigin + " + r, col = " + spec.colOrigin + " + c * " +
+           str(perChunk) + ";");
+    w.line("#pragma unroll 1");
+    w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
+    w.line("sketch::load_chunk_16<false>(dst + " + swizzleOffset(s, "r + i * " + rs, "c") + ", " +
+           spec.base + ", row + i * " + rs + ", col, " + spec.rows + ", " + spec.cols + ", " +
+           spec.ld + ");");
+    w.close();
+    w.close();
+    return;
+  }
   w.comment("this thread copies chunk c of rows r, r + " + rs + ", ...");
   w.line("const int r = tid / " + str(chunksPerRow) + ", c = tid % " + str(chunksPerRow) + ";");
   w.line("const int64_t row = " + spec.rowOrigin + " + r, col = " + spec.colOrigin + " + c * " +

@@ -81,14 +81,22 @@ public:
     std::string rowOrigin, colOrigin;
     plan::SmemBuffer smem;
     int64_t threads = 128;
+    /// Not empty: the 16-byte path's per-thread addresses and bounds are set up
+    /// once before the main loop (emitSetup), in variables named `<hoist>_copy_*`,
+    /// so that a refill is a few adds. The k-tile's origin is then kt * BK along
+    /// the rows (`kAlongRows`) or the columns, the other origin independent of kt.
+    std::string hoist;
+    bool kAlongRows = false;
   };
   explicit MatrixTileLoader(Spec spec) : spec(std::move(spec)) {}
+  void emitSetup(CudaWriter &w) const override;
   void emitLoad(CudaWriter &w) const override;
   int64_t copiesPerThread() const override;
   void emitCopy(CudaWriter &w) const override;
 
 private:
   Spec spec;
+  bool hoisted() const;
 };
 
 /// The XOR applied to the chunk index of row `row` ("0" without a swizzle).
