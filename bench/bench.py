@@ -23,7 +23,6 @@ import argparse
 import datetime
 import math
 import os
-import statistics
 import sys
 
 import torch
@@ -34,31 +33,11 @@ import sketch_gpu  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "gemm"))
 from make_sketches import CONFIGS, MMA_CONFIGS  # noqa: E402  (the sketches' configurations)
-
-
-def time_ms(run, sets, batches=7, per_batch=10, warmup=5):
-    """Median per-call time of run(i) over input sets i = 0..sets-1, in ms."""
-    for i in range(warmup):
-        run(i % sets)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(batches):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for i in range(per_batch):
-            run(i % sets)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / per_batch)
-    return statistics.median(times)
+from bench_common import comparison_markdown, rel_error, time_ms  # noqa: E402
 
 
 def tflops(m, n, k, ms):
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12
-
-
-def rel_error(out, ref):
-    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
 
 
 def input_sets(m, n, k, dtype, sets, bias=False):
@@ -162,24 +141,10 @@ def bias_relu_case(rows, detail):
 def write_results(path, rows, detail, commit):
     device = torch.cuda.get_device_name()
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"\n## {date}, {device}, commit {commit}\n",
-             f"torch {torch.__version__}, CUDA {torch.version.cuda}; TF32 off for f32. "
-             "Times are medians of CUDA-event timed batches; ratio = torch time / our time.\n",
-             "| case | ours (best configuration) | ms | TFLOP/s | vs | ms | TFLOP/s | ratio | target | met |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for label, name, ms, tf, other, oms, otf, target in rows:
-        if name is None:
-            lines.append(f"| {label} | (no correct kernel) | | | {other} | {oms:.3f} | {otf:.1f} | | "
-                         f">= {target:.2f}x | no |")
-            continue
-        ratio = oms / ms
-        lines.append(f"| {label} | {name} | {ms:.3f} | {tf:.1f} | {other} | {oms:.3f} | {otf:.1f} | "
-                     f"{ratio:.2f}x | >= {target:.2f}x | {'yes' if ratio >= target else 'no'} |")
-    lines += ["", "<details><summary>every configuration</summary>", "",
-              "| kernel | size | ms | TFLOP/s | rel. error vs torch |", "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {n} | {s} | {ms:.3f} | {tf:.1f} | {e:.1e} |" for n, s, ms, tf, e in detail]
-    lines += ["", "</details>", ""]
-    text = "\n".join(lines)
+    heading = [f"\n## {date}, {device}, commit {commit}\n",
+               f"torch {torch.__version__}, CUDA {torch.version.cuda}; TF32 off for f32. "
+               "Times are medians of CUDA-event timed batches; ratio = torch time / our time.\n"]
+    text = comparison_markdown(heading, rows, detail, "size")
     for target in [path] + ([os.path.join(os.environ["OUT"], "RESULTS.md")] if os.environ.get("OUT") else []):
         with open(target, "a") as f:
             f.write(text)

@@ -17,7 +17,6 @@ Prints a table and writes it to $OUT/RESULTS_conv.md when OUT is set.
 import argparse
 import datetime
 import os
-import statistics
 import sys
 
 import torch
@@ -26,28 +25,12 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
 import sketch_gpu  # noqa: E402
+from bench_common import comparison_markdown, rel_error, time_ms  # noqa: E402
 
 # (C, H = W, K, R = S, stride, pad)
 LAYERS = [(64, 56, 64, 3, 1, 1), (256, 56, 64, 1, 1, 0), (128, 28, 128, 3, 1, 1),
           (256, 14, 256, 3, 1, 1), (512, 7, 512, 3, 1, 1), (128, 56, 128, 3, 2, 1)]
 BATCH = 64
-
-
-def time_ms(run, sets, batches=7, per_batch=10, warmup=5):
-    """Median per-call time of run(i) over input sets i = 0..sets-1, in ms."""
-    for i in range(warmup):
-        run(i % sets)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(batches):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for i in range(per_batch):
-            run(i % sets)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / per_batch)
-    return statistics.median(times)
 
 
 def cuda_kernels(run):
@@ -58,10 +41,6 @@ def cuda_kernels(run):
         torch.cuda.synchronize()
     names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     return "; ".join(n[:90] for n in dict.fromkeys(names)) or "(none seen)"
-
-
-def rel_error(out, ref):
-    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
 
 
 def our_kernels(prefix):
@@ -151,25 +130,11 @@ def sgemm_case(rows, detail, n=4096):
 def table(rows, detail, commit):
     device = torch.cuda.get_device_name()
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"\n## {date}, {device}, commit {commit}\n",
-             f"torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN "
-             f"{torch.backends.cudnn.version()}; TF32 off; cudnn.benchmark on. "
-             "Ratio = torch time / our time.\n",
-             "| case | ours (best configuration) | ms | TFLOP/s | vs | ms | TFLOP/s | ratio | target | met |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for label, name, ms, tf, other, oms, otf, target in rows:
-        if name is None:
-            lines.append(f"| {label} | (no correct kernel) | | | {other} | {oms:.3f} | {otf:.1f} | | "
-                         f">= {target:.2f}x | no |")
-            continue
-        ratio = oms / ms
-        lines.append(f"| {label} | {name} | {ms:.3f} | {tf:.1f} | {other} | {oms:.3f} | {otf:.1f} | "
-                     f"{ratio:.2f}x | >= {target:.2f}x | {'yes' if ratio >= target else 'no'} |")
-    lines += ["", "<details><summary>every configuration</summary>", "",
-              "| kernel | case | ms | TFLOP/s | rel. error vs torch |", "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {n} | {c} | {ms:.3f} | {tf:.1f} | {e:.1e} |" for n, c, ms, tf, e in detail]
-    lines += ["", "</details>", ""]
-    return "\n".join(lines)
+    heading = [f"\n## {date}, {device}, commit {commit}\n",
+               f"torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN "
+               f"{torch.backends.cudnn.version()}; TF32 off; cudnn.benchmark on. "
+               "Ratio = torch time / our time.\n"]
+    return comparison_markdown(heading, rows, detail, "case")
 
 
 def main():

@@ -7,7 +7,8 @@ cudaError_t as an int. The parameter list is read from the generated headers
 in SKETCH_GPU_GEN, so a test never repeats a signature.
 
 sketch_params(path) reads the kernel headers of a .sketch file: for each
-kernel, its parameters as (name, dtype, dims) with dims as symbol strings.
+kernel, its parameters as (name, dtype, dims) with dims as symbol strings;
+sketch_kernels(path) also gives each kernel's text.
 """
 import ctypes
 import glob
@@ -93,6 +94,15 @@ def sketch_params(path):
             params.append((p.group(1), p.group(2), dims))
         kernels[m.group(1)] = params
     return kernels
+
+
+def sketch_kernels(path):
+    """(name, params, body) for each kernel of a sketch file; body is the file's text from
+    the kernel's header on (its own statements come first)."""
+    with open(path) as f:
+        text = f.read()
+    for name, params in sketch_params(path).items():
+        yield name, params, text[text.index(f"kernel {name}("):]
 
 
 def check_close(out, ref, rtol, atol_scale, what):

@@ -69,10 +69,7 @@ def kernels():
     if _kernels is None:
         _kernels = {}
         for path in SKETCHES:
-            with open(path) as f:
-                text = f.read()
-            for name, plist in sketch_gpu.sketch_params(path).items():
-                body = text[text.index(f"kernel {name}("):]
+            for name, plist, body in sketch_gpu.sketch_kernels(path):
                 m = re.search(r"with stride \((\d+), (\d+)\) pad \((\d+), (\d+)\)"
                               r"(?: dilation \((\d+), (\d+)\))?", body)
                 _kernels[name] = {

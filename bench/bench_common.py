@@ -1,0 +1,48 @@
+"""Timing and reporting shared by bench.py and bench_conv.py."""
+import statistics
+
+import torch
+
+
+def time_ms(run, sets, batches=7, per_batch=10, warmup=5):
+    """Median per-call time of run(i) over input sets i = 0..sets-1, in ms."""
+    for i in range(warmup):
+        run(i % sets)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for i in range(per_batch):
+            run(i % sets)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_batch)
+    return statistics.median(times)
+
+
+def rel_error(out, ref):
+    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
+
+
+def comparison_markdown(heading, rows, detail, detail_column):
+    """A results section: `heading` lines, then one row per (label, our kernel, ms, TFLOP/s,
+    library, its ms, its TFLOP/s, target ratio) and the per-kernel details (kernel,
+    `detail_column`, ms, TFLOP/s, error) in a folded table."""
+    lines = heading + [
+        "| case | ours (best configuration) | ms | TFLOP/s | vs | ms | TFLOP/s | ratio | target | met |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for label, name, ms, tf, other, oms, otf, target in rows:
+        if name is None:
+            lines.append(f"| {label} | (no correct kernel) | | | {other} | {oms:.3f} | {otf:.1f} | | "
+                         f">= {target:.2f}x | no |")
+            continue
+        ratio = oms / ms
+        lines.append(f"| {label} | {name} | {ms:.3f} | {tf:.1f} | {other} | {oms:.3f} | {otf:.1f} | "
+                     f"{ratio:.2f}x | >= {target:.2f}x | {'yes' if ratio >= target else 'no'} |")
+    lines += ["", "<details><summary>every configuration</summary>", "",
+              f"| kernel | {detail_column} | ms | TFLOP/s | rel. error vs torch |",
+              "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {n} | {c} | {ms:.3f} | {tf:.1f} | {e:.1e} |" for n, c, ms, tf, e in detail]
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)
