@@ -286,6 +286,17 @@ bool usesWord(StringRef code, StringRef word) {
 
 std::string wrap(const Printed &p, bool needed) { return needed ? "(" + p.text + ")" : p.text; }
 
+/// The first k-step of a row tile starts GEMM-I's accumulators at zero.
+void emitClearFirstAccumulator(CudaWriter &w) {
+  w.open("if (kt == 0)");
+  w.line("#pragma unroll");
+  w.line("for (int mt = 0; mt < MT; ++mt)");
+  w.line("  #pragma unroll");
+  w.line("  for (int nt = 0; nt < NC / 8; ++nt)");
+  w.line("    acc0[mt][nt][0] = acc0[mt][nt][1] = acc0[mt][nt][2] = acc0[mt][nt][3] = 0.0f;");
+  w.close();
+}
+
 class B2bEmitter {
 public:
   B2bEmitter(KernelOp kernel, Plan plan, KernelSignature sig, CudaWriter &w)
@@ -542,13 +553,7 @@ private:
     w.line("if (u + kStages - 1 < steps)");
     w.line("  load_next((stage + kStages - 1) % kStages);");
     w.line("sketch::cp_async_commit();");
-    w.open("if (kt == 0)");
-    w.line("#pragma unroll");
-    w.line("for (int mt = 0; mt < MT; ++mt)");
-    w.line("  #pragma unroll");
-    w.line("  for (int nt = 0; nt < NC / 8; ++nt)");
-    w.line("    acc0[mt][nt][0] = acc0[mt][nt][1] = acc0[mt][nt][2] = acc0[mt][nt][3] = 0.0f;");
-    w.close();
+    emitClearFirstAccumulator(w);
     w.line("sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
            "b0_s + stage * (BK0 * B0_LD), warp_row, lane);");
     w.line("stage = (stage + 1) % kStages;");
@@ -722,13 +727,7 @@ private:
       w.line("  load_k_tile(u + kStages - 1, (stage + kStages - 1) % kStages);");
       w.line("sketch::cp_async_commit();");
     }
-    w.open("if (kt == 0)");
-    w.line("#pragma unroll");
-    w.line("for (int mt = 0; mt < MT; ++mt)");
-    w.line("  #pragma unroll");
-    w.line("  for (int nt = 0; nt < NC / 8; ++nt)");
-    w.line("    acc0[mt][nt][0] = acc0[mt][nt][1] = acc0[mt][nt][2] = acc0[mt][nt][3] = 0.0f;");
-    w.close();
+    emitClearFirstAccumulator(w);
     w.line(mma);
     if (plan.stages == 1)
       w.line("__syncthreads(); // the next step overwrites this stage");

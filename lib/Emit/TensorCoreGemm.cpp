@@ -188,16 +188,10 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
     emitHoistedCopies(w, spec, rowStep, iterations);
     w.close();
     w.open("else");
-    w.comment("element loads (any size and alignment); rolled to keep registers free");
     w.line("const int r = tid / " + str(chunksPerRow) + ", c = tid % " + str(chunksPerRow) + ";");
     w.line("const int64_t row = " + spec.rowOrigin + " + r, col = " + spec.colOrigin + " + c * " +
            str(perChunk) + ";");
-    w.line("#pragma unroll 1");
-    w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
-    w.line("sketch::load_chunk_16<false>(dst + " + swizzleOffset(s, "r + i * " + rs, "c") + ", " +
-           spec.base + ", row + i * " + rs + ", col, " + spec.rows + ", " + spec.cols + ", " +
-           spec.ld + ");");
-    w.close();
+    emitElementLoads(w, rs, iterations);
     w.close();
     return;
   }
@@ -223,13 +217,21 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
   w.close();
   w.close();
   w.open("else");
+  emitElementLoads(w, rs, iterations);
+  w.close();
+}
+
+/// The element path of a tile copy (any size and alignment), for a thread whose
+/// chunk c of rows r, r + rowStep, ... starts at (row, col).
+void MatrixTileLoader::emitElementLoads(CudaWriter &w, const std::string &rowStep,
+                                        int64_t iterations) const {
+  const plan::SmemBuffer &s = spec.smem;
   w.comment("element loads (any size and alignment); rolled to keep registers free");
   w.line("#pragma unroll 1");
   w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
-  w.line("sketch::load_chunk_16<false>(dst + " + swizzleOffset(s, "r + i * " + rs, "c") + ", " +
-         spec.base + ", row + i * " + rs + ", col, " + spec.rows + ", " + spec.cols + ", " +
-         spec.ld + ");");
-  w.close();
+  w.line("sketch::load_chunk_16<false>(dst + " + swizzleOffset(s, "r + i * " + rowStep, "c") +
+         ", " + spec.base + ", row + i * " + rowStep + ", col, " + spec.rows + ", " + spec.cols +
+         ", " + spec.ld + ");");
   w.close();
 }
 

@@ -97,6 +97,7 @@ public:
 private:
   Spec spec;
   bool hoisted() const;
+  void emitElementLoads(CudaWriter &w, const std::string &rowStep, int64_t iterations) const;
 };
 
 /// The XOR applied to the chunk index of row `row` ("0" without a swizzle).
