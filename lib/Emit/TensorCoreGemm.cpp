@@ -153,6 +153,10 @@ void emitHoistedCopies(CudaWriter &w, const MatrixTileLoader::Spec &spec, int64_
 
 } // namespace
 
+/// Heads the element path of a tile copy (emitElementLoads).
+constexpr const char *kElementLoadsComment =
+    "element loads (any size and alignment); rolled to keep registers free";
+
 void MatrixTileLoader::emitLoad(CudaWriter &w) const {
   const plan::SmemBuffer &s = spec.smem;
   int64_t perChunk = 16 / s.elementBytes;
@@ -188,6 +192,7 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
     emitHoistedCopies(w, spec, rowStep, iterations);
     w.close();
     w.open("else");
+    w.comment(kElementLoadsComment);
     w.line("const int r = tid / " + str(chunksPerRow) + ", c = tid % " + str(chunksPerRow) + ";");
     w.line("const int64_t row = " + spec.rowOrigin + " + r, col = " + spec.colOrigin + " + c * " +
            str(perChunk) + ";");
@@ -217,6 +222,7 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
   w.close();
   w.close();
   w.open("else");
+  w.comment(kElementLoadsComment);
   emitElementLoads(w, rs, iterations);
   w.close();
 }
@@ -226,7 +232,6 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
 void MatrixTileLoader::emitElementLoads(CudaWriter &w, const std::string &rowStep,
                                         int64_t iterations) const {
   const plan::SmemBuffer &s = spec.smem;
-  w.comment("element loads (any size and alignment); rolled to keep registers free");
   w.line("#pragma unroll 1");
   w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
   w.line("sketch::load_chunk_16<false>(dst + " + swizzleOffset(s, "r + i * " + rowStep, "c") +
