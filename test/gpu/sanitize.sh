@@ -21,9 +21,6 @@ tools=${1:-all}
 [ "$tools" = all ] && tools="memcheck racecheck"
 gen=${SKETCH_GPU_GEN:-$root/.gen/gpu}
 build=${SKETCH_GPU_BUILD:-/tmp/sketch_gpu_sanitize}
-arch=$(cat "$gen/ARCH" 2>/dev/null || echo sm_90a)
-gencode="arch=compute_${arch#sm_},code=$arch"
-jobs=${JOBS:-$(nproc)}
 files=${SKETCH_FILES:-"gemm_* sgemm_* conv_* attention_variants b2b_variants"}
 tests=${SANITIZE_TESTS:-"\
 test_gemm::test_every_kernel_small_sizes,test_gemm::test_k_zero_and_one,\
@@ -39,17 +36,10 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 [ -x "$sanitizer" ] || { echo "sanitize.sh: compute-sanitizer not found"; exit 1; }
 
 # Build the kernels with line information, so that reports name source lines.
-mkdir -p "$build"
-sources=()
-for pattern in $files; do
-  for f in "$gen"/$pattern.cu; do [ -f "$f" ] && sources+=("$f"); done
-done
-[ ${#sources[@]} -gt 0 ] || { echo "sanitize.sh: no generated .cu in $gen (run generate.sh)"; exit 1; }
-echo "sanitize.sh: building ${#sources[@]} files for $arch with -lineinfo"
-printf '%s\n' "${sources[@]}" | xargs -P "$jobs" -I{} sh -c \
-  'nvcc -std=c++17 -O3 -lineinfo -I"$0/runtime/include" -I"$1" -gencode "$2" -Xcompiler -fPIC -c "{}" -o "$3/$(basename {} .cu).o" || echo "BUILD FAILED: {}"' \
-  "$root" "$gen" "$gencode" "$build"
-nvcc -shared -o "$build/libsketch_gpu_sanitize.so" "$build"/*.o || exit 1
+ls "$gen"/*.cu > /dev/null 2>&1 || { echo "sanitize.sh: no generated .cu in $gen (run generate.sh)"; exit 1; }
+echo "sanitize.sh: building with -lineinfo"
+SKETCH_FILES=$files SKETCH_NVCC_FLAGS=-lineinfo \
+  "$root/test/gpu/build_generated.sh" "$gen" "$build" libsketch_gpu_sanitize.so || exit 1
 
 export SKETCH_GPU_LIB="$build/libsketch_gpu_sanitize.so" SKETCH_GPU_GEN="$gen"
 export PYTORCH_NO_CUDA_MEMORY_CACHING=1 PYTHONUNBUFFERED=1
