@@ -12,4 +12,4 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DSKETCH_SANITIZE=ON
 fi
 ninja -C "$build" -j "${JOBS:-$(nproc)}" sketchc sketch-opt
-python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv "$@" "$build/test"
+python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv -j "${JOBS:-$(nproc)}" "$@" "$build/test"
