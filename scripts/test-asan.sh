@@ -2,7 +2,7 @@
 # Builds sketchc and sketch-opt with AddressSanitizer and UndefinedBehaviorSanitizer
 # (SKETCH_SANITIZE=ON) in build-asan/ and runs the whole lit suite with them.
 # Any sanitizer report aborts the tool (test/lit.cfg.py sets abort_on_error), so
-# it fails its test. Run it before each release; docs/robustness.md.
+# it fails its test. scripts/test.sh (CI) runs it after ctest; docs/robustness.md.
 #   scripts/test-asan.sh [lit options...]      (env: SKETCH_ASAN_BUILD, JOBS)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
