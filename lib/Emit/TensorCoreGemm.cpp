@@ -37,6 +37,15 @@ std::string describeLayout(const plan::SmemBuffer &smem) {
 
 } // namespace
 
+namespace {
+
+/// How far a hoisted copy's source moves from one k-tile to the next (elements).
+std::string kTileAdvance(const MatrixTileLoader::Spec &spec) {
+  return spec.kAlongRows ? "(int64_t)BK * " + paren(spec.ld) : "BK";
+}
+
+} // namespace
+
 std::string swizzleBits(const plan::SmemBuffer &smem, StringRef row) {
   std::string r = paren(row);
   if (smem.layout != "xor" || smem.xorMask == 0)
@@ -90,14 +99,31 @@ void MatrixTileLoader::emitSetup(CudaWriter &w) const {
            paren(spec.ld) + " + " + spec.colOrigin + " + " + x + "_copy_c * " + pc + ";");
     w.line("const bool " + x + "_copy_in = " + spec.colOrigin + " + " + x + "_copy_c * " + pc +
            " < " + spec.cols + ";");
+    emitPersistentSources(w, iterations);
     return;
   }
   w.line("const auto *" + x + "_copy_src = " + spec.base + " + (" + spec.rowOrigin + " + " + x +
          "_copy_r) * " + paren(spec.ld) + " + " + x + "_copy_c * " + pc + ";");
+  emitPersistentSources(w, iterations);
   w.line("uint32_t " + x + "_copy_in = 0;  // bit i: row r + i * " + rs);
   unrolledFor(w, "i", str(iterations));
   w.line(x + "_copy_in |= (uint32_t)(" + spec.rowOrigin + " + " + x + "_copy_r + i * " + rs + " < " +
          spec.rows + ") << i;");
+  w.close();
+}
+
+/// The pointers of Spec::persistentSources, one k-tile before k-tile 0 (each copy
+/// advances its pointer first; the one before the matrix is never read).
+void MatrixTileLoader::emitPersistentSources(CudaWriter &w, int64_t iterations) const {
+  if (!spec.persistentSources)
+    return;
+  int64_t chunksPerRow = spec.smem.cols / (16 / spec.smem.elementBytes);
+  std::string x = spec.hoist, rs = str(spec.threads / chunksPerRow);
+  w.line("decltype(" + x + "_copy_src) " + x + "_copy_ptr[" + str(iterations) + "];  // row r + i * " +
+         rs + ": source of the last full k-tile copied");
+  unrolledFor(w, "i", str(iterations));
+  w.line(x + "_copy_ptr[i] = " + x + "_copy_src + ((int64_t)i * " + rs + " * " + paren(spec.ld) +
+         " - " + kTileAdvance(spec) + ");");
   w.close();
 }
 
@@ -132,7 +158,13 @@ void emitHoistedCopies(CudaWriter &w, const MatrixTileLoader::Spec &spec, int64_
   };
   w.open("if (full)");
   openLoop();
-  w.line("sketch::cp_async_16(" + dst + ", src + (int64_t)i * step, true);");
+  if (spec.persistentSources) {
+    // full k-tiles come first (kt < <x>_copy_tiles), so every earlier one advanced too
+    w.line(x + "_copy_ptr[i] += " + kTileAdvance(spec) + ";");
+    w.line("sketch::cp_async_16(" + dst + ", " + x + "_copy_ptr[i], true);");
+  } else {
+    w.line("sketch::cp_async_16(" + dst + ", src + (int64_t)i * step, true);");
+  }
   w.close();
   w.close();
   w.open("else");

@@ -87,6 +87,11 @@ public:
     /// the rows (`kAlongRows`) or the columns, the other origin independent of kt.
     std::string hoist;
     bool kAlongRows = false;
+    /// With `hoist` (and at most 4 copies a thread): each copy row's source lives in
+    /// a register across the main loop (`<hoist>_copy_ptr[i]`), advanced one k-tile
+    /// right before its copy, so a refill computes no address and writes no
+    /// register that an earlier cp.async may still be reading.
+    bool persistentSources = false;
   };
   explicit MatrixTileLoader(Spec spec) : spec(std::move(spec)) {}
   void emitSetup(CudaWriter &w) const override;
@@ -97,6 +102,7 @@ public:
 private:
   Spec spec;
   bool hoisted() const;
+  void emitPersistentSources(CudaWriter &w, int64_t iterations) const;
   void emitElementLoads(CudaWriter &w, const std::string &rowStep, int64_t iterations) const;
 };
 
