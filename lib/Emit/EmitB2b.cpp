@@ -114,26 +114,33 @@ __device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int
   }
 }
 
-/// The A fragment (16 x 16) at (row, col) of a shared tile (LD elements a row).
-template <int LD, typename E>
+/// Where element (row, col) of a shared tile lies, in elements: rows of LD elements,
+/// padded (the TMA-loaded stages use sketch::Swizzle128, sketch/tma.cuh, instead).
+template <int LD>
+struct Padded {
+  __device__ __forceinline__ static int offset(int row, int col) { return row * LD + col; }
+};
+
+/// The A fragment (16 x 16) at (row, col) of a shared tile laid out as TILE.
+template <typename TILE, typename E>
 __device__ __forceinline__ void load_a(uint32_t (&a)[4], const E *tile, int row, int col,
                                        int lane) {
-  const E *p = tile + (row + (lane & 15)) * LD + col + (lane >> 4) * 8;
+  const E *p = tile + TILE::offset(row + (lane & 15), col + (lane >> 4) * 8);
   sketch::ldmatrix_x4(a[0], a[1], a[2], a[3], sketch::smem_addr(p));
 }
 
 /// The B fragments of the two n8 tiles of the 16 x 16 block at (k, n) of a
-/// row-major [K][N] shared tile (transposed by ldmatrix).
-template <int LD, typename E>
+/// row-major [K][N] shared tile laid out as TILE (transposed by ldmatrix).
+template <typename TILE, typename E>
 __device__ __forceinline__ void load_b2(uint32_t (&b0)[2], uint32_t (&b1)[2], const E *tile,
                                         int k, int n, int lane) {
-  const E *p = tile + (k + (lane & 15)) * LD + n + (lane >> 4) * 8;
+  const E *p = tile + TILE::offset(k + (lane & 15), n + (lane >> 4) * 8);
   sketch::ldmatrix_x4_trans(b0[0], b0[1], b1[0], b1[1], sketch::smem_addr(p));
 }
 
 /// acc += A · B over one BK-deep stage: A is rows warp_row .. warp_row + 16 MT - 1
-/// of `a_tile` (BK columns), B is the BK x 8 NT tile `b_tile`.
-template <int BK, int A_LD, int B_LD, int MT, int NT, typename E>
+/// of `a_tile` (BK columns, laid out as A_TILE), B is the BK x 8 NT tile `b_tile`.
+template <int BK, typename A_TILE, typename B_TILE, int MT, int NT, typename E>
 __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const E *a_tile,
                                          const E *b_tile, int warp_row, int lane) {
 #pragma unroll
@@ -141,11 +148,11 @@ __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const E *a_til
     uint32_t a[MT][4];
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
-      load_a<A_LD>(a[mt], a_tile, warp_row + mt * 16, ks, lane);
+      load_a<A_TILE>(a[mt], a_tile, warp_row + mt * 16, ks, lane);
 #pragma unroll
     for (int nt = 0; nt < NT; nt += 2) {
       uint32_t b0[2], b1[2];
-      load_b2<B_LD>(b0, b1, b_tile, ks, nt * 8, lane);
+      load_b2<B_TILE>(b0, b1, b_tile, ks, nt * 8, lane);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         sketch::mma_m16n8k16<E>(acc[mt][nt], a[mt], b0);
@@ -153,6 +160,13 @@ __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const E *a_til
       }
     }
   }
+}
+
+/// The same on padded tiles (rows of A_LD and B_LD elements).
+template <int BK, int A_LD, int B_LD, int MT, int NT, typename E>
+__device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const E *a_tile,
+                                         const E *b_tile, int warp_row, int lane) {
+  warp_mma<BK, Padded<A_LD>, Padded<B_LD>>(acc, a_tile, b_tile, warp_row, lane);
 }
 
 /// The same with the A fragments already in registers: k16 steps k0 .. k0 + BK / 16 - 1.
@@ -165,7 +179,7 @@ __device__ __forceinline__ void warp_mma_a_regs(float (&acc)[MT][NT][4],
 #pragma unroll
     for (int nt = 0; nt < NT; nt += 2) {
       uint32_t b0[2], b1[2];
-      load_b2<B_LD>(b0, b1, b_tile, ks * 16, nt * 8, lane);
+      load_b2<Padded<B_LD>>(b0, b1, b_tile, ks * 16, nt * 8, lane);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         sketch::mma_m16n8k16<E>(acc[mt][nt], a[mt][k0 + ks], b0);
@@ -259,7 +273,12 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "B0_LD",     "B1_LD",     "D0_LD",       "OUT_LD",
                                "kSmemA0",   "kSmemB0",   "kSmemB1",     "kSmemD0",
                                "kSmemOut",  "kSmemBytes", "my_tiles", "load_m0", "load_kt", "load_next",
-                               "kL2Prefetch", "l2_prefetch", "kernel_fn"};
+                               "kL2Prefetch", "l2_prefetch", "kernel_fn",
+                               // the TMA pipeline (tma(), emitPersistentBody)
+                               "kTma", "tma", "a0_map", "b0_map", "pipeline", "A0Tile", "B0Tile",
+                               "kA0Stage", "kB0Stage", "kTmaA0", "kTmaB0", "kTmaBars",
+                               "kTmaStageBytes", "stage_full", "stage_empty", "phase", "load_u",
+                               "bar", "panel"};
 
 bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
 
@@ -308,6 +327,8 @@ public:
   LogicalResult emit() {
     if (failed(checkNames()))
       return failure();
+    if (tma())
+      w.line("#include \"sketch/tma.cuh\" // tensor-map (TMA) loads and mbarriers");
     w.stream() << kHelpers;
     w.line();
     emitConstants();
@@ -347,6 +368,22 @@ private:
   std::string t0() const { return typeName(plan.a0.getElementType()); }
   std::string t1() const { return typeName(plan.b1.getElementType()); }
   bool staged() const { return plan.residency == Residency::shared; }
+
+  /// A0 and B0 through tensor-map TMA as well (sm_90; the host function chooses at run
+  /// time, sketch/tma.cuh): persistent kernels whose K0 tiles and B0 tiles are whole
+  /// 64-column panels (128 bytes, the SWIZZLE_128B span) and whose TMA stages, unpadded,
+  /// with their mbarriers and the 1024-byte alignment, fit the plan's pipeline region.
+  bool tma() const {
+    if (!plan.persistent || (plan.arch != "sm_90" && plan.arch != "sm_90a"))
+      return false;
+    if (plan.tileK0 % 64 != 0 || plan.chunkN0 % 64 != 0)
+      return false;
+    int64_t pipelineEnd = llvm::alignTo(plan.smem.b0 + plan.stages * plan.smem.b0Stage, 128);
+    return tmaBars() + 16 * plan.stages + 1023 <= pipelineEnd;
+  }
+  /// Offsets (bytes) of the TMA stages of B0 and of the mbarriers in the pipeline region.
+  int64_t tmaB0() const { return plan.stages * plan.tileM * plan.tileK0 * 2; }
+  int64_t tmaBars() const { return tmaB0() + plan.stages * plan.tileK0 * plan.chunkN0 * 2; }
 
   /// A tile copy of a persistent kernel takes the kernel's kL2Prefetch (its template
   /// parameter, chosen by the host function); the others keep copy_tile_async's default.
@@ -439,6 +476,13 @@ private:
                                        : std::string())
                .str());
     w.line(formatv("constexpr int kSmemBytes = {0};", s.total).str());
+    if (tma()) {
+      w.comment("TMA: the A0 and B0 stages as unpadded 64-column panels (128B-swizzled) from the "
+                "first 1024-byte boundary of the pipeline region, then the stages' mbarriers.");
+      w.line(formatv("constexpr int kTmaA0 = 0, kTmaB0 = {0}, kTmaBars = {1};", tmaB0(), tmaBars())
+                 .str());
+      w.line("constexpr int kTmaStageBytes = (BM + NC) * BK0 * int(sizeof(T0)); // a stage's boxes");
+    }
   }
 
   //===--------------------------------------------------------------------===//
@@ -454,14 +498,46 @@ private:
     w.line(
         "#define SKETCH_B2B_MIN_BLOCKS 1 // blocks per SM ptxas must fit (1: registers unbounded)");
     w.line("#endif");
-    if (plan.persistent)
+    const bool tma = this->tma();
+    std::string params = kernelParams();
+    if (tma) {
+      w.line("#ifndef SKETCH_B2B_TMA");
+      w.line("#define SKETCH_B2B_TMA 1 // 0: the host functions never choose the TMA instances");
+      w.line("#endif");
+      w.line("template <bool kL2Prefetch, bool kTma> // the L2 prefetch hint on the cp.async "
+             "copies; A0 and B0 by TMA");
+      params += ",\n    const __grid_constant__ CUtensorMap a0_map, const __grid_constant__ "
+                "CUtensorMap b0_map";
+    } else if (plan.persistent) {
       w.line("template <bool kL2Prefetch> // the L2 prefetch hint on the tile copies");
+    }
     w.line("__global__ void __launch_bounds__(" + ns + "::kThreads, SKETCH_B2B_MIN_BLOCKS)");
-    CudaWriter::Block fn(w, kernelName + "(" + kernelParams() + ")");
+    CudaWriter::Block fn(w, kernelName + "(" + params + ")");
     w.line("using namespace " + ns + ";");
     w.line("extern __shared__ __align__(128) unsigned char smem[];");
-    w.line("T0 *a0_s = reinterpret_cast<T0 *>(smem + kSmemA0); // [kStages][BM][A0_LD]");
-    w.line("T0 *b0_s = reinterpret_cast<T0 *>(smem + kSmemB0); // [kStages][BK0][B0_LD]");
+    if (tma) {
+      w.comment("TMA: the pipeline region from its first 1024-byte boundary (128B-swizzled "
+                "panels), the stages unpadded.");
+      w.line("unsigned char *const pipeline = kTma ? smem + (1024 - sketch::smem_addr(smem) % "
+             "1024) % 1024 : smem;");
+      w.line("using A0Tile = std::conditional_t<kTma, sketch::Swizzle128<BM, T0>, "
+             "sketch_b2b::Padded<A0_LD>>;");
+      w.line("using B0Tile = std::conditional_t<kTma, sketch::Swizzle128<BK0, T0>, "
+             "sketch_b2b::Padded<B0_LD>>;");
+      w.line("constexpr int kA0Stage = kTma ? BM * BK0 : BM * A0_LD; // elements a stage");
+      w.line("constexpr int kB0Stage = kTma ? BK0 * NC : BK0 * B0_LD;");
+      w.line("T0 *a0_s = reinterpret_cast<T0 *>(pipeline + (kTma ? kTmaA0 : kSmemA0)); // "
+             "[kStages][kA0Stage]");
+      w.line("T0 *b0_s = reinterpret_cast<T0 *>(pipeline + (kTma ? kTmaB0 : kSmemB0)); // "
+             "[kStages][kB0Stage]");
+      w.line("uint64_t *stage_full = reinterpret_cast<uint64_t *>(pipeline + kTmaBars); // "
+             "[kStages] (TMA)");
+      w.line("uint64_t *stage_empty = stage_full + kStages;                              // "
+             "[kStages] (TMA)");
+    } else {
+      w.line("T0 *a0_s = reinterpret_cast<T0 *>(smem + kSmemA0); // [kStages][BM][A0_LD]");
+      w.line("T0 *b0_s = reinterpret_cast<T0 *>(smem + kSmemB0); // [kStages][BK0][B0_LD]");
+    }
     w.line("T1 *b1_s = reinterpret_cast<T1 *>(smem + kSmemB1); // [kB1Buffers][BK1][B1_LD]");
     if (staged())
       w.line("T1 *d0_s = reinterpret_cast<T1 *>(smem + kSmemD0); // [BM][D0_LD]");
@@ -498,20 +574,37 @@ private:
   }
 
   /// The kernel of persistent blocks: each takes row tiles blockIdx.x, + gridDim.x, ...
-  /// and runs one cp.async pipeline over all its (row tile, K0 tile) steps, so that
-  /// the next tile's first K0 tiles load while the current one ends (GEMM-II, the
-  /// epilogues, the store) and A0 never stops streaming at a tile boundary.
+  /// and runs one pipeline over all its (row tile, K0 tile) steps, so that the next
+  /// tile's first K0 tiles load while the current one ends (GEMM-II, the epilogues, the
+  /// store) and A0 never stops streaming at a tile boundary. With TMA (a kTma template
+  /// instance, see tma()), one thread asks for a stage's A0 and B0 boxes, every thread
+  /// waits on the stage's full mbarrier, and each warp releases the stage on its empty
+  /// mbarrier once read; the cp.async instance waits on groups and a block barrier.
   LogicalResult emitPersistentBody() {
+    const bool tma = this->tma();
     w.line("const int64_t tiles = sketch::ceil_div(m_size, BM); // row tiles");
     w.line("const int64_t k_tiles = sketch::ceil_div(k0_size, BK0);");
     w.line("const int64_t k_steps = k_tiles > 0 ? k_tiles : 1; // K0 = 0 still writes D1");
     w.line("const int64_t my_tiles = (tiles - blockIdx.x + gridDim.x - 1) / gridDim.x; // >= 1");
     w.line("const int64_t steps = my_tiles * k_steps; // this block's (row tile, K0 tile) pairs");
     w.line("const int nc = 0; // one pass: NC == N0");
-    emitLoadKTile("int64_t row0, int64_t kt", "row0", "kt");
+    if (tma)
+      emitTmaLoadKTile();
+    else
+      emitLoadKTile("int64_t row0, int64_t kt", "row0", "kt");
     w.comment("The next (row tile, K0 tile) step to ask for, counted without divisions.");
     w.line("int64_t load_m0 = int64_t(blockIdx.x) * BM, load_kt = 0;");
+    if (tma)
+      w.line("int64_t load_u = 0; // TMA: that step's index (its stage last held step load_u - "
+             "kStages)");
     w.open("auto load_next = [&](int stage)");
+    if (tma) {
+      w.line("if (kTma && threadIdx.x == 0 && load_u >= kStages) // every warp is done with the "
+             "stage's last step");
+      w.line("  sketch::mbarrier_wait(sketch::smem_addr(stage_empty + stage), "
+             "uint32_t(load_u / kStages - 1) & 1);");
+      w.line("++load_u;");
+    }
     w.line("load_k_tile(load_m0, load_kt, stage);");
     w.open("if (++load_kt == k_steps)");
     w.line("load_kt = 0;");
@@ -528,6 +621,20 @@ private:
                 .str()));
     w.close(";");
     w.line();
+    if (tma) {
+      w.open("if constexpr (kTma)");
+      w.comment("A stage is full once its boxes have landed (one arrival: the thread that asks "
+                "for them), empty once every warp has read it.");
+      w.open("if (threadIdx.x == 0)");
+      w.open("for (int s = 0; s < kStages; ++s)");
+      w.line("sketch::mbarrier_init(sketch::smem_addr(stage_full + s), 1);");
+      w.line("sketch::mbarrier_init(sketch::smem_addr(stage_empty + s), kThreads / 32);");
+      w.close();
+      w.line("sketch::fence_mbarrier_init();");
+      w.close();
+      w.line("__syncthreads();");
+      w.close();
+    }
     emitB1Prologue();
     w.comment("The first tile's epilogue tiles join the group of its first K0 tile; later ones "
               "join the group committed right after the previous tile's store.");
@@ -539,24 +646,52 @@ private:
     w.line("sketch::cp_async_commit();");
     w.close();
     w.line();
-    w.comment(formatv("GEMM-I: {0} = {1} . {2}, K0 in tiles of BK0 through a {3}-stage cp.async "
+    w.comment(formatv("GEMM-I: {0} = {1} . {2}, K0 in tiles of BK0 through a {3}-stage {4} "
                       "pipeline that runs on across row tiles.",
-                      plan.d0, plan.a0.getName(), plan.b0.getName(), plan.stages)
+                      plan.d0, plan.a0.getName(), plan.b0.getName(), plan.stages,
+                      tma ? "TMA (or cp.async)" : "cp.async")
                   .str());
     w.line("float acc0[MT][NC / 8][4];");
     w.line("int stage = 0;");
+    if (tma)
+      w.line("uint32_t phase = 0; // TMA: the parity of the stages' current round");
     w.line("int64_t m0 = int64_t(blockIdx.x) * BM, kt = 0; // this step's row tile and K0 tile");
     w.line("#pragma unroll 1");
     w.open("for (int64_t u = 0; u < steps; ++u)");
-    w.line("sketch::cp_async_wait<kStages - 2>(); // step u has landed");
-    w.line("__syncthreads();                      // ... for every thread; stage u - 1 is free");
+    auto waitForStep = [&] { // the cp.async pipeline's wait
+      w.line("sketch::cp_async_wait<kStages - 2>(); // step u has landed");
+      w.line("__syncthreads();                      // ... for every thread; stage u - 1 is free");
+    };
+    if (tma) {
+      w.open("if constexpr (kTma)");
+      w.line("sketch::mbarrier_wait(sketch::smem_addr(stage_full + stage), phase); // step u has "
+             "landed");
+      elseBranch();
+      waitForStep();
+      w.close();
+    } else {
+      waitForStep();
+    }
     w.line("if (u + kStages - 1 < steps)");
     w.line("  load_next((stage + kStages - 1) % kStages);");
-    w.line("sketch::cp_async_commit();");
+    w.line(tma ? "sketch::cp_async_commit(); // (TMA: a group of the epilogue tiles' copies, if any)"
+               : "sketch::cp_async_commit();");
     emitClearFirstAccumulator(w);
-    w.line("sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
-           "b0_s + stage * (BK0 * B0_LD), warp_row, lane);");
-    w.line("stage = (stage + 1) % kStages;");
+    if (tma) {
+      w.line("sketch_b2b::warp_mma<BK0, A0Tile, B0Tile>(acc0, a0_s + stage * kA0Stage, b0_s + "
+             "stage * kB0Stage, warp_row, lane);");
+      w.line("if constexpr (kTma)");
+      w.line("  sketch::mbarrier_arrive_by_warp(sketch::smem_addr(stage_empty + stage)); // this "
+             "warp is done with the stage");
+      w.open("if (++stage == kStages)");
+      w.line("stage = 0;");
+      w.line("phase ^= 1;");
+      w.close();
+    } else {
+      w.line("sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
+             "b0_s + stage * (BK0 * B0_LD), warp_row, lane);");
+      w.line("stage = (stage + 1) % kStages;");
+    }
     w.open("if (++kt != k_steps)");
     w.line("continue;");
     w.close();
@@ -568,8 +703,17 @@ private:
     w.comment(formatv("GEMM-II: {0} = {1} . {2}, {3} rows of {2} at a time.", plan.d1, plan.d0,
                       plan.b1.getName(), plan.tileK1)
                   .str());
-    w.line("sketch_b2b::cp_async_wait_older<kStages - 1>(k_steps - 1); // this tile's epilogue "
-           "tiles have landed");
+    if (tma) {
+      w.line("if constexpr (kTma)");
+      w.line("  sketch::cp_async_wait<0>(); // this tile's epilogue tiles (the only cp.async in "
+             "flight) have landed");
+      w.line("else");
+      w.line("  sketch_b2b::cp_async_wait_older<kStages - 1>(k_steps - 1); // this tile's "
+             "epilogue tiles have landed");
+    } else {
+      w.line("sketch_b2b::cp_async_wait_older<kStages - 1>(k_steps - 1); // this tile's epilogue "
+             "tiles have landed");
+    }
     w.line("__syncthreads();");
     if (failed(emitRegisterSecondGemm(true)))
       return failure();
@@ -586,6 +730,37 @@ private:
     w.close();
     w.line("sketch::cp_async_wait<0>();");
     return success();
+  }
+
+  /// Closes the `if` block being written with `} else {`.
+  void elseBranch() {
+    w.indentLess();
+    w.line("} else {");
+    w.indentMore();
+  }
+
+  /// `auto load_k_tile = [&](int64_t row0, int64_t kt, int stage)` of a kernel with the
+  /// TMA path: the kTma instance asks for the stage's A0 and B0 boxes (64-column panels,
+  /// zero-filled past M and K0) from one thread; the other copies them with cp.async.
+  void emitTmaLoadKTile() {
+    w.open("auto load_k_tile = [&](int64_t row0, int64_t kt, int stage)");
+    w.open("if constexpr (kTma)");
+    w.open("if (threadIdx.x == 0)");
+    w.line("const uint32_t bar = sketch::smem_addr(stage_full + stage);");
+    w.line("sketch::mbarrier_arrive_expect_tx(bar, kTmaStageBytes);");
+    w.line("#pragma unroll");
+    w.line("for (int panel = 0; panel < BK0 / 64; ++panel)");
+    w.line("  sketch::tma_load_2d(sketch::smem_addr(a0_s + stage * kA0Stage + panel * (BM * 64)), "
+           "&a0_map, int(kt * BK0) + panel * 64, int(row0), bar);");
+    w.line("#pragma unroll");
+    w.line("for (int panel = 0; panel < NC / 64; ++panel)");
+    w.line("  sketch::tma_load_2d(sketch::smem_addr(b0_s + stage * kB0Stage + panel * (BK0 * 64)), "
+           "&b0_map, nc + panel * 64, int(kt * BK0), bar);");
+    w.close();
+    elseBranch();
+    emitKTileCopies("row0", "kt", "kA0Stage", "kB0Stage");
+    w.close();
+    w.close(";");
   }
 
   /// The first kStages - 1 K0 tiles of the row tile at `row0`, when `when`.
@@ -679,15 +854,21 @@ private:
     w.open(("auto load_k_tile = [&](" + params + ", int stage)").str());
     if (!prelude.empty())
       w.line(prelude);
+    emitKTileCopies(row0, kt, "(BM * A0_LD)", "(BK0 * B0_LD)");
+    w.close(";");
+  }
+
+  /// The cp.async copies of the A0 and B0 tiles of K0 tile `kt` into stage `stage`
+  /// (stages `a0Stage` and `b0Stage` elements apart).
+  void emitKTileCopies(StringRef row0, StringRef kt, StringRef a0Stage, StringRef b0Stage) {
     w.line(withL2(formatv("sketch_b2b::copy_tile_async<BM, BK0, A0_LD, kThreads>(a0_s + stage * "
-                          "(BM * A0_LD), {0}, k0_size, {1}, m_size, ({2}) * BK0, k0_size);",
-                          ident(plan.a0.getName()), row0, kt)
+                          "{3}, {0}, k0_size, {1}, m_size, ({2}) * BK0, k0_size);",
+                          ident(plan.a0.getName()), row0, kt, a0Stage)
                       .str()));
     w.line(withL2(formatv("sketch_b2b::copy_tile_async<BK0, NC, B0_LD, kThreads>(b0_s + stage * "
-                          "(BK0 * B0_LD), {0} + nc, N0, ({1}) * BK0, k0_size, 0, NC);",
-                          ident(plan.b0.getName()), kt)
+                          "{2}, {0} + nc, N0, ({1}) * BK0, k0_size, 0, NC);",
+                          ident(plan.b0.getName()), kt, b0Stage)
                       .str()));
-    w.close(";");
   }
 
   /// Staged D0: one pipeline over the (column chunk, K0 tile) steps, so that the next
@@ -1100,8 +1281,26 @@ private:
       w.line("const bool l2_prefetch = SKETCH_B2B_L2_PREFETCH < 0");
       w.line("                             ? sketch::ceil_div(k0_size, BK0) >= kStages");
       w.line("                             : SKETCH_B2B_L2_PREFETCH == 256;");
-      w.line("auto *const kernel_fn = l2_prefetch ? " + kernelName + "<true> : " + kernelName +
-             "<false>;");
+      if (tma()) {
+        w.comment("A0 and B0 by TMA unless the driver cannot describe them (K0 = 0, row "
+                  "coordinates past 2^31): then cp.async.");
+        w.line("CUtensorMap a0_map{}, b0_map{};");
+        w.line("const bool tma = SKETCH_B2B_TMA && m_size < (int64_t(1) << 31) &&");
+        w.line(formatv("                 sketch::encode_tensor_map_2d(&a0_map, {0}, k0_size, "
+                       "m_size, k0_size * sizeof(T0), 64, BM, sizeof(T0)) &&",
+                       ident(plan.a0.getName()))
+                   .str());
+        w.line(formatv("                 sketch::encode_tensor_map_2d(&b0_map, {0}, N0, k0_size, "
+                       "N0 * sizeof(T0), 64, BK0, sizeof(T0));",
+                       ident(plan.b0.getName()))
+                   .str());
+        w.line("auto *const kernel_fn = tma           ? " + kernelName + "<false, true>");
+        w.line("                        : l2_prefetch ? " + kernelName + "<true, false>");
+        w.line("                                      : " + kernelName + "<false, false>;");
+      } else {
+        w.line("auto *const kernel_fn = l2_prefetch ? " + kernelName + "<true> : " + kernelName +
+               "<false>;");
+      }
       launched = "kernel_fn";
     }
     w.line("cudaError_t error = sketch::allow_dynamic_smem(" + launched + ", kSmemBytes);");
@@ -1121,7 +1320,7 @@ private:
       w.line("  blocks = int64_t(per_sm) * sms;");
     }
     w.line(launched + "<<<dim3(unsigned(blocks)), kThreads, kSmemBytes, stream>>>(" +
-           kernelArgumentList(sig) + ");");
+           kernelArgumentList(sig) + (tma() ? ", a0_map, b0_map" : "") + ");");
     w.line("return cudaGetLastError();");
   }
 

@@ -154,9 +154,11 @@ def launch(name, t, s, m, k0):
     return fn(*args)
 
 
-def check_one(name, m, k0, seed=0):
-    """Runs one case; returns an error message or None."""
+def check_one(name, m, k0, seed=0, prepare=None):
+    """Runs one case (its inputs passed through `prepare` first); returns an error message or None."""
     t, s = make_inputs(name, m, k0, seed)
+    if prepare:
+        t = prepare(t)
     status = launch(name, t, s, m, k0)
     torch.cuda.synchronize()
     where = f"{name} M={m} K0={k0}"
@@ -236,6 +238,26 @@ def test_one_stage_row_bias():
 def test_large_m():
     """The benchmark's first shape, with M one row past a multiple of 128."""
     assert not run_cases([("b2b_n64", 81921, 576, 7)])
+
+
+def offset_copy(x, elems):
+    """x copied to a buffer `elems` elements past the start of its allocation."""
+    buf = torch.empty(x.numel() + elems, dtype=x.dtype, device=x.device)
+    view = buf[elems:].view(x.shape)
+    view.copy_(x)
+    return view
+
+
+def test_offset_operands():
+    """A0, B0 and C1 16 bytes past their allocations: the TMA path (b2b_n64, b2b_n128 with two
+    B0 panels) needs 16-byte aligned tensors only, whatever the 1024-byte swizzle of its stages."""
+    def shift(t):
+        return {k: offset_copy(v, 8) if k in ("A0", "B0", "C1") else v for k, v in t.items()}
+    failures = [check_one(name, m, k0, 21, shift) for name in ("b2b_n64", "b2b_n128")
+                for m, k0 in ((1000, 200), (4133, 576))]
+    for msg in filter(None, failures):
+        print("FAIL", msg)
+    assert not any(failures)
 
 
 def test_rejects_bad_sizes():

@@ -1,0 +1,152 @@
+// sketch/tma.cuh - tensor-map (TMA) tile loads completing on mbarriers (sm_90).
+//
+// Device side (each function is one instruction, or a wait loop):
+//   mbarrier_init(bar, count)        a barrier expecting `count` arrivals a phase
+//   fence_mbarrier_init()            makes initialised barriers visible to the copy engine
+//   mbarrier_arrive_expect_tx(bar, bytes)
+//                                    arrives and announces `bytes` still to land this phase
+//   mbarrier_arrive(bar)             a plain arrival
+//   mbarrier_arrive_by_warp(bar)     one arrival for the whole warp, once all its lanes are
+//                                    here (their earlier shared-memory reads included)
+//   mbarrier_wait(bar, parity)       waits until the phase of parity `parity` has completed
+//   tma_load_2d(dst, map, x, y, bar) the box at column x, row y of the tensor `map` into
+//                                    shared `dst` (a 1024-byte aligned address with
+//                                    SWIZZLE_128B); its bytes complete_tx on `bar`
+//   Swizzle128<ROWS, E>::offset(row, col)
+//                                    where element (row, col) of a ROWS-row tile lies when
+//                                    it was loaded as 128-byte wide column panels with
+//                                    SWIZZLE_128B (see below)
+// Host side:
+//   encode_tensor_map_2d(map, base, cols, rows, row_bytes, box_cols, box_rows, elem_bytes)
+//                                    a row-major matrix with a 128B-swizzled box, out-of-range
+//                                    elements zero-filled; false when the driver refuses it
+//                                    (sizes, alignment, no driver entry point): use another path
+//
+// cuTensorMapEncodeTiled is a driver API function; it is looked up once through the
+// runtime (cudaGetDriverEntryPointByVersion, CUDA 12.5 or newer), so nothing links
+// against libcuda.
+#ifndef SKETCH_TMA_CUH
+#define SKETCH_TMA_CUH
+
+#include <cstdint>
+#include <cuda.h> // CUtensorMap and its enums (types only)
+#include <cuda_runtime.h>
+
+namespace sketch {
+
+//===----------------------------------------------------------------------===//
+// mbarrier
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/// After the barriers are initialised, before any copy may complete on them (then a
+/// __syncthreads() before other threads use them).
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/// One arrival per warp (lane 0, after the warp's lanes have synchronised): count a
+/// consumer barrier in warps.
+__device__ __forceinline__ void mbarrier_arrive_by_warp(uint32_t bar) {
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0)
+    mbarrier_arrive(bar);
+}
+
+/// Spins on try_wait (which itself suspends the thread for a while) until the phase
+/// with parity `parity` is complete; acquire semantics: the landed bytes are visible.
+__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
+  asm volatile("{\n"
+               "  .reg .pred done;\n"
+               "WAIT_%=:\n"
+               "  mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               "  @!done bra WAIT_%=;\n"
+               "}\n" ::"r"(bar),
+               "r"(parity)
+               : "memory");
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor copies
+//===----------------------------------------------------------------------===//
+
+/// The box whose first element is (row y, column x) of `map`'s tensor into `dst`;
+/// elements outside the tensor are zero-filled (and counted in the transaction bytes).
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, int x, int y,
+                                            uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+               : "memory");
+}
+
+/// A ROWS x COLS tile of 2-byte elements loaded as COLS / 64 column panels (boxes of
+/// 64 columns = 128 bytes by ROWS rows, one after the other) with SWIZZLE_128B: in
+/// each 1024-byte group of 8 rows, the 16-byte chunk c of row r lies at chunk
+/// c ^ (r % 8). 16-byte pieces (ldmatrix rows, 8 elements from a multiple of 8) stay
+/// whole; the 8 rows an ldmatrix reads at one chunk column hit 8 distinct chunks.
+template <int ROWS, typename E>
+struct Swizzle128 {
+  static_assert(sizeof(E) == 2, "128-byte panels of 64 two-byte elements");
+  static_assert(ROWS % 8 == 0, "whole 1024-byte swizzle groups");
+  static constexpr int kPanelCols = 64;
+  __device__ __forceinline__ static int offset(int row, int col) {
+    const int panel = col / kPanelCols, c = col % kPanelCols;
+    return panel * (ROWS * kPanelCols) + row * kPanelCols + (((c >> 3) ^ (row & 7)) << 3) +
+           (c & 7);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Host
+//===----------------------------------------------------------------------===//
+
+/// Encodes `map` for the row-major matrix at `base` (rows x cols elements of
+/// `elem_bytes` each, rows `row_bytes` apart) read in boxes of box_rows x box_cols with
+/// SWIZZLE_128B (box_cols * elem_bytes <= 128); elements past the matrix read as zero.
+inline bool encode_tensor_map_2d(CUtensorMap *map, const void *base, uint64_t cols,
+                                 uint64_t rows, uint64_t row_bytes, uint32_t box_cols,
+                                 uint32_t box_rows, int elem_bytes) {
+  using Encode = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                              const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                              const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+  static const Encode encode = [] {
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<Encode>(fn);
+  }();
+  if (encode == nullptr || cols == 0 || rows == 0)
+    return false;
+  const CUtensorMapDataType type = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                   : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                                     : CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {row_bytes};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  return encode(map, type, 2, const_cast<void *>(base), dims, strides, box, element_strides,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+} // namespace sketch
+
+#endif // SKETCH_TMA_CUH
