@@ -8,8 +8,9 @@ Cases (issue 5 and the f32 part of issue 4):
     f32 nchw/kcrs (SIMT)          >= 0.6x torch conv2d f32 (cuDNN), TF32 off
   f32 GEMM 4096^3 (SIMT)          >= 0.8x torch.matmul (cuBLAS SGEMM), TF32 off
 torch.backends.cudnn.benchmark = True (cuDNN picks its fastest algorithm first).
-Each layer is run by every block configuration of bench/conv/*.sketch; the best
-correct one is compared. Timing: CUDA events around batches of calls after
+Each layer is run by every block configuration of bench/conv/*.sketch (for f32
+3x3 stride-1 layers also the Winograd F(2x2, 3x3) kernel, bc_f32_s1p1_winograd);
+the best correct one is compared. Timing: CUDA events around batches of calls after
 warm-up, the median per-call time; inputs rotate among several sets. Each
 kernel's output is first checked against torch's (normwise relative error).
 Prints a table and writes it to $OUT/RESULTS_conv.md when OUT is set.

@@ -19,13 +19,16 @@ def Sketch_KernelOp : Sketch_Op<"kernel", [IsolatedFromAbove, Symbol, NoTerminat
     declaration order, then the statements. Directives are attributes:
     `tile_m`, `tile_n`, `tile_k` (`tile BM = .., BN = .., BK = ..`), `warps`
     and `stages`; each is absent until the user or the defaults pass sets it.
+    `algorithm` (`algorithm winograd` / `algorithm implicit_gemm`, an extension)
+    picks a convolution's kernel; absent, sketch-choose-defaults chooses.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        OptionalAttr<I64Attr>:$tile_m,
                        OptionalAttr<I64Attr>:$tile_n,
                        OptionalAttr<I64Attr>:$tile_k,
                        OptionalAttr<I64Attr>:$warps,
-                       OptionalAttr<I64Attr>:$stages);
+                       OptionalAttr<I64Attr>:$stages,
+                       OptionalAttr<StrAttr>:$algorithm);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;

@@ -245,4 +245,9 @@ private:
 };
 } // namespace
 
-LogicalResult KernelOp::verify() { return NameChecker(*this).run(); }
+LogicalResult KernelOp::verify() {
+  if (auto algorithm = getAlgorithm(); algorithm && *algorithm != "winograd" &&
+                                       *algorithm != "implicit_gemm")
+    return emitError("algorithm '") << *algorithm << "' is not winograd or implicit_gemm";
+  return NameChecker(*this).run();
+}

@@ -12,6 +12,9 @@
 //   nhwc X, krsc W, f16/bf16  the tensor-core mainloop (TensorCoreGemm.h) with
 //                           an im2col TileLoader for A (16-byte chunks of 8
 //                           channels) and the filter as a K-contiguous B.
+//   nchw X, kcrs 3x3 W, f32, stride 1, dilation 1, where sketch-choose-defaults
+//                           chose "winograd" (plan::kConvAlgorithmAttr): Winograd
+//                           F(2x2, 3x3) instead of the implicit GEMM (EmitWinograd.cpp).
 // The epilogue (bias per output channel, activations, expressions, tensors of
 // the output's shape) is fused before the store, in the output's layout.
 //
@@ -19,6 +22,7 @@
 #include "lib/Emit/EmitEpilogue.h"
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/EmitSimt.h"
+#include "lib/Emit/EmitWinograd.h"
 #include "lib/Emit/KernelEmitters.h"
 #include "lib/Emit/TensorCoreGemm.h"
 #include "lib/Passes/BackendPlan.h"
@@ -282,13 +286,17 @@ struct ConvWriterBase {
            (param.layout ? stringifyLayout(*param.layout).str() : std::string());
   }
 
-  void emitHeaderComment(StringRef path) {
+  void emitHeaderComment(StringRef path, bool implicitGemm = true) {
     w.comment("Kernel " + p.sig.name + ": " + dimsOf(*p.y) + " = conv2d(" + dimsOf(*p.x) +
               ", " + dimsOf(*p.w) + "), stride (" + str(p.strideH) + ", " + str(p.strideW) +
               ") pad (" + str(p.padH) + ", " + str(p.padW) + ") dilation (" + str(p.dilH) +
               ", " + str(p.dilW) + ")");
-    w.comment("Implicit GEMM: M = " + p.n + "*" + p.p + "*" + p.q + " output pixels, N = " + p.k +
-              " channels, reduced over " + p.c + "*" + p.r + "*" + p.s + "; " + path.str());
+    if (implicitGemm)
+      w.comment("Implicit GEMM: M = " + p.n + "*" + p.p + "*" + p.q + " output pixels, N = " +
+                p.k + " channels, reduced over " + p.c + "*" + p.r + "*" + p.s + "; " +
+                path.str());
+    else
+      w.comment(path);
     for (const std::string &line : epilogue.describe())
       w.comment("Epilogue: " + line);
   }
@@ -616,6 +624,46 @@ struct TensorCoreConvWriter : ConvWriterBase {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// nchw / kcrs 3x3, f32, stride 1, dilation 1: Winograd F(2x2, 3x3)
+//===----------------------------------------------------------------------===//
+
+struct WinogradConvWriter : ConvWriterBase {
+  /// Why the convolution cannot run as Winograd F(2x2, 3x3); empty when it can
+  /// (sketch-choose-defaults checked the `algorithm` directive already).
+  std::string mismatch() const {
+    if (p.nhwc)
+      return "it is nhwc";
+    if (evaluateExpr(p.r) != 3 || evaluateExpr(p.s) != 3)
+      return "the filter is " + p.r + "x" + p.s + ", not 3x3";
+    if (p.strideH != 1 || p.strideW != 1 || p.dilH != 1 || p.dilW != 1)
+      return "its stride or dilation is not (1, 1)";
+    return "";
+  }
+
+  WinogradConvSpec spec() {
+    WinogradConvSpec s;
+    s.sig = &p.sig;
+    s.epilogue = &epilogue;
+    s.x = p.x->cname, s.w = p.w->cname, s.y = p.y->cname;
+    s.kDim = dim(p.k);
+    s.kernelParams = kernelParams();
+    s.kernelArgs = kernelArgs();
+    s.perChannel = [this](const EpilogueOperand &operand) {
+      return p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel;
+    };
+    s.headerComment = [this] {
+      emitHeaderComment("Winograd F(2x2, 3x3): " + p.n + "*ceil(" + p.p + "/2)*ceil(" + p.q +
+                            "/2) tiles of 2x2 outputs, 16 component GEMMs of " + p.k +
+                            " channels x tiles, reduced over " + p.c,
+                        false);
+    };
+    s.derivedSizes = [this] { emitDerivedSizes(); };
+    s.hostShape = [this] { emitHostShape(); };
+    return s;
+  }
+};
+
 } // namespace
 
 KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w) {
@@ -627,6 +675,22 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
                                           p.store.getLoc());
   if (failed(epilogue))
     return failure();
+  auto algorithm = p.conv->getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr);
+  if (algorithm && algorithm.getValue() == "winograd") {
+    WinogradConvWriter writer{{p, *epilogue, w}};
+    if (std::string why = writer.mismatch(); !why.empty())
+      return p.conv.emitError() << "the Winograd F(2x2, 3x3) kernel needs an f32 nchw/kcrs "
+                                   "3x3 convolution with stride (1, 1) and dilation (1, 1), but "
+                                << why;
+    w.line("#include \"sketch/winograd.cuh\"  // Winograd F(2x2, 3x3) convolution helpers");
+    w.line();
+    WinogradConvSpec spec = writer.spec();
+    emitWinogradKernel(w, spec);
+    w.line();
+    emitWinogradHost(w, spec);
+    w.line();
+    return p.sig;
+  }
   w.line("#include \"sketch/conv.cuh\"  // implicit-GEMM convolution helpers");
   w.line();
   if (!p.nhwc) {

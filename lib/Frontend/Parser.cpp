@@ -91,6 +91,7 @@ private:
   static bool isDirective(const Token &token);
   LogicalResult parseDirective(KernelOp kernel);
   LogicalResult parseTileDirective(KernelOp kernel);
+  LogicalResult parseAlgorithmDirective(KernelOp kernel);
   LogicalResult parseCountDirective(KernelOp kernel);
 
   // Statements.
@@ -183,7 +184,7 @@ static bool startsStatement(const Token &token) {
     return false;
   return llvm::StringSwitch<bool>(token.spelling)
       .Cases("Allocate", "Copy", "Compute", "Reshape", "for", true)
-      .Cases("kernel", "tile", "warps", "stages", true)
+      .Cases("kernel", "tile", "warps", "stages", "algorithm", true)
       .Default(false);
 }
 
@@ -417,7 +418,7 @@ LogicalResult Parser::parseKernel() {
   statements = 0;
   auto kernel = builder.create<KernelOp>(locationOf(start), name->spelling, IntegerAttr(),
                                          IntegerAttr(), IntegerAttr(), IntegerAttr(),
-                                         IntegerAttr());
+                                         IntegerAttr(), StringAttr());
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&kernel.getBody().emplaceBlock());
   if (failed(expect(TokenKind::LParen, "'(' and the parameter list after the kernel name")) ||
@@ -511,7 +512,8 @@ LogicalResult Parser::parseScalarParam(const Token &name, const Token &type) {
 }
 
 bool Parser::isDirective(const Token &token) {
-  return token.isWord("tile") || token.isWord("warps") || token.isWord("stages");
+  return token.isWord("tile") || token.isWord("warps") || token.isWord("stages") ||
+         token.isWord("algorithm");
 }
 
 /// Directives, then at least one statement, then the end of the block.
@@ -536,7 +538,25 @@ LogicalResult Parser::parseKernelBody(KernelOp kernel, const Token &name) {
 LogicalResult Parser::parseDirective(KernelOp kernel) {
   if (atWord("tile"))
     return parseTileDirective(kernel);
+  if (atWord("algorithm"))
+    return parseAlgorithmDirective(kernel);
   return parseCountDirective(kernel);
+}
+
+/// `algorithm winograd` or `algorithm implicit_gemm` (an extension: which
+/// convolution kernel to emit; sketch-choose-defaults checks that it applies).
+LogicalResult Parser::parseAlgorithmDirective(KernelOp kernel) {
+  Token word = consume();
+  if (kernel.getAlgorithm())
+    return errorAt(word) << "directive 'algorithm' is given twice";
+  FailureOr<Token> name = parseName("an algorithm (winograd or implicit_gemm)");
+  if (failed(name))
+    return failure();
+  if (name->spelling != "winograd" && name->spelling != "implicit_gemm")
+    return errorAt(*name) << "unknown algorithm '" << name->spelling
+                          << "' (expected winograd or implicit_gemm)";
+  kernel.setAlgorithmAttr(builder.getStringAttr(name->spelling));
+  return expectEndOfStatement();
 }
 
 /// `tile BM = 128, BN = 128, BK = 32`, any subset of BM, BN, BK.
@@ -617,7 +637,7 @@ LogicalResult Parser::unknownStatement() {
        (peek(1).is(TokenKind::Identifier) && peek(2).is(TokenKind::Equal)));
   if (looksLikeDirective)
     return errorAt(start) << "unknown directive '" << start.spelling
-                          << "' (expected tile, warps or stages)";
+                          << "' (expected tile, warps, stages or algorithm)";
   return errorAt(start) << "unknown statement '" << start.spelling
                         << "' (expected Allocate, Copy, Compute, Reshape or for)";
 }

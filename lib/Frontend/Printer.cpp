@@ -134,7 +134,10 @@ public:
   }
 
 private:
+  std::optional<std::string> winogradFilter; // of the kernel being printed
+
   void printKernel(KernelOp kernel) {
+    winogradFilter = winogradFilterOf(kernel);
     printHeader(kernel);
     printDirectives(kernel);
     for (Operation &op : kernel.getBodyBlock())
@@ -212,8 +215,24 @@ private:
       indent(1) << "warps " << *warps << "\n";
     if (auto stages = kernel.getStages())
       indent(1) << "stages " << *stages << "\n";
-    if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
+    if (auto algorithm = kernel.getAlgorithm())
+      indent(1) << "algorithm " << *algorithm << "\n";
+    if (winogradFilter)
+      indent(1) << "# shared memory: " << plan::WinogradTile::smemBytes << " bytes a block\n";
+    else if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
       indent(1) << "# shared memory: " << bytes.getInt() << " bytes a block\n";
+  }
+
+  /// The filter of the kernel's convolution when Winograd computes it (its plan
+  /// then replaces the implicit GEMM's staging in the comments).
+  static std::optional<std::string> winogradFilterOf(KernelOp kernel) {
+    std::optional<std::string> filter;
+    kernel.walk([&](Conv2dOp conv) {
+      if (auto algorithm = conv->getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr);
+          algorithm && algorithm.getValue() == "winograd")
+        filter = conv.getFilter().str();
+    });
+    return filter;
   }
 
   raw_ostream &indent(unsigned depth) {
@@ -225,12 +244,36 @@ private:
   void printStatement(Operation &op, unsigned depth) {
     if (auto loop = dyn_cast<ForOp>(op)) {
       indent(depth) << "for " << loop.getVar() << " in " << loop.getLower() << ":"
-                    << loop.getUpper() << ":" << planNote(op) << "\n";
+                    << loop.getUpper() << ":" << (winogradFilter ? winogradNote(op) : planNote(op))
+                    << "\n";
       for (Operation &inner : loop.getBodyBlock())
         printStatement(inner, depth + 1);
       return;
     }
-    indent(depth) << spellStatement(op) << planNote(op) << "\n";
+    indent(depth) << spellStatement(op) << (winogradFilter ? winogradNote(op) : planNote(op))
+                  << "\n";
+  }
+
+  /// planNote for a kernel whose convolution runs as Winograd F(2x2, 3x3)
+  /// (sketch/winograd.cuh): its loop, copies and store instead of the implicit GEMM's.
+  std::string winogradNote(Operation &op) const {
+    using T = plan::WinogradTile;
+    std::string step = std::to_string(T::depth);
+    if (op.hasAttr(plan::kPipelineAttr))
+      return "  # Winograd: " + step + " input channels a step, register-staged double buffering";
+    if (auto copy = dyn_cast<CopyOp>(op); copy && op.hasAttr(plan::kSmemAttr))
+      return copy.getName() == *winogradFilter
+                 ? "  # 3x3 filters transformed in registers (G g G^T) into shared U[2][16][" +
+                       step + "][" + std::to_string(T::channels) + "]"
+                 : "  # 4x4 patches transformed in registers (B^T d B) into shared V[2][16][" +
+                       step + "][" + std::to_string(T::tiles) + "]";
+    if (auto fused = op.getAttrOfType<IntegerAttr>(plan::kEpilogueAttr)) {
+      int64_t n = fused.getInt();
+      return "  # output transform (A^T m A) in registers" +
+             (n ? ", then " + std::to_string(n) + " fused statement" + (n == 1 ? "" : "s") : "") +
+             ", guarded stores";
+    }
+    return planNote(op);
   }
 
   /// What the backend planning passes (sketch-fuse-epilogue, sketch-pipelining,
@@ -249,6 +292,13 @@ private:
       note = "fused into the store";
     if (auto fused = op.getAttrOfType<IntegerAttr>(plan::kEpilogueAttr))
       note = spellEpilogue(op, fused.getInt());
+    if (auto algorithm = op.getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr))
+      note = algorithm.getValue() == "winograd"
+                 ? "Winograd F(2x2, 3x3): 16 component GEMMs, blocks of " +
+                       std::to_string(plan::WinogradTile::tiles) + " 2x2 tiles x " +
+                       std::to_string(plan::WinogradTile::channels) + " channels, " +
+                       std::to_string(plan::WinogradTile::depth) + " input channels a step"
+                 : "implicit GEMM";
     return note.empty() ? note : "  # " + note;
   }
 

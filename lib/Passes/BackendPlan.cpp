@@ -1,5 +1,6 @@
 //===- BackendPlan.cpp - attributes of the backend passes -----------------===//
 #include "lib/Passes/BackendPlan.h"
+#include "lib/Passes/SketchAnalysis.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -203,6 +204,36 @@ SmallVector<CopyOp> findResultStores(KernelOp kernel) {
       stores.push_back(copy);
   });
   return stores;
+}
+
+std::string winogradMismatch(KernelOp kernel, Conv2dOp conv) {
+  auto shape = convShape(kernel, conv);
+  if (!shape || !shape->output)
+    return "its tensors are not 4-dimensional";
+  for (TensorParamOp param : {shape->input, shape->filter, shape->output})
+    if (param.getElementType() != ElementType::f32)
+      return "'" + param.getName().str() + "' is " +
+             stringifyElementType(param.getElementType()).str() + ", not f32";
+  auto layoutIs = [](TensorParamOp param, Layout want) {
+    return !param.getLayout() || *param.getLayout() == want;
+  };
+  if (!layoutIs(shape->input, Layout::nchw) || !layoutIs(shape->filter, Layout::kcrs) ||
+      !layoutIs(shape->output, Layout::nchw))
+    return "it is not nchw with a kcrs filter";
+  if (evaluateExpr(shape->r) != 3 || evaluateExpr(shape->s) != 3)
+    return "the filter is " + shape->r + "x" + shape->s + ", not 3x3 (write its sizes as 3)";
+  auto stride = conv.getStride(), dil = conv.getDilation();
+  if (stride[0] != 1 || stride[1] != 1)
+    return "its stride is (" + std::to_string(stride[0]) + ", " + std::to_string(stride[1]) + ")";
+  if (dil[0] != 1 || dil[1] != 1)
+    return "its dilation is (" + std::to_string(dil[0]) + ", " + std::to_string(dil[1]) + ")";
+  return "";
+}
+
+llvm::StringRef convAlgorithm(KernelOp kernel, Conv2dOp conv) {
+  if (std::optional<llvm::StringRef> asked = kernel.getAlgorithm())
+    return *asked;
+  return winogradMismatch(kernel, conv).empty() ? "winograd" : "implicit_gemm";
 }
 
 } // namespace sketch::plan

@@ -30,6 +30,12 @@ constexpr llvm::StringLiteral kAsyncAttr = "sketch.async";
 /// On each GEMM in that loop: register fragment buffers between shared memory and the MMAs (I64).
 constexpr llvm::StringLiteral kFragmentBuffersAttr = "sketch.fragment_buffers";
 
+// sketch-pipeline (the `algorithm` directive is checked by sketch-choose-defaults)
+/// On a Conv2d: the kernel that computes it, "winograd" (F(2x2, 3x3), f32 nchw 3x3
+/// stride 1 dilation 1) or "implicit_gemm"; from the kernel's `algorithm`
+/// directive, else chosen (docs/passes.md).
+constexpr llvm::StringLiteral kConvAlgorithmAttr = "sketch.conv_algorithm";
+
 // sketch-plan-shared-memory
 /// On each global->shared Copy: the tensor's shared buffer (a dictionary, see SmemBuffer).
 constexpr llvm::StringLiteral kSmemAttr = "sketch.smem";
@@ -113,6 +119,25 @@ llvm::SmallVector<std::string> indexNames(llvm::ArrayRef<int64_t> positions, int
 
 /// The dims of a tensor parameter as strings (empty when `name` is no tensor parameter).
 std::vector<std::string> tensorDims(KernelOp kernel, llvm::StringRef name);
+
+/// The Winograd F(2x2, 3x3) kernel's one block configuration (docs/backend.md): BT output tiles (2x2 each) by BK
+/// output channels a block, BC input channels a step, one warp per component.
+struct WinogradTile {
+  static constexpr int64_t tiles = 32, channels = 64, depth = 8, threads = 512;
+  static constexpr int64_t ldU = channels + 4, ldE = tiles + 4;
+  /// Bytes of shared memory: U and V twice (double-buffered); the epilogue's
+  /// exchange buffer reuses them.
+  static constexpr int64_t smemBytes = 4 * 2 * 16 * depth * (ldU + tiles);
+};
+
+/// Why `conv` cannot run as Winograd F(2x2, 3x3); empty when it can: f32 nchw
+/// input and output, a kcrs filter whose sizes are 3x3 when compiling, stride
+/// (1, 1), dilation (1, 1) (any padding, batch and channel counts).
+std::string winogradMismatch(KernelOp kernel, Conv2dOp conv);
+
+/// The kernel for `conv` (kConvAlgorithmAttr): the kernel's `algorithm`
+/// directive, else "winograd" wherever it applies, "implicit_gemm" elsewhere.
+llvm::StringRef convAlgorithm(KernelOp kernel, Conv2dOp conv);
 
 /// The top-level `for` of `kernel` holding a GEMM or Conv2d (the main loop), if any.
 ForOp findMainLoop(KernelOp kernel);

@@ -242,6 +242,24 @@ LogicalResult validate(KernelOp kernel, const Problem &problem, const Config &co
   return success();
 }
 
+/// Checks the `algorithm` directive: `winograd` only where Winograd F(2x2, 3x3)
+/// applies (plan::winogradMismatch). sketch-pipeline records the choice.
+LogicalResult checkConvAlgorithm(KernelOp kernel) {
+  std::optional<StringRef> asked = kernel.getAlgorithm();
+  if (!asked || *asked != "winograd")
+    return success();
+  WalkResult walk = kernel.walk([&](Conv2dOp conv) {
+    std::string mismatch = plan::winogradMismatch(kernel, conv);
+    if (mismatch.empty())
+      return WalkResult::advance();
+    conv.emitError() << "algorithm winograd needs an f32 nchw/kcrs convolution with a 3x3 "
+                        "filter, stride (1, 1) and dilation (1, 1), but "
+                     << mismatch;
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass> {
   using ChooseDefaultsBase::ChooseDefaultsBase;
 
@@ -323,6 +341,11 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       return emitError(kernel.getLoc(), "unknown target '")
              << arch << "': expected sm_80, sm_90 or sm_90a";
     Problem problem = classify(kernel);
+    if (kernel.getAlgorithm() && problem.kind != ProblemKind::conv)
+      return kernel.emitError() << "directive 'algorithm' picks a convolution's kernel, and '"
+                                << kernel.getSymName() << "' has no Conv2d";
+    if (problem.kind == ProblemKind::conv && failed(checkConvAlgorithm(kernel)))
+      return failure();
     auto config = defaultsFor(kernel, problem, arch);
     if (failed(config))
       return failure();

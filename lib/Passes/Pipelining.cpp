@@ -52,6 +52,10 @@ LogicalResult pipelineLoop(KernelOp kernel, ForOp loop, int64_t stages) {
       copy->setAttr(plan::kAsyncAttr, b.getUnitAttr());
     if (isa<GemmOp>(op))
       op->setAttr(plan::kFragmentBuffersAttr, b.getI64IntegerAttr(fragmentBuffers(kernel)));
+    // A convolution's kernel: implicit GEMM or Winograd (sketch-choose-defaults
+    // checked the `algorithm` directive).
+    if (auto conv = dyn_cast<Conv2dOp>(op))
+      op->setAttr(plan::kConvAlgorithmAttr, b.getStringAttr(plan::convAlgorithm(kernel, conv)));
   });
   return success();
 }

@@ -1,4 +1,5 @@
-"""GPU tests of the implicit-GEMM convolutions of test/gpu/conv/*.sketch.
+"""GPU tests of the convolutions of test/gpu/conv/*.sketch (implicit GEMM, and
+Winograd F(2x2, 3x3) for the cv_nchw_wino_* kernels of conv_winograd.sketch).
 
 Each kernel's stride, pad, dilation, layouts and element types are read from
 its sketch; its epilogue is in EPILOGUES. Every case draws fresh random inputs,
@@ -49,6 +50,10 @@ EPILOGUES = {
     "cv_nchw_s2p1_residual_pq": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc) + t["Res"]),
     "cv_nhwc_f16_s2p1_residual_pq": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)
                                                                + t["Res"]),
+    "cv_nchw_wino_s1p0_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nchw_wino_s1p2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
+                                                             + channel(t["bias"], nhwc) + t["Res"]),
+    "cv_nchw_wino_s1p1_same_residual": lambda y, t, s, nhwc: F.silu(y + t["Res"]),
 }
 
 
@@ -236,3 +241,43 @@ def test_rejects_bad_arguments():
         assert call(**dict(values, N=0)) == 0, f"{name}: N = 0 is not a no-op"
         torch.cuda.synchronize()
         assert torch.isnan(tensors["Y"].float()).all(), f"{name}: a rejected call wrote its output"
+
+
+# Winograd F(2x2, 3x3): the sketches' filters are literally 3x3 (R, S below are ignored).
+WINOGRAD = lambda: sorted(n for n in kernels() if n.startswith("cv_nchw_wino"))  # noqa: E731
+# N = 1, C = 1 or 3, odd and tiny H, W (partial 2x2 tiles, 1x1 images), prime C and K
+# (partial channel steps and channel blocks), tile counts off the block's 32.
+WINOGRAD_SHAPES = [(1, 3, 7, 9, 5, 3, 3), (1, 1, 1, 1, 1, 3, 3), (2, 13, 11, 8, 67, 3, 3),
+                   (3, 17, 5, 6, 131, 3, 3), (1, 8, 2, 3, 64, 3, 3), (2, 37, 16, 16, 61, 3, 3),
+                   (1, 64, 9, 9, 128, 3, 3), (5, 2, 3, 3, 7, 3, 3)]
+
+
+def test_winograd_small_and_odd_shapes():
+    """Every Winograd kernel (pad 0, 1, 2, (0, 1); get and accumulate; bias + ReLU,
+    residuals of [N, K, P, Q] and [N, K, H, W]) on odd, tiny and prime sizes."""
+    sweep(WINOGRAD(), WINOGRAD_SHAPES)
+
+
+def test_winograd_resnet50_layers():
+    sweep(WINOGRAD(), [(2, 64, 56, 56, 64, 3, 3), (2, 128, 28, 28, 128, 3, 3),
+                       (2, 256, 14, 14, 256, 3, 3), (2, 512, 7, 7, 512, 3, 3)])
+
+
+def test_winograd_misaligned_base_pointers():
+    sweep(["cv_nchw_wino_s1p1", "cv_nchw_wino_s1p2_residual"], [(2, 64, 15, 15, 72, 3, 3)],
+          misalign=True)
+
+
+def test_winograd_rejects_bad_arguments():
+    """The implicit GEMM's checks: a window larger than the input, a null pointer, a
+    negative size give cudaErrorInvalidValue and write nothing; N = 0 is a no-op."""
+    name = "cv_nchw_wino_s1p0_bias_relu"
+    call = sketch_gpu.kernel(name)
+    values, tensors = make_inputs(name, sizes_for(name, (2, 8, 9, 9, 16, 3, 3)))
+    invalid = sketch_gpu.CUDA_ERROR_INVALID_VALUE
+    assert call(**dict(values, H=2)) == invalid, f"{name}: 3x3 window on 2 rows, pad 0 accepted"
+    assert call(**dict(values, bias=None)) == invalid, f"{name}: null bias accepted"
+    assert call(**dict(values, C=-1)) == invalid, f"{name}: C = -1 accepted"
+    assert call(**dict(values, N=0)) == 0, f"{name}: N = 0 is not a no-op"
+    torch.cuda.synchronize()
+    assert torch.isnan(tensors["Y"].float()).all(), f"{name}: a rejected call wrote its output"
