@@ -9,6 +9,7 @@
 #ifndef SKETCH_EMIT_CUDAWRITER_H
 #define SKETCH_EMIT_CUDAWRITER_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -16,6 +17,16 @@
 #include <string>
 
 namespace sketch {
+
+/// Pieces of generated text: a number, and strings joined by a separator.
+inline std::string str(int64_t value) { return std::to_string(value); }
+
+inline std::string joined(llvm::ArrayRef<std::string> items, llvm::StringRef separator = ", ") {
+  std::string text;
+  for (const std::string &item : items)
+    text += (text.empty() ? "" : separator.str()) + item;
+  return text;
+}
 
 class CudaWriter {
 public:

@@ -34,15 +34,6 @@ namespace sketch {
 
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
-std::string joined(ArrayRef<std::string> items, StringRef separator = ", ") {
-  std::string text;
-  for (const std::string &item : items)
-    text += (text.empty() ? "" : separator.str()) + item;
-  return text;
-}
-
 //===----------------------------------------------------------------------===//
 // Reading the kernel
 //===----------------------------------------------------------------------===//

@@ -25,15 +25,6 @@ namespace sketch {
 
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
-std::string joined(ArrayRef<std::string> items, StringRef separator = ", ") {
-  std::string text;
-  for (const std::string &item : items)
-    text += (text.empty() ? "" : separator.str()) + item;
-  return text;
-}
-
 std::string batchVar(int64_t position) { return "bidx" + str(position); }
 
 /// The offset of a tensor's batch (its leading dims, matched to the output's).

@@ -26,8 +26,6 @@ namespace sketch {
 
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
 std::string kernelName(const WinogradConvSpec &spec) { return spec.sig->name + "_winograd"; }
 
 } // namespace

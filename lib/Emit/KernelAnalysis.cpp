@@ -1,5 +1,6 @@
 //===- KernelAnalysis.cpp - a completed kernel as plain data --------------===//
 #include "lib/Emit/KernelAnalysis.h"
+#include "lib/Emit/CudaWriter.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -187,12 +188,6 @@ bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM
 
 namespace {
 
-std::string joined(ArrayRef<std::string> dims) {
-  std::string text;
-  for (const std::string &d : dims)
-    text += (text.empty() ? "" : ", ") + d;
-  return text;
-}
 
 struct GemmReader {
   KernelOp kernel;

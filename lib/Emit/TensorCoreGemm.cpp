@@ -11,8 +11,6 @@ namespace sketch {
 
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
 /// Wraps an expression in parentheses unless it is a plain name or number.
 std::string paren(StringRef expr) {
   bool simple = llvm::all_of(expr, [](char c) { return llvm::isAlnum(c) || c == '_'; });

@@ -30,8 +30,6 @@ namespace {
 constexpr int64_t kTileK = 64;      // 64 f16/bf16 = one 128-byte swizzle row
 constexpr int64_t kAtomBytes = 1024; // 8 rows of 128 bytes: the swizzle atom
 
-std::string str(int64_t value) { return std::to_string(value); }
-
 /// The 128-byte swizzle as an SmemBuffer: rows of 128 bytes, chunk c of row r at c ^ (r & 7).
 plan::SmemBuffer swizzle128(int64_t rows) {
   plan::SmemBuffer s;
