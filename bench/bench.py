@@ -33,7 +33,7 @@ import sketch_gpu  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "gemm"))
 from make_sketches import CONFIGS, MMA_CONFIGS  # noqa: E402  (the sketches' configurations)
-from bench_common import comparison_markdown, rel_error, time_ms  # noqa: E402
+from bench_common import comparison_markdown, measure_kernel, time_ms  # noqa: E402
 
 
 def tflops(m, n, k, ms):
@@ -52,16 +52,6 @@ def input_sets(m, n, k, dtype, sets, bias=False):
     return out
 
 
-def ours(name, data, d, m, n, k):
-    call = sketch_gpu.kernel(name)
-
-    def run(i):
-        status = call(**data[i], D=d, M=m, N=n, K=k)
-        if status != 0:
-            raise RuntimeError(f"{name} returned cudaError {status}")
-    return run
-
-
 def best_of_ours(prefix, data, m, n, k, dtype, reference, rows_detail, configs=None):
     """Times every configuration of `prefix`; returns (best ms, best name, error)."""
     best = (float("inf"), None, None)
@@ -71,18 +61,13 @@ def best_of_ours(prefix, data, m, n, k, dtype, reference, rows_detail, configs=N
         if name not in sketch_gpu.prototypes():
             continue
         try:
-            run = ours(name, data, d, m, n, k)
-            d.fill_(float("nan"))
-            run(0)
-            torch.cuda.synchronize()
-            err = rel_error(d, reference)
-            ms = time_ms(run, len(data))
+            call = sketch_gpu.kernel(name)
+            ms, err = measure_kernel(name, lambda i: call(**data[i], D=d, M=m, N=n, K=k), d,
+                                     reference, len(data), 2.0 * m * n * k, f"{m}x{n}x{k}",
+                                     rows_detail)
         except (AttributeError, RuntimeError, LookupError) as error:
             print(f"  {name}: {error}", flush=True)
             continue
-        rows_detail.append((name, f"{m}x{n}x{k}", ms, tflops(m, n, k, ms), err))
-        print(f"  {name:32s} {ms:8.3f} ms {tflops(m, n, k, ms):7.1f} TFLOP/s  err {err:.2e}",
-              flush=True)
         if err < 1e-2 and ms < best[0]:
             best = (ms, name, err)
     return best

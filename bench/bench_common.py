@@ -25,6 +25,24 @@ def rel_error(out, ref):
     return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
 
 
+def measure_kernel(name, launch, out, ref, sets, flop, case, detail):
+    """One configuration of ours: `out` poisoned, launch(0) checked against `ref`, then
+    launch(i) timed over the input sets; appends (name, case, ms, TFLOP/s, error) to
+    `detail`, prints it and returns (ms, error). A CUDA error status raises RuntimeError."""
+    def run(i):
+        status = launch(i)
+        if status != 0:
+            raise RuntimeError(f"{name} returned cudaError {status}")
+    out.fill_(float("nan"))
+    run(0)
+    torch.cuda.synchronize()
+    err = rel_error(out, ref)
+    ms = time_ms(run, sets)
+    detail.append((name, case, ms, flop / ms / 1e9, err))
+    print(f"  {name:40s} {ms:8.3f} ms {flop / ms / 1e9:7.1f} TFLOP/s  err {err:.2e}", flush=True)
+    return ms, err
+
+
 def comparison_markdown(heading, rows, detail, detail_column):
     """A results section: `heading` lines, then one row per (label, our kernel, ms, TFLOP/s,
     library, its ms, its TFLOP/s, target ratio) and the per-kernel details (kernel,

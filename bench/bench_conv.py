@@ -26,7 +26,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
 import sketch_gpu  # noqa: E402
-from bench_common import comparison_markdown, rel_error, time_ms  # noqa: E402
+from bench_common import comparison_markdown, measure_kernel, time_ms  # noqa: E402
 
 # (C, H = W, K, R = S, stride, pad)
 LAYERS = [(64, 56, 64, 3, 1, 1), (256, 56, 64, 1, 1, 0), (128, 28, 128, 3, 1, 1),
@@ -76,19 +76,11 @@ def conv_case(dtype_name, layer, rows, detail):
     for name in our_kernels(prefix):
         call = sketch_gpu.kernel(name)
 
-        def run(i):
+        def launch(i):
             x, w = data[i]
             xs, ws = (x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1)) if nhwc else (x, w)
-            status = call(X=xs, Wt=ws, Y=y_ours, N=BATCH, C=c, H=hw, W=hw, K=k, R=r, S=r)
-            if status != 0:
-                raise RuntimeError(f"{name} returned cudaError {status}")
-        y.fill_(float("nan"))
-        run(0)
-        torch.cuda.synchronize()
-        err = rel_error(y, ref)
-        ms = time_ms(run, sets)
-        detail.append((name, label, ms, flop / ms / 1e9, err))
-        print(f"  {name:40s} {ms:8.3f} ms {flop / ms / 1e9:7.1f} TFLOP/s  err {err:.2e}", flush=True)
+            return call(X=xs, Wt=ws, Y=y_ours, N=BATCH, C=c, H=hw, W=hw, K=k, R=r, S=r)
+        ms, err = measure_kernel(name, launch, y, ref, sets, flop, label, detail)
         if err < 1e-2 and ms < best[0]:
             best = (ms, name, err)
     target = 0.5 if nhwc else 0.6
@@ -110,18 +102,9 @@ def sgemm_case(rows, detail, n=4096):
     for name in our_kernels("bs_f32_"):
         call = sketch_gpu.kernel(name)
         scale = {"alpha": 1.0} if any(p == "alpha" for _, p in call.params) else {}
-
-        def run(i):
-            status = call(A=data[i][0], B=data[i][1], D=out, M=n, N=n, K=n, **scale)
-            if status != 0:
-                raise RuntimeError(f"{name} returned cudaError {status}")
-        out.fill_(float("nan"))
-        run(0)
-        torch.cuda.synchronize()
-        err = rel_error(out, ref)
-        ms = time_ms(run, sets)
-        detail.append((name, label, ms, flop / ms / 1e9, err))
-        print(f"  {name:40s} {ms:8.3f} ms {flop / ms / 1e9:7.1f} TFLOP/s  err {err:.2e}", flush=True)
+        ms, err = measure_kernel(
+            name, lambda i: call(A=data[i][0], B=data[i][1], D=out, M=n, N=n, K=n, **scale), out,
+            ref, sets, flop, label, detail)
         if err < 1e-4 and ms < best[0]:
             best = (ms, name, err)
     rows.append((label, best[1], best[0], flop / best[0] / 1e9 if best[1] else 0.0,
