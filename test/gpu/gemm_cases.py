@@ -77,14 +77,8 @@ class GemmCases:
                 values[pname] = SCALARS[pname]
                 continue
             shape = [sizes[d] if not d.isdigit() else int(d) for d in dims]
-            count = math.prod(shape)
-            storage = torch.empty(count + 8, device="cuda", dtype=sketch_gpu.DTYPES[dtype])
-            x = (storage[1:count + 1] if misalign else storage[:count]).view(shape)
-            if pname == "D":
-                x.fill_(float("nan"))
-            else:
-                scale = math.sqrt(max(k, 1)) if pname == "B" else 1
-                x.copy_(torch.randn(shape, device="cuda") / scale)
+            x = sketch_gpu.device_tensor(shape, dtype, misalign, poison=pname == "D",
+                                         scale=math.sqrt(max(k, 1)) if pname == "B" else 1)
             values[pname] = x
             tensors[pname] = x
         values.update(sizes)

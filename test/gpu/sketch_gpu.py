@@ -12,6 +12,7 @@ sketch_kernels(path) also gives each kernel's text.
 """
 import ctypes
 import glob
+import math
 import os
 import re
 
@@ -103,6 +104,18 @@ def sketch_kernels(path):
         text = f.read()
     for name, params in sketch_params(path).items():
         yield name, params, text[text.index(f"kernel {name}("):]
+
+
+def device_tensor(shape, dtype_name, misalign=False, poison=False, scale=1.0):
+    """A CUDA tensor of `shape` for a kernel parameter: NaN everywhere (`poison`, for
+    outputs) or random / `scale`; with `misalign`, its base one element past its
+    allocation's (16-byte aligned) start, so the kernels' element paths run."""
+    count = math.prod(shape)
+    storage = torch.empty(count + 8, device="cuda", dtype=DTYPES[dtype_name])
+    x = (storage[1:count + 1] if misalign else storage[:count]).view(shape)
+    if poison:
+        return x.fill_(float("nan"))
+    return x.copy_(torch.randn(shape, device="cuda") / scale)
 
 
 def check_close(out, ref, rtol, atol_scale, what):

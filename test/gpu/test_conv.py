@@ -125,13 +125,8 @@ def make_inputs(name, sizes, misalign=False):
             values[pname] = SCALARS[pname]
             continue
         shape = [int(d) if d.isdigit() else sizes[d] for d in dims]
-        count = math.prod(shape)
-        storage = torch.empty(count + 8, device="cuda", dtype=sketch_gpu.DTYPES[dtype])
-        x = (storage[1:count + 1] if misalign else storage[:count]).view(shape)
-        if pname == "Y":
-            x.fill_(float("nan"))
-        else:
-            x.copy_(torch.randn(shape, device="cuda") / (math.sqrt(max(fan_in, 1)) if pname == "Wt" else 1))
+        x = sketch_gpu.device_tensor(shape, dtype, misalign, poison=pname == "Y",
+                                     scale=math.sqrt(max(fan_in, 1)) if pname == "Wt" else 1)
         values[pname] = x
         tensors[pname] = x
     values.update({s: v for s, v in sizes.items()})
@@ -232,15 +227,22 @@ def test_rejects_bad_arguments():
     """A window larger than the padded input, a null pointer, a negative size:
     cudaErrorInvalidValue and nothing written; N = 0 is a no-op."""
     for name in ["cv_nchw_s2p1_bias_relu", "cv_nhwc_f16_s2p1_bias_relu"]:
-        call = sketch_gpu.kernel(name)
-        values, tensors = make_inputs(name, sizes_for(name, (2, 8, 9, 9, 16, 3, 3)))
-        invalid = sketch_gpu.CUDA_ERROR_INVALID_VALUE
-        assert call(**dict(values, R=13)) == invalid, f"{name}: 13x3 window on 9x9 + pad 1 accepted"
-        assert call(**dict(values, bias=None)) == invalid, f"{name}: null bias accepted"
-        assert call(**dict(values, C=-1)) == invalid, f"{name}: C = -1 accepted"
-        assert call(**dict(values, N=0)) == 0, f"{name}: N = 0 is not a no-op"
-        torch.cuda.synchronize()
-        assert torch.isnan(tensors["Y"].float()).all(), f"{name}: a rejected call wrote its output"
+        check_rejections(name, {"R": 13}, "13x3 window on 9x9 + pad 1")
+
+
+def check_rejections(name, window_too_large, what):
+    """On a (2, 8, 9, 9, 16, 3, 3) case of `name`: sizes `window_too_large` (a window larger
+    than the padded input: `what`), a null bias and C = -1 give cudaErrorInvalidValue and
+    write nothing; N = 0 is a no-op."""
+    call = sketch_gpu.kernel(name)
+    values, tensors = make_inputs(name, sizes_for(name, (2, 8, 9, 9, 16, 3, 3)))
+    invalid = sketch_gpu.CUDA_ERROR_INVALID_VALUE
+    assert call(**dict(values, **window_too_large)) == invalid, f"{name}: {what} accepted"
+    assert call(**dict(values, bias=None)) == invalid, f"{name}: null bias accepted"
+    assert call(**dict(values, C=-1)) == invalid, f"{name}: C = -1 accepted"
+    assert call(**dict(values, N=0)) == 0, f"{name}: N = 0 is not a no-op"
+    torch.cuda.synchronize()
+    assert torch.isnan(tensors["Y"].float()).all(), f"{name}: a rejected call wrote its output"
 
 
 # Winograd F(2x2, 3x3): the sketches' filters are literally 3x3 (R, S below are ignored).
@@ -271,13 +273,4 @@ def test_winograd_misaligned_base_pointers():
 def test_winograd_rejects_bad_arguments():
     """The implicit GEMM's checks: a window larger than the input, a null pointer, a
     negative size give cudaErrorInvalidValue and write nothing; N = 0 is a no-op."""
-    name = "cv_nchw_wino_s1p0_bias_relu"
-    call = sketch_gpu.kernel(name)
-    values, tensors = make_inputs(name, sizes_for(name, (2, 8, 9, 9, 16, 3, 3)))
-    invalid = sketch_gpu.CUDA_ERROR_INVALID_VALUE
-    assert call(**dict(values, H=2)) == invalid, f"{name}: 3x3 window on 2 rows, pad 0 accepted"
-    assert call(**dict(values, bias=None)) == invalid, f"{name}: null bias accepted"
-    assert call(**dict(values, C=-1)) == invalid, f"{name}: C = -1 accepted"
-    assert call(**dict(values, N=0)) == 0, f"{name}: N = 0 is not a no-op"
-    torch.cuda.synchronize()
-    assert torch.isnan(tensors["Y"].float()).all(), f"{name}: a rejected call wrote its output"
+    check_rejections("cv_nchw_wino_s1p0_bias_relu", {"H": 2}, "3x3 window on 2 rows, pad 0")
