@@ -134,10 +134,12 @@ public:
   }
 
 private:
-  std::optional<std::string> winogradFilter; // of the kernel being printed
+  std::optional<std::string> winogradFilter; // of the kernel being printed, run as Winograd
 
   void printKernel(KernelOp kernel) {
-    winogradFilter = winogradFilterOf(kernel);
+    winogradFilter.reset();
+    if (std::optional<Conv2dOp> conv = plan::winogradConv(kernel))
+      winogradFilter = conv->getFilter().str();
     printHeader(kernel);
     printDirectives(kernel);
     for (Operation &op : kernel.getBodyBlock())
@@ -217,23 +219,10 @@ private:
       indent(1) << "stages " << *stages << "\n";
     if (auto algorithm = kernel.getAlgorithm())
       indent(1) << "algorithm " << *algorithm << "\n";
-    if (winogradFilter)
-      indent(1) << "# shared memory: " << plan::WinogradTile::smemBytes << " bytes a block\n";
-    else if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
+    if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
       indent(1) << "# shared memory: " << bytes.getInt() << " bytes a block\n";
   }
 
-  /// The filter of the kernel's convolution when Winograd computes it (its plan
-  /// then replaces the implicit GEMM's staging in the comments).
-  static std::optional<std::string> winogradFilterOf(KernelOp kernel) {
-    std::optional<std::string> filter;
-    kernel.walk([&](Conv2dOp conv) {
-      if (auto algorithm = conv->getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr);
-          algorithm && algorithm.getValue() == "winograd")
-        filter = conv.getFilter().str();
-    });
-    return filter;
-  }
 
   raw_ostream &indent(unsigned depth) {
     for (unsigned i = 0; i < depth; ++i)
@@ -261,7 +250,8 @@ private:
     std::string step = std::to_string(T::depth);
     if (op.hasAttr(plan::kPipelineAttr))
       return "  # Winograd: " + step + " input channels a step, register-staged double buffering";
-    if (auto copy = dyn_cast<CopyOp>(op); copy && op.hasAttr(plan::kSmemAttr))
+    if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getSource() == MemorySpace::global &&
+                                          copy.getDestination() == MemorySpace::shared)
       return copy.getName() == *winogradFilter
                  ? "  # 3x3 filters transformed in registers (G g G^T) into shared U[2][16][" +
                        step + "][" + std::to_string(T::channels) + "]"

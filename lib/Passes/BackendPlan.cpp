@@ -236,4 +236,14 @@ llvm::StringRef convAlgorithm(KernelOp kernel, Conv2dOp conv) {
   return winogradMismatch(kernel, conv).empty() ? "winograd" : "implicit_gemm";
 }
 
+std::optional<Conv2dOp> winogradConv(KernelOp kernel) {
+  std::optional<Conv2dOp> found;
+  kernel.walk([&](Conv2dOp conv) {
+    if (auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+        algorithm && algorithm.getValue() == "winograd")
+      found = conv;
+  });
+  return found;
+}
+
 } // namespace sketch::plan

@@ -139,6 +139,10 @@ std::string winogradMismatch(KernelOp kernel, Conv2dOp conv);
 /// directive, else "winograd" wherever it applies, "implicit_gemm" elsewhere.
 llvm::StringRef convAlgorithm(KernelOp kernel, Conv2dOp conv);
 
+/// The convolution of `kernel` that sketch-pipeline planned as Winograd
+/// (kConvAlgorithmAttr), if any: its kernel has no implicit-GEMM staging.
+std::optional<Conv2dOp> winogradConv(KernelOp kernel);
+
 /// The top-level `for` of `kernel` holding a GEMM or Conv2d (the main loop), if any.
 ForOp findMainLoop(KernelOp kernel);
 

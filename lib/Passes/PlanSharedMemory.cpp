@@ -7,7 +7,8 @@
 // row otherwise). A GEMM result stored to global memory gets a staging buffer
 // (padded so that the fragment writes are conflict-free) that reuses the
 // pipeline buffers after the main loop. The total must fit the architecture's
-// per-block limit; kernels above 48 KB opt in at launch.
+// per-block limit; kernels above 48 KB opt in at launch. A convolution run as
+// Winograd has its own fixed buffers (plan::WinogradTile): only their size is set.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Passes/BackendPlan.h"
@@ -178,6 +179,12 @@ struct PlanSharedMemoryPass : sketch::impl::PlanSharedMemoryBase<PlanSharedMemor
     getOperation().walk([&](KernelOp kernel) {
       if (b2b::isB2bKernel(kernel))
         return; // planned by sketch-choose-b2b-residency
+      if (plan::winogradConv(kernel)) {
+        // one block configuration (plan::WinogradTile), whatever the tile directives say
+        Builder b(kernel.getContext());
+        kernel->setAttr(plan::kSmemBytesAttr, b.getI64IntegerAttr(plan::WinogradTile::smemBytes));
+        return;
+      }
       KernelPlanner planner{kernel, arch, {}, 0, 0};
       failedAny |= failed(planner.run());
     });
