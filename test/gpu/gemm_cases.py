@@ -97,14 +97,9 @@ class GemmCases:
     def check(self, name, m, n, k, misalign=False):
         sizes = {"M": m, "N": n, "K": k, **self.batch_sizes(name)}
         values, tensors = self.make_inputs(name, sizes, misalign)
-        call = sketch_gpu.kernel(name)
-        used = {p for _, p in call.params}
-        status = call(**{p: v for p, v in values.items() if p in used})
-        torch.cuda.synchronize()
-        what = f"{name} {m}x{n}x{k}{' misaligned' if misalign else ''}"
-        assert status == 0, f"{what}: returned cudaError {status}"
-        tol = TOLERANCE[self.out_dtype(name)]
-        return sketch_gpu.check_close(tensors["D"], self.reference(name, tensors), tol, tol, what)
+        return sketch_gpu.call_and_check(
+            name, values, tensors["D"], lambda: self.reference(name, tensors),
+            TOLERANCE[self.out_dtype(name)], f"{name} {m}x{n}x{k}{' misaligned' if misalign else ''}")
 
     def sweep(self, names, shapes, misalign=False):
         """Checks every (m, n, k) of `shapes` on every kernel; reports all failures at once."""

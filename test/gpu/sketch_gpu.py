@@ -118,6 +118,17 @@ def device_tensor(shape, dtype_name, misalign=False, poison=False, scale=1.0):
     return x.copy_(torch.randn(shape, device="cuda") / scale)
 
 
+def call_and_check(name, values, out, reference, tol, what):
+    """Calls kernel `name` with the parameters it takes from `values`, expects cudaSuccess,
+    then checks `out` against reference() (see check_close, rtol = atol_scale = tol)."""
+    call = kernel(name)
+    used = {p for _, p in call.params}
+    status = call(**{p: v for p, v in values.items() if p in used})
+    torch.cuda.synchronize()
+    assert status == 0, f"{what}: returned cudaError {status}"
+    return check_close(out, reference(), tol, tol, what)
+
+
 def check_close(out, ref, rtol, atol_scale, what):
     """Every element: |out - ref| <= rtol |ref| + atol_scale * rms(ref); all finite.
 

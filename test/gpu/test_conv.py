@@ -154,14 +154,9 @@ def check(name, shape, misalign=False):
     if sizes is None:
         return None
     values, tensors = make_inputs(name, sizes, misalign)
-    call = sketch_gpu.kernel(name)
-    used = {p for _, p in call.params}
-    status = call(**{p: v for p, v in values.items() if p in used})
-    torch.cuda.synchronize()
-    what = f"{name} {shape}{' misaligned' if misalign else ''}"
-    assert status == 0, f"{what}: returned cudaError {status}"
-    tol = TOLERANCE[out_dtype(name)]
-    return sketch_gpu.check_close(tensors["Y"], reference(name, tensors), tol, tol, what)
+    return sketch_gpu.call_and_check(
+        name, values, tensors["Y"], lambda: reference(name, tensors), TOLERANCE[out_dtype(name)],
+        f"{name} {shape}{' misaligned' if misalign else ''}")
 
 
 def sweep(names, shapes, misalign=False):
