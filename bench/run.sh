@@ -3,13 +3,27 @@
 # bench/generate.sh wrote into .gen/bench into one library, then runs
 # bench/bench.py, which times every case against torch in the same run and
 # writes bench/RESULTS.md rows (to $OUT too when set). Arguments go to bench.py.
+#   bench/run.sh --ceiling   only the mma.sync ceiling (bench/ceiling), no library
+#   bench/run.sh --all       every module, then the ceiling
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 gen=${SKETCH_BENCH_GEN:-$root/.gen/bench}
 build=${SKETCH_BENCH_BUILD:-/tmp/sketch_bench}
+# what mma.sync reaches with nothing else in the way (markdown table; $OUT/ceiling.md)
+run_ceiling() {
+  local arch
+  arch=$(cat "$gen/ARCH" 2>/dev/null || echo sm_90a)
+  mkdir -p "$build"
+  nvcc -O3 -std=c++17 -arch="$arch" "$root/bench/ceiling/mma_sync_ceiling.cu" -o "$build/mma_sync_ceiling" || return 1
+  "$build/mma_sync_ceiling" | tee "${OUT:-$build}/ceiling.md"
+}
+if [ "${1:-}" = "--ceiling" ]; then run_ceiling; exit; fi
 "$root/test/gpu/build_generated.sh" "$gen" "$build" libsketch_bench.so || exit 1
 export SKETCH_GPU_LIB="$build/libsketch_bench.so" SKETCH_GPU_GEN="$gen"
 # --all: every module (bench_all.py: GEMM, b2b, conv, attention) in one table and chart.
 main=bench.py
 if [ "${1:-}" = "--all" ]; then main=bench_all.py; shift; fi
 PYTHONUNBUFFERED=1 python3 "$root/bench/$main" --commit "$(cat "$gen/COMMIT" 2>/dev/null || echo unknown)" "$@"
+status=$?
+if [ "$main" = bench_all.py ]; then run_ceiling || status=1; fi
+exit $status

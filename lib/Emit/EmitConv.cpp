@@ -96,13 +96,8 @@ struct ConvReader {
   }
 
   LogicalResult readEpilogue(ForOp loop) {
-    FailureOr<EpilogueStatements> after = readEpilogueStatements(
-        kernel, loop, {"the convolution's main loop", "the convolution", "convolution"});
-    if (failed(after))
-      return failure();
-    p.epilogue = std::move(after->epilogue);
-    p.store = after->store;
-    return success();
+    return readEpilogueInto(
+        p, kernel, loop, {"the convolution's main loop", "the convolution", "convolution"});
   }
 
   /// Layouts and element types: nchw/kcrs f32 (SIMT) or nhwc/krsc f16/bf16 (tensor cores).
@@ -662,8 +657,7 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   if (failed(reader.run()))
     return failure();
   const ConvPlan &p = reader.p;
-  auto epilogue = EpilogueEmitter::create(p.sig, p.epilogue, p.accumulator, p.store.getName(),
-                                          p.store.getLoc());
+  auto epilogue = EpilogueEmitter::createFor(p);
   if (failed(epilogue))
     return failure();
   auto algorithm = p.conv->getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr);
@@ -696,20 +690,12 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
     if (failed(checkSimtTile(kernel, SimtTile{p.tileN, p.tileM, p.tileK}, what)))
       return failure();
     SimtConvWriter writer{{p, *epilogue, w}};
-    writer.emitKernel();
-    w.line();
-    writer.emitHost();
-    w.line();
-    return p.sig;
+    return emitKernelAndHost(writer, w, p.sig);
   }
   TensorCoreConvWriter writer{{p, *epilogue, w}, {}, 0};
   if (failed(writer.plan(plan::smemLimitBytes(options.arch))))
     return failure();
-  writer.emitKernel();
-  w.line();
-  writer.emitHost();
-  w.line();
-  return p.sig;
+  return emitKernelAndHost(writer, w, p.sig);
 }
 
 } // namespace sketch

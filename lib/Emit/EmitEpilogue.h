@@ -47,6 +47,13 @@ public:
                                                  llvm::ArrayRef<mlir::Operation *> ops,
                                                  llvm::StringRef accumulator,
                                                  llvm::StringRef stored, mlir::Location loc);
+  /// create() for a kernel plan: its `sig`, fused `epilogue` statements, `accumulator`
+  /// and the Copy `store` that ends them.
+  template <typename Plan>
+  static mlir::FailureOr<EpilogueEmitter> createFor(const Plan &plan) {
+    CopyOp store{plan.store};
+    return create(plan.sig, plan.epilogue, plan.accumulator, store.getName(), store.getLoc());
+  }
 
   const std::vector<EpilogueOperand> &operands() const { return operandList; }
 

@@ -45,6 +45,21 @@ std::string gemmDimsOf(const ParamInfo &param) {
   return param.name + "[" + joined(param.dims) + "]";
 }
 
+void emitGemmHeaderComment(CudaWriter &w, const GemmAnalysis &g, const EpilogueEmitter &epilogue,
+                           llvm::ArrayRef<std::string> plan) {
+  std::string a = gemmDimsOf(*g.a.param) + (g.a.kContiguous ? "" : "^T");
+  std::string b = gemmDimsOf(*g.b.param) + (g.b.kContiguous ? "^T" : "");
+  w.comment("kernel " + g.sig.name + ": " + gemmDimsOf(*g.out) + " = epilogue(" + a + " * " + b +
+            "), " + cTypeOf(g.operandType) + " operands, f32 accumulators");
+  std::vector<std::string> described = epilogue.describe();
+  for (size_t i = 0; i < plan.size(); ++i)
+    w.comment(plan[i] + (i + 1 < plan.size() ? ""
+                                              : std::string("; epilogue:") +
+                                                    (described.empty() ? " none" : "")));
+  for (const std::string &line : described)
+    w.comment("    " + line);
+}
+
 void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g) {
   w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) +
          ", size_k = " + g.sig.dim(g.k) + ";");
@@ -177,18 +192,13 @@ private:
   std::string kernelName() const { return g.sig.name + "_kernel"; }
 
   void writeHeaderComment() {
-    std::string a = gemmDimsOf(*g.a.param) + (g.a.kContiguous ? "" : "^T");
-    std::string b = gemmDimsOf(*g.b.param) + (g.b.kContiguous ? "^T" : "");
-    w.comment("kernel " + g.sig.name + ": " + gemmDimsOf(*g.out) + " = epilogue(" + a + " * " + b +
-              "), " + cTypeOf(g.operandType) + " operands, f32 accumulators");
-    w.comment("  tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(g.tileK) + ", " +
-              str(g.warps) + " warps as " + str(g.warpsM) + " x " + str(g.warpsN) + " of " +
-              str(g.tileM / g.warpsM) + " x " + str(g.tileN / g.warpsN) + " (mma.sync m16n8k16), " +
-              str(g.stages) + " stages (" + g.pipeline + ")");
-    w.comment("  shared memory " + str(g.smemBytes) +
-              " bytes; epilogue:" + (epilogue.describe().empty() ? " none" : ""));
-    for (const std::string &line : epilogue.describe())
-      w.comment("    " + line);
+    emitGemmHeaderComment(
+        w, g, epilogue,
+        {"  tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(g.tileK) + ", " +
+             str(g.warps) + " warps as " + str(g.warpsM) + " x " + str(g.warpsN) + " of " +
+             str(g.tileM / g.warpsM) + " x " + str(g.tileN / g.warpsN) +
+             " (mma.sync m16n8k16), " + str(g.stages) + " stages (" + g.pipeline + ")",
+         "  shared memory " + str(g.smemBytes) + " bytes"});
   }
 
   MatrixTileLoader::Spec loaderSpec(const GemmOperand &op, bool isA) const {
@@ -258,8 +268,7 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
   if (failed(analysis))
     return failure();
   const GemmAnalysis &g = *analysis;
-  auto epilogue = EpilogueEmitter::create(g.sig, g.epilogue, g.accumulator,
-                                          cast<CopyOp>(g.store).getName(), g.store->getLoc());
+  auto epilogue = EpilogueEmitter::createFor(g);
   if (failed(epilogue))
     return failure();
   if (options.arch == "sm_90a" && wgmmaSupports(g))

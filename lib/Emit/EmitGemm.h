@@ -19,6 +19,11 @@ namespace sketch {
 /// "A[M, K]": a parameter and its dims, for header comments.
 std::string gemmDimsOf(const ParamInfo &param);
 
+/// The kernel's header comment: what it computes, the `plan` lines (the last one
+/// continued with the epilogue), then one line per epilogue statement.
+void emitGemmHeaderComment(CudaWriter &w, const GemmAnalysis &g, const EpilogueEmitter &epilogue,
+                           llvm::ArrayRef<std::string> plan);
+
 /// size_m/n/k, the block's output tile (m0, n0; groups of 8 tile rows, for L2
 /// reuse) and its batch indices (bidx0, ...). Expects BM and BN declared.
 void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g);

@@ -145,12 +145,8 @@ struct SimtGemmReader {
   }
 
   LogicalResult readEpilogue(ForOp loop) {
-    FailureOr<EpilogueStatements> after =
-        readEpilogueStatements(kernel, loop, {"the GEMM main loop", "the f32 GEMM", "GEMM"});
-    if (failed(after))
+    if (failed(readEpilogueInto(p, kernel, loop, {"the GEMM main loop", "the f32 GEMM", "GEMM"})))
       return failure();
-    p.epilogue = std::move(after->epilogue);
-    p.store = after->store;
     p.out = p.sig.find(p.store.getName());
     if (!p.out || !p.out->isTensor || p.out->dims.size() < 2)
       return p.store.emitError() << "'" << p.store.getName()
@@ -448,18 +444,13 @@ KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options
   if (failed(reader.run()))
     return failure();
   const SimtGemmPlan &p = reader.p;
-  auto epilogue = EpilogueEmitter::create(p.sig, p.epilogue, p.accumulator, p.store.getName(),
-                                          p.store.getLoc());
+  auto epilogue = EpilogueEmitter::createFor(p);
   if (failed(epilogue))
     return failure();
   emitSimtIncludes(w);
   w.line();
   SimtGemmWriter writer{p, *epilogue, w};
-  writer.emitKernel();
-  w.line();
-  writer.emitHost();
-  w.line();
-  return p.sig;
+  return emitKernelAndHost(writer, w, p.sig);
 }
 
 } // namespace sketch

@@ -298,13 +298,8 @@ struct GemmReader {
   }
 
   LogicalResult readEpilogue(ForOp loop) {
-    FailureOr<EpilogueStatements> after = readEpilogueStatements(
-        kernel, loop, {"the GEMM main loop", "the tensor-core GEMM", "GEMM"});
-    if (failed(after))
-      return failure();
-    g.epilogue = std::move(after->epilogue);
-    g.store = after->store;
-    return success();
+    return readEpilogueInto(g, kernel, loop,
+                            {"the GEMM main loop", "the tensor-core GEMM", "GEMM"});
   }
 
   LogicalResult readPrologue(ForOp loop) {

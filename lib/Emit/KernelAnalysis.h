@@ -88,6 +88,18 @@ struct KernelKindNames {
 mlir::FailureOr<EpilogueStatements> readEpilogueStatements(KernelOp kernel, ForOp loop,
                                                            const KernelKindNames &names);
 
+/// readEpilogueStatements into a kernel plan's `epilogue` and `store` fields.
+template <typename Plan>
+mlir::LogicalResult readEpilogueInto(Plan &plan, KernelOp kernel, ForOp loop,
+                                     const KernelKindNames &names) {
+  mlir::FailureOr<EpilogueStatements> after = readEpilogueStatements(kernel, loop, names);
+  if (mlir::failed(after))
+    return mlir::failure();
+  plan.epilogue = std::move(after->epilogue);
+  plan.store = after->store;
+  return mlir::success();
+}
+
 /// One MMA operand of a GEMM.
 struct GemmOperand {
   const ParamInfo *param = nullptr;

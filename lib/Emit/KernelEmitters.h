@@ -22,6 +22,16 @@ namespace sketch {
 
 using KernelEmitterResult = mlir::FailureOr<KernelSignature>;
 
+/// A kernel writer's kernel, then its host function, each followed by a blank line.
+template <typename Writer>
+KernelEmitterResult emitKernelAndHost(Writer &writer, CudaWriter &w, const KernelSignature &sig) {
+  writer.emitKernel();
+  w.line();
+  writer.emitHost();
+  w.line();
+  return sig;
+}
+
 KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &options,
                                        CudaWriter &w);
 KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);

@@ -99,19 +99,14 @@ private:
   OperandTile tileB() const { return {&g.b, false, "size_n", "n0", "BN", g.tileN}; }
 
   void writeHeaderComment() {
-    std::string a = gemmDimsOf(*g.a.param) + (g.a.kContiguous ? "" : "^T");
-    std::string b = gemmDimsOf(*g.b.param) + (g.b.kContiguous ? "^T" : "");
-    w.comment("kernel " + g.sig.name + ": " + gemmDimsOf(*g.out) + " = epilogue(" + a + " * " + b +
-              "), " + cTypeOf(g.operandType) + " operands, f32 accumulators");
-    w.comment("  sm_90a: tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
-              str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" +
-              str(g.tileN) + "k16), " + str(config.stages) + " stages (cp.async, one wgmma group in " +
-              "flight)");
-    w.comment("  shared memory " + str(smemBytesOf(g)) + " bytes: operand tiles 128-byte swizzled " +
-              "(planned here), then the staging tile; epilogue:" +
-              (epilogue.describe().empty() ? " none" : ""));
-    for (const std::string &line : epilogue.describe())
-      w.comment("    " + line);
+    emitGemmHeaderComment(
+        w, g, epilogue,
+        {"  sm_90a: tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
+             str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" +
+             str(g.tileN) + "k16), " + str(config.stages) +
+             " stages (cp.async, one wgmma group in flight)",
+         "  shared memory " + str(smemBytesOf(g)) +
+             " bytes: operand tiles 128-byte swizzled (planned here), then the staging tile"});
   }
 
   void writePreamble() {
