@@ -131,7 +131,8 @@ std::string vecCondition(const GemmAnalysis &g) {
 
 } // namespace
 
-void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, int64_t threads, int64_t smemBytes) {
+void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, int64_t threads, int64_t smemBytes,
+                  const TensorMapArgs &maps) {
   std::string kernel = g.sig.name + "_kernel";
   w.open(hostPrototype(g.sig));
   emitHostChecks(w, g.sig);
@@ -142,12 +143,23 @@ void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, int64_t threads, int64_t
   w.line("if (tiles == 0 || batch == 0) return cudaSuccess;  // empty output: nothing to do");
   w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
   w.line("const bool vec = " + vecCondition(g) + ";");
-  w.line("auto kernel = vec ? " + kernel + "<true> : " + kernel + "<false>;");
+  std::string args = kernelArgumentList(g.sig);
+  if (!maps.names.empty()) {
+    w.comment("the 16-byte path loads by TMA: its tensor maps (the element path ignores them)");
+    w.line("CUtensorMap " + joined(maps.names, "{}, ") + "{};");
+    w.line("const bool maps = vec &&");
+    for (size_t i = 0; i < maps.encodes.size(); ++i)
+      w.line("    " + maps.encodes[i] + (i + 1 < maps.encodes.size() ? " &&" : ";"));
+    w.line("auto kernel = maps ? " + kernel + "<true> : " + kernel + "<false>;");
+    args += ", " + joined(maps.names, ", ");
+  } else {
+    w.line("auto kernel = vec ? " + kernel + "<true> : " + kernel + "<false>;");
+  }
   w.line("const int smem_bytes = " + str(smemBytes) + ";  // dynamic; above 48 KB by opt-in");
   w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
   w.line("if (err != cudaSuccess) return err;");
   w.line("kernel<<<dim3((unsigned)tiles, 1, (unsigned)batch), " + str(threads) +
-         ", smem_bytes, stream>>>(" + kernelArgumentList(g.sig) + ");");
+         ", smem_bytes, stream>>>(" + args + ");");
   w.line("return cudaGetLastError();");
   w.close();
 }

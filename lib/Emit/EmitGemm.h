@@ -34,10 +34,18 @@ void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g);
 /// The output tile for emitAccumulatorStore (d_dst at m0, n0; the planned staging).
 StoreSpec gemmStoreSpec(const GemmAnalysis &g);
 
+/// Tensor maps (TMA descriptors, sketch/tma.cuh) a kernel takes after its parameters:
+/// each map's name and the host's encode call (a bool expression).
+struct TensorMapArgs {
+  std::vector<std::string> names, encodes;
+};
+
 /// The host function: argument checks, one block of `threads` per output tile
-/// and batch index, kernel<true> when the 16-byte path's conditions hold, the
-/// dynamic shared memory opt-in for `smemBytes`, the launch.
-void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, int64_t threads, int64_t smemBytes);
+/// and batch index, kernel<true> when the 16-byte path's conditions hold (and,
+/// with `maps`, the maps encode), the dynamic shared memory opt-in for
+/// `smemBytes`, the launch.
+void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, int64_t threads, int64_t smemBytes,
+                  const TensorMapArgs &maps = {});
 
 } // namespace sketch
 

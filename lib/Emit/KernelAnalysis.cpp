@@ -48,6 +48,8 @@ std::string cIdent(StringRef name) {
       "tile_m", "tile_n", "m0", "n0", "a_src", "b_src", "d_dst", "load_a", "load_b", "read_stage",
       "write_stage", "a_stage", "b_stage", "out", "src", "dst", "err", "vec", "kernel", "batch",
       "tiles", "smem_bytes", "group", "first", "rows", "next", "value",
+      // the wgmma GEMM's TMA pipeline (WgmmaGemm.cpp)
+      "a_map", "b_map", "maps", "bars", "load_stage", "full", "done",
       // names the SIMT and convolution kernels declare (EmitSimtGemm.cpp, EmitConv*.cpp)
       "micro", "batches", "shape", "pixel", "pixels", "image", "channel", "x_src", "w_src", "y_dst",
       "load_x", "load_w", "pq", "ROWS", "COLS", "DEPTH", "THREADS"};

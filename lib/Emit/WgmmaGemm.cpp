@@ -13,6 +13,11 @@
 // emitAccumulatorStore (the wgmma accumulators of a warp are the mma.sync
 // m16n8 C fragments of its 16 rows). Any M, N, K: zero-filled copies outside
 // the matrices and guarded stores, as on the mma.sync path.
+// Unbatched GEMMs load the 16-byte path's stages by TMA instead (tensor maps
+// encoded by the host function, SWIZZLE_128B gives the same layout): thread 0
+// asks for a stage's boxes, completing on the stage's full mbarrier; each warp
+// arrives on the stage's empty mbarrier once its wgmma group on it is done, and
+// thread 0 refills it then, STAGES - 1 k-tiles ahead, without a block barrier.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/WgmmaGemm.h"
@@ -54,7 +59,21 @@ int64_t stagingBytes(const GemmAnalysis &g) {
   return g.staging.offset + g.staging.rows * g.staging.ld * g.staging.elementBytes;
 }
 
-int64_t smemBytesOf(const GemmAnalysis &g) { return std::max(pipelineBytes(g), stagingBytes(g)); }
+/// The 16-byte path loads by TMA: unbatched GEMMs (a batch would need a 3-D map per
+/// operand, and broadcast operands a zero stride, which tensor maps do not take).
+bool usesTma(const GemmAnalysis &g) { return g.batchDims.empty(); }
+
+/// The TMA path's mbarriers (full[STAGES], empty[STAGES]) lie past both the pipeline
+/// and the staging tile, so the epilogue never overwrites them.
+int64_t barriersOffset(const GemmAnalysis &g) {
+  return (std::max(pipelineBytes(g), stagingBytes(g)) + 7) / 8 * 8;
+}
+
+int64_t smemBytesOf(const GemmAnalysis &g) {
+  if (usesTma(g))
+    return barriersOffset(g) + 16 * stagesOf(g);
+  return std::max(pipelineBytes(g), stagingBytes(g));
+}
 
 /// One operand's shared tile and its wgmma descriptor.
 struct OperandTile {
@@ -81,10 +100,12 @@ public:
   void run() {
     writeHeaderComment();
     w.line("#include \"sketch/wgmma.cuh\"");
+    if (usesTma(g))
+      w.line("#include \"sketch/tma.cuh\"  // tensor-map (TMA) loads and mbarriers");
     w.line();
     writeKernel();
     w.line();
-    emitGemmHost(w, g, config.threads(), smemBytesOf(g));
+    emitGemmHost(w, g, config.threads(), smemBytesOf(g), tensorMaps());
     w.line();
   }
 
@@ -103,10 +124,12 @@ private:
         w, g, epilogue,
         {"  sm_90a: tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
              str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" +
-             str(g.tileN) + "k16), " + str(config.stages) +
-             " stages (cp.async, one wgmma group in flight)",
+             str(g.tileN) + "k16), " + str(config.stages) + " stages (" +
+             (usesTma(g) ? "TMA; cp.async on the element path" : "cp.async") +
+             ", one wgmma group in flight)",
          "  shared memory " + str(smemBytesOf(g)) +
-             " bytes: operand tiles 128-byte swizzled (planned here), then the staging tile"});
+             " bytes: operand tiles 128-byte swizzled (planned here), then the staging tile" +
+             (usesTma(g) ? ", then the TMA mbarriers" : "")});
   }
 
   void writePreamble() {
@@ -156,6 +179,45 @@ private:
     }
   }
 
+  /// The host's tensor maps: a K-major operand (rows along M or N, K contiguous) in
+  /// boxes of 64 K-columns by the tile's rows; an MN-major one (stored K x M or K x N)
+  /// in boxes of 64 columns by BK rows, one box a 64-column block.
+  TensorMapArgs tensorMaps() const {
+    TensorMapArgs maps;
+    if (!usesTma(g))
+      return maps;
+    // the kernel's box coordinates are ints
+    maps.encodes.push_back(g.sig.dim(g.m) + " < INT32_MAX && " + g.sig.dim(g.n) +
+                           " < INT32_MAX && " + g.sig.dim(g.k) + " < INT32_MAX");
+    for (const OperandTile &t : {tileA(), tileB()}) {
+      std::string name = t.isA ? "a_map" : "b_map";
+      std::string k = g.sig.dim(g.k), mn = g.sig.dim(t.isA ? g.m : g.n);
+      std::string cols = t.kMajor() ? k : mn, rows = t.kMajor() ? mn : k;
+      std::string boxRows = t.kMajor() ? str(t.mnExtent) : str(kTileK);
+      maps.names.push_back(name);
+      maps.encodes.push_back("sketch::encode_tensor_map_2d(&" + name + ", " + t.op->param->cname +
+                             ", " + cols + ", " + rows + ", " + cols + " * 2, 64, " + boxRows +
+                             ", 2)");
+    }
+    return maps;
+  }
+
+  /// Thread 0's requests for k-tile `kt`'s boxes of operand `t` into `dst`, completing
+  /// on the mbarrier `full`.
+  void writeTmaLoad(const OperandTile &t, StringRef dst) {
+    std::string map = t.isA ? "&a_map" : "&b_map";
+    if (t.kMajor()) {
+      w.line("sketch::tma_load_2d(" + dst.str() + ", " + map + ", kt * BK, (int)" + t.mnOrigin +
+             ", full);");
+      return;
+    }
+    for (int64_t j = 0; j < t.mnExtent / 64; ++j) {
+      auto plus = [&](int64_t offset) { return j == 0 ? std::string() : " + " + str(offset); };
+      w.line("sketch::tma_load_2d(" + dst.str() + plus(j * kTileK * 128) + ", " + map + ", (int)" +
+             t.mnOrigin + plus(64 * j) + ", kt * BK, full);");
+    }
+  }
+
   /// The descriptor of k16 step `kk` of the stage at `stage` (C++ expressions).
   std::string descriptor(const OperandTile &t, StringRef stage) const {
     std::string wgOffset = t.isA ? (t.kMajor() ? "wg * 64 * 128" : "wg * BK * 128") : "0";
@@ -184,6 +246,38 @@ private:
     w.line("for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;");
     w.close();
     w.line("const int k_tiles = (int)sketch::ceil_div(size_k, BK);");
+    if (usesTma(g)) {
+      w.open("if constexpr (kVec)");
+      writeTmaLoop(a, b);
+      w.close();
+      w.open("else");
+      writeCpAsyncLoop(a, b);
+      w.close();
+    } else {
+      writeCpAsyncLoop(a, b);
+    }
+    w.line("sketch::wgmma_wait<0>();");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+  }
+
+  /// The wgmma group of k-tile kt: KI k16 steps on the stage at a_stage / b_stage.
+  void writeMultiply(const OperandTile &a, const OperandTile &b) {
+    w.line("const uint32_t a_stage = a_smem + (kt % STAGES) * A_STAGE_BYTES;");
+    w.line("const uint32_t b_stage = b_smem + (kt % STAGES) * B_STAGE_BYTES;");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("sketch::wgmma_fence();");
+    w.line("#pragma unroll");
+    w.open("for (int kk = 0; kk < KI; ++kk)");
+    w.line("const uint64_t desc_a = " + descriptor(a, "a_stage") + ";");
+    w.line("const uint64_t desc_b = " + descriptor(b, "b_stage") + ";");
+    w.line("sketch::wgmma_m64n" + str(g.tileN) + "k16<" + config.operandType + ", " +
+           (a.kMajor() ? "0" : "1") + ", " + (b.kMajor() ? "0" : "1") +
+           ">(acc[0], desc_a, desc_b);");
+    w.close();
+    w.line("sketch::wgmma_commit();");
+  }
+
+  void writeCpAsyncLoop(const OperandTile &a, const OperandTile &b) {
     w.open("auto load_a = [&](int kt, uint32_t dst)");
     writeLoad(a);
     w.close(";");
@@ -205,19 +299,7 @@ private:
     w.line("sketch::cp_async_wait<STAGES - 3>();  // k-tile kt has landed (this thread's copies)");
     w.line("sketch::fence_async_shared();         // ... visible to the tensor cores");
     w.line("__syncthreads();                      // ... everyone's; wgmma group kt - 2 is done");
-    w.line("const uint32_t a_stage = a_smem + (kt % STAGES) * A_STAGE_BYTES;");
-    w.line("const uint32_t b_stage = b_smem + (kt % STAGES) * B_STAGE_BYTES;");
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("sketch::wgmma_fence();");
-    w.line("#pragma unroll");
-    w.open("for (int kk = 0; kk < KI; ++kk)");
-    w.line("const uint64_t desc_a = " + descriptor(a, "a_stage") + ";");
-    w.line("const uint64_t desc_b = " + descriptor(b, "b_stage") + ";");
-    w.line("sketch::wgmma_m64n" + str(g.tileN) + "k16<" + config.operandType + ", " +
-           (a.kMajor() ? "0" : "1") + ", " + (b.kMajor() ? "0" : "1") +
-           ">(acc[0], desc_a, desc_b);");
-    w.close();
-    w.line("sketch::wgmma_commit();");
+    writeMultiply(a, b);
     w.comment("refill while the tensor cores work: k-tile kt + STAGES - 2 into the stage of kt - 2");
     w.line("const int next = kt + STAGES - 2;");
     w.open("if (next < k_tiles)");
@@ -230,8 +312,47 @@ private:
     w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done (its stage is refilled after the next barrier)");
     w.line("sketch::wgmma_fence_operands(acc[0]);");
     w.close();
-    w.line("sketch::wgmma_wait<0>();");
+  }
+
+  void writeTmaLoop(const OperandTile &a, const OperandTile &b) {
+    w.comment("TMA: thread 0 asks for a stage's boxes, which complete on its full barrier; each");
+    w.comment("warp arrives on its empty barrier once the stage's wgmma group is done");
+    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g)) +
+           ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
+    w.open("if (tid == 0)");
+    w.open("for (int s = 0; s < STAGES; ++s)");
+    w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
+    w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);");
+    w.close();
+    w.line("sketch::fence_mbarrier_init();");
+    w.close();
+    w.line("__syncthreads();");
+    w.open("auto load_stage = [&](int kt)");
+    w.line("const uint32_t full = bars + 8 * (kt % STAGES);");
+    w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
+    writeTmaLoad(a, "a_smem + (kt % STAGES) * A_STAGE_BYTES");
+    writeTmaLoad(b, "b_smem + (kt % STAGES) * B_STAGE_BYTES");
+    w.close(";");
+    w.comment("prologue: k-tiles 0 .. STAGES - 1");
+    w.open("if (tid == 0)");
+    w.line("for (int kt = 0; kt < STAGES && kt < k_tiles; ++kt) load_stage(kt);");
+    w.close();
+    w.comment("main loop: k-tile kt multiplies while kt + 1 .. kt + STAGES - 1 load; wgmma group kt");
+    w.comment("stays in flight until kt + 1 is issued");
+    w.open("for (int kt = 0; kt < k_tiles; ++kt)");
+    w.open("if (tid == 0 && kt >= 2 && kt - 2 + STAGES < k_tiles)");
+    w.comment("refill the stage of k-tile kt - 2 (every warp arrived: its group is done)");
+    w.line("const int done = kt - 2;");
+    w.line("sketch::mbarrier_wait(bars + 8 * (STAGES + done % STAGES), (done / STAGES) & 1);");
+    w.line("load_stage(done + STAGES);");
+    w.close();
+    w.line("sketch::mbarrier_wait(bars + 8 * (kt % STAGES), (kt / STAGES) & 1);  // k-tile kt has landed");
+    writeMultiply(a, b);
     w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (kt - 1) % STAGES));");
+    w.close();
   }
 
   void writeKernel() {
@@ -239,8 +360,11 @@ private:
       return p.name == g.a.param->name || p.name == g.b.param->name;
     };
     w.line("template <bool kVec>");
+    std::string params = kernelParameterList(g.sig, restrictPtr);
+    if (usesTma(g))
+      params += ", const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map";
     w.line("__global__ void __launch_bounds__(" + str(config.threads()) + ", 1) " + kernelName() +
-           "(" + kernelParameterList(g.sig, restrictPtr) + ") {");
+           "(" + params + ") {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     writePreamble();
