@@ -13,8 +13,9 @@
 // emitAccumulatorStore (the wgmma accumulators of a warp are the mma.sync
 // m16n8 C fragments of its 16 rows). Any M, N, K: zero-filled copies outside
 // the matrices and guarded stores, as on the mma.sync path.
-// Unbatched GEMMs load the 16-byte path's stages by TMA instead (tensor maps
-// encoded by the host function, SWIZZLE_128B gives the same layout): thread 0
+// The 16-byte path loads its stages by TMA instead (tensor maps encoded by the
+// host function, 3-D for batches; SWIZZLE_128B gives the same layout) unless an
+// operand is broadcast over a batch dimension: thread 0
 // asks for a stage's boxes, completing on the stage's full mbarrier; each warp
 // arrives on the stage's empty mbarrier once its wgmma group on it is done, and
 // thread 0 refills it then, STAGES - 1 k-tiles ahead, without a block barrier.
@@ -59,9 +60,21 @@ int64_t stagingBytes(const GemmAnalysis &g) {
   return g.staging.offset + g.staging.rows * g.staging.ld * g.staging.elementBytes;
 }
 
-/// The 16-byte path loads by TMA: unbatched GEMMs (a batch would need a 3-D map per
-/// operand, and broadcast operands a zero stride, which tensor maps do not take).
-bool usesTma(const GemmAnalysis &g) { return g.batchDims.empty(); }
+/// An operand that has every batch dimension of the output, in the output's order: its
+/// matrices follow one another, matrix blockIdx.z being the block's.
+bool hasWholeBatch(const GemmOperand &op, const GemmAnalysis &g) {
+  if (op.batchPositions.size() != g.batchDims.size())
+    return false;
+  for (size_t i = 0; i < op.batchPositions.size(); ++i)
+    if (op.batchPositions[i] != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+/// The 16-byte path loads by TMA unless an operand is broadcast over a batch dimension
+/// (its map would need a zero stride, which tensor maps do not take). Batched operands
+/// get 3-D maps: (columns, rows, matrix).
+bool usesTma(const GemmAnalysis &g) { return hasWholeBatch(g.a, g) && hasWholeBatch(g.b, g); }
 
 /// The TMA path's mbarriers (full[STAGES], empty[STAGES]) lie past both the pipeline
 /// and the staging tile, so the epilogue never overwrites them.
@@ -195,9 +208,13 @@ private:
       std::string cols = t.kMajor() ? k : mn, rows = t.kMajor() ? mn : k;
       std::string boxRows = t.kMajor() ? str(t.mnExtent) : str(kTileK);
       maps.names.push_back(name);
-      maps.encodes.push_back("sketch::encode_tensor_map_2d(&" + name + ", " + t.op->param->cname +
-                             ", " + cols + ", " + rows + ", " + cols + " * 2, 64, " + boxRows +
-                             ", 2)");
+      std::string tensor = "&" + name + ", " + t.op->param->cname + ", " + cols + ", " + rows;
+      if (g.batchDims.empty())
+        maps.encodes.push_back("sketch::encode_tensor_map_2d(" + tensor + ", " + cols +
+                               " * 2, 64, " + boxRows + ", 2)");
+      else
+        maps.encodes.push_back("sketch::encode_tensor_map_3d(" + tensor + ", batch, " + cols +
+                               " * 2, " + cols + " * " + rows + " * 2, 64, " + boxRows + ", 2)");
     }
     return maps;
   }
@@ -206,15 +223,18 @@ private:
   /// on the mbarrier `full`.
   void writeTmaLoad(const OperandTile &t, StringRef dst) {
     std::string map = t.isA ? "&a_map" : "&b_map";
+    bool batched = !g.batchDims.empty();
+    auto load = [&](const std::string &to, const std::string &x, const std::string &y) {
+      w.line(std::string("sketch::tma_load_") + (batched ? "3d(" : "2d(") + to + ", " + map + ", " +
+             x + ", " + y + (batched ? ", (int)blockIdx.z" : "") + ", full);");
+    };
     if (t.kMajor()) {
-      w.line("sketch::tma_load_2d(" + dst.str() + ", " + map + ", kt * BK, (int)" + t.mnOrigin +
-             ", full);");
+      load(dst.str(), "kt * BK", "(int)" + t.mnOrigin);
       return;
     }
     for (int64_t j = 0; j < t.mnExtent / 64; ++j) {
       auto plus = [&](int64_t offset) { return j == 0 ? std::string() : " + " + str(offset); };
-      w.line("sketch::tma_load_2d(" + dst.str() + plus(j * kTileK * 128) + ", " + map + ", (int)" +
-             t.mnOrigin + plus(64 * j) + ", kt * BK, full);");
+      load(dst.str() + plus(j * kTileK * 128), "(int)" + t.mnOrigin + plus(64 * j), "kt * BK");
     }
   }
 

@@ -27,6 +27,7 @@ EPILOGUES = {
     "batched": lambda acc, t, s: relu(acc + t["bias"]),
     "f32out": lambda acc, t, s: acc + t["bias"],
     "batched_bcast": lambda acc, t, s: acc + t["C"],
+    "batched2d_tt": lambda acc, t, s: acc,
     "128x256": lambda acc, t, s: relu(acc + t["bias"]),
 }
 
@@ -54,8 +55,8 @@ def test_k_zero_and_one():
 
 def test_misaligned_base_pointers():
     """Bases one element off 16 bytes: the host function picks the element path."""
-    CASES.sweep(["tc_f16_bias_relu", "tc_bf16_bt", "tc_f16_f32out", "tc_f16_batched"],
-                [(136, 264, 72)], misalign=True)
+    CASES.sweep(["tc_f16_bias_relu", "tc_bf16_bt", "tc_f16_f32out", "tc_f16_batched",
+                 "tc_bf16_batched2d_tt"], [(136, 264, 72)], misalign=True)
 
 
 def test_large_4000x3000x2000():

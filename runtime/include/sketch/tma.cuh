@@ -12,6 +12,8 @@
 //   tma_load_2d(dst, map, x, y, bar) the box at column x, row y of the tensor `map` into
 //                                    shared `dst` (a 1024-byte aligned address with
 //                                    SWIZZLE_128B); its bytes complete_tx on `bar`
+//   tma_load_3d(dst, map, x, y, z, bar)
+//                                    the same in matrix z of a batch of matrices
 //   Swizzle128<ROWS, E>::offset(row, col)
 //                                    where element (row, col) of a ROWS-row tile lies when
 //                                    it was loaded as 128-byte wide column panels with
@@ -21,6 +23,10 @@
 //                                    a row-major matrix with a 128B-swizzled box, out-of-range
 //                                    elements zero-filled; false when the driver refuses it
 //                                    (sizes, alignment, no driver entry point): use another path
+//   encode_tensor_map_3d(map, base, cols, rows, matrices, row_bytes, matrix_bytes,
+//                        box_cols, box_rows, elem_bytes)
+//                                    the same for `matrices` matrices `matrix_bytes` apart
+//                                    (boxes of one matrix each)
 //
 // cuTensorMapEncodeTiled is a driver API function; it is looked up once through the
 // runtime (cudaGetDriverEntryPointByVersion, CUDA 12.5 or newer), so nothing links
@@ -92,6 +98,15 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map
                : "memory");
 }
 
+/// tma_load_2d in matrix z of a 3-D map (encode_tensor_map_3d).
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map, int x, int y,
+                                            int z, uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
+               : "memory");
+}
+
 /// A ROWS x COLS tile of 2-byte elements loaded as COLS / 64 column panels (boxes of
 /// 64 columns = 128 bytes by ROWS rows, one after the other) with SWIZZLE_128B: in
 /// each 1024-byte group of 8 rows, the 16-byte chunk c of row r lies at chunk
@@ -113,12 +128,12 @@ struct Swizzle128 {
 // Host
 //===----------------------------------------------------------------------===//
 
-/// Encodes `map` for the row-major matrix at `base` (rows x cols elements of
-/// `elem_bytes` each, rows `row_bytes` apart) read in boxes of box_rows x box_cols with
-/// SWIZZLE_128B (box_cols * elem_bytes <= 128); elements past the matrix read as zero.
-inline bool encode_tensor_map_2d(CUtensorMap *map, const void *base, uint64_t cols,
-                                 uint64_t rows, uint64_t row_bytes, uint32_t box_cols,
-                                 uint32_t box_rows, int elem_bytes) {
+/// Encodes `map` for a tensor of `rank` dimensions (innermost first: `dims`; bytes between
+/// consecutive indices of dimensions 1.. in `strides`) read in `box` boxes with
+/// SWIZZLE_128B; elements past the tensor read as zero. False when the driver refuses it.
+inline bool encode_tensor_map(CUtensorMap *map, const void *base, int elem_bytes, uint32_t rank,
+                              const cuuint64_t *dims, const cuuint64_t *strides,
+                              const cuuint32_t *box) {
   using Encode = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                               const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
                               const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -132,19 +147,42 @@ inline bool encode_tensor_map_2d(CUtensorMap *map, const void *base, uint64_t co
       fn = nullptr;
     return reinterpret_cast<Encode>(fn);
   }();
-  if (encode == nullptr || cols == 0 || rows == 0)
+  if (encode == nullptr)
     return false;
+  for (uint32_t i = 0; i < rank; ++i)
+    if (dims[i] == 0)
+      return false;
   const CUtensorMapDataType type = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
                                                      : CU_TENSOR_MAP_DATA_TYPE_UINT32;
-  const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {row_bytes};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
-  return encode(map, type, 2, const_cast<void *>(base), dims, strides, box, element_strides,
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  return encode(map, type, rank, const_cast<void *>(base), dims, strides, box, element_strides,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/// Encodes `map` for the row-major matrix at `base` (rows x cols elements of
+/// `elem_bytes` each, rows `row_bytes` apart) read in boxes of box_rows x box_cols with
+/// SWIZZLE_128B (box_cols * elem_bytes <= 128); elements past the matrix read as zero.
+inline bool encode_tensor_map_2d(CUtensorMap *map, const void *base, uint64_t cols,
+                                 uint64_t rows, uint64_t row_bytes, uint32_t box_cols,
+                                 uint32_t box_rows, int elem_bytes) {
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {row_bytes};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  return encode_tensor_map(map, base, elem_bytes, 2, dims, strides, box);
+}
+
+/// encode_tensor_map_2d for `matrices` such matrices, `matrix_bytes` apart.
+inline bool encode_tensor_map_3d(CUtensorMap *map, const void *base, uint64_t cols,
+                                 uint64_t rows, uint64_t matrices, uint64_t row_bytes,
+                                 uint64_t matrix_bytes, uint32_t box_cols, uint32_t box_rows,
+                                 int elem_bytes) {
+  const cuuint64_t dims[3] = {cols, rows, matrices};
+  const cuuint64_t strides[2] = {row_bytes, matrix_bytes};
+  const cuuint32_t box[3] = {box_cols, box_rows, 1};
+  return encode_tensor_map(map, base, elem_bytes, 3, dims, strides, box);
 }
 
 } // namespace sketch
