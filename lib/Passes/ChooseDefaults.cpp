@@ -135,7 +135,8 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
   switch (problem.kind) {
   case ProblemKind::gemm:
     // sm_90a runs the wgmma path, whose k-tile is one 128-byte swizzle row (BK = 64);
-    // 128x256 with 4 stages measured fastest there (0.81-0.83x cuBLAS on an H100).
+    // 128x256 with 4 stages measured fastest there before its TMA pipeline (0.81-0.83x
+    // cuBLAS on an H100); with it, best or within 6% of 3 stages (0.83-0.99x, RESULTS.md).
     // sm_90 (Hopper, mma.sync path): 128x256x32, 8 warps, 4 stages measured best or
     // within 1% at 8192^3 (-1% to +4% over 3 stages in two runs); 1-6% behind
     // 128x128x32 with 4 warps at 4096^3 (H100).
