@@ -2,8 +2,11 @@
 // nothing else in the way: the ceiling the mma.sync GEMM path is measured against.
 //   registers only   fragments stay in registers; only MMAs issue
 //   ldmatrix-fed     each k16 step reloads the warp tile's A and B fragments from shared
-//                    memory with ldmatrix.x4 (swizzled, conflict-free), as the GEMM's
-//                    inner loop does; no global memory, no barriers, no epilogue
+//                    memory with ldmatrix.x4 (swizzled, conflict-free), all of them before
+//                    the step's MMAs
+//   interleaved      the GEMM's own schedule: the next step's fragments load between this
+//                    step's MMAs; then the same with a tile refill's shared-memory stores.
+//                    No global memory, no barriers, no epilogue in any of them
 //   ldmatrix alone   shared-memory read throughput of ldmatrix.x4, bytes a clock an SM
 // Build and run: bench/run.sh --ceiling (nvcc -O3 -arch=sm_90a, or sm_80 on Ampere).
 #include <cstdint>
@@ -66,7 +69,8 @@ __global__ void __launch_bounds__(128) registers_only(float *out, int iterations
   keep(out, sum_of(acc));
 }
 
-/// A warp tile of MI*16 x NI*8; each iteration is two k16 steps of ldmatrix then MMAs.
+/// A warp tile of MI*16 x NI*8; each iteration is two k16 steps, each all its ldmatrix
+/// then its MMAs.
 template <int MI, int NI>
 __global__ void __launch_bounds__(128) ldmatrix_fed(float *out, int iterations) {
   __shared__ __align__(128) half tile_a[4][64 * 32], tile_b[4][64 * 32];
@@ -97,6 +101,58 @@ __global__ void __launch_bounds__(128) ldmatrix_fed(float *out, int iterations) 
     }
   }
   keep(out, sum_of(acc));
+}
+
+
+/// The GEMM's inner loop (EmitGemm.cpp): an iteration is one k-tile of two k16 steps; the
+/// next step's fragments load between this step's MMAs (two register buffers), and each
+/// lane writes STORES 16-byte chunks to shared memory an iteration, the bytes a tile
+/// refill writes (cp.async or TMA land there the same way): 128x256x32 tiles with 8 warps
+/// refill 24 KB a k-tile, 6 chunks a lane; 128x128x32 with 4 warps 16 KB, 8 a lane.
+template <int MI, int NI, int STORES>
+__global__ void __launch_bounds__(128) interleaved(float *out, int iterations) {
+  __shared__ __align__(128) half tile_a[4][64 * 32], tile_b[4][64 * 32];
+  __shared__ __align__(16) uint4 refill[4][(STORES > 0 ? STORES : 1) * 32];
+  for (int i = threadIdx.x; i < 4 * 64 * 32; i += blockDim.x) {
+    (&tile_a[0][0])[i] = __float2half(i % 7);
+    (&tile_b[0][0])[i] = __float2half(i % 5);
+  }
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const uint32_t base_a = (uint32_t)__cvta_generic_to_shared(&tile_a[warp][0]);
+  const uint32_t base_b = (uint32_t)__cvta_generic_to_shared(&tile_b[warp][0]);
+  float acc[MI][NI][4] = {};
+  uint32_t a[2][MI][4], b[2][NI / 2][4];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+    ldmatrix_x4(a[0][i], tile_chunk(base_a, i * 16 + lane % 16, lane / 16));
+#pragma unroll
+  for (int j = 0; j < NI / 2; ++j)
+    ldmatrix_x4(b[0][j], tile_chunk(base_b, j * 16 + lane % 16, lane / 16));
+  for (int it = 0; it < iterations; ++it) {
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) {
+      const int next = (ks + 1) % 2;
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+        ldmatrix_x4(a[next][i], tile_chunk(base_a, i * 16 + lane % 16, next * 2 + lane / 16));
+#pragma unroll
+        for (int j = i * (NI / 2) / MI; j < (i + 1) * (NI / 2) / MI; ++j)
+          ldmatrix_x4(b[next][j], tile_chunk(base_b, j * 16 + lane % 16, next * 2 + lane / 16));
+        if (ks == 0 && i < STORES)
+          refill[warp][i * 32 + lane] = make_uint4(it, i, lane, warp);
+#pragma unroll
+        for (int j = 0; j < NI; ++j) {
+          const int n = (i % 2) ? NI - 1 - j : j;
+          mma_f16(acc[i][n], a[ks][i], b[ks][n / 2][n % 2], b[ks][n / 2][2 + n % 2]);
+        }
+      }
+      if (ks == 1)
+        for (int i = MI; i < STORES; ++i)
+          refill[warp][i * 32 + lane] = make_uint4(it, i, lane, warp);
+    }
+  }
+  keep(out, sum_of(acc) + (float)refill[warp][lane].x);
 }
 
 __global__ void __launch_bounds__(256) ldmatrix_alone(float *out, int iterations) {
@@ -161,9 +217,19 @@ void report_ldmatrix_fed(float *out, int sms, int blocks_per_sm, int iterations)
          flops / ms / 1e9);
 }
 
+template <int STORES>
+void report_interleaved(float *out, int sms, int blocks_per_sm, int iterations) {
+  const int grid = sms * blocks_per_sm;
+  const float ms = best_ms([&] { interleaved<4, 8, STORES><<<grid, 128>>>(out, iterations); });
+  const double flops = kMmaFlops * 4 * 8 * 2 * 4 * grid * (double)iterations;
+  printf("| ldmatrix interleaved, %d refill stores a lane | 64x64 | %d | %.1f TFLOP/s |\n", STORES,
+         blocks_per_sm * 4, flops / ms / 1e9);
+}
+
 } // namespace
 
 int main() {
+  setvbuf(stdout, nullptr, _IONBF, 0);
   int sms = 0, clock_khz = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
@@ -182,6 +248,10 @@ int main() {
     report_registers_only<4, 8>(out, sms, blocks, iterations);
   for (int blocks = 1; blocks <= 2; ++blocks)
     report_ldmatrix_fed<4, 8>(out, sms, blocks, iterations / 2);
+  for (int blocks = 1; blocks <= 2; ++blocks)
+    report_interleaved<0>(out, sms, blocks, iterations / 2);
+  report_interleaved<6>(out, sms, 2, iterations / 2);
+  report_interleaved<8>(out, sms, 2, iterations / 2);
   for (int blocks = 2; blocks <= 4; ++blocks)
     report_ldmatrix_fed<4, 4>(out, sms, blocks, iterations / 2);
   for (int blocks = 2; blocks <= 3; ++blocks)
