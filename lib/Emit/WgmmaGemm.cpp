@@ -36,8 +36,9 @@ namespace {
 constexpr int64_t kTileK = 64;      // 64 f16/bf16 = one 128-byte swizzle row
 constexpr int64_t kAtomBytes = 1024; // 8 rows of 128 bytes: the swizzle atom
 
-/// The 128-byte swizzle as an SmemBuffer: rows of 128 bytes, chunk c of row r at c ^ (r & 7).
-plan::SmemBuffer swizzle128(int64_t rows) {
+} // namespace
+
+plan::SmemBuffer wgmmaSwizzle128(int64_t rows) {
   plan::SmemBuffer s;
   s.layout = "xor";
   s.rows = rows;
@@ -50,11 +51,140 @@ plan::SmemBuffer swizzle128(int64_t rows) {
   return s;
 }
 
+int64_t WgmmaBlock::pipelineBytes() const {
+  return kAtomBytes + stages * (tileM + tileN) * kTileK * 2;
+}
+
+TensorCoreConfig WgmmaBlock::storeConfig() const {
+  TensorCoreConfig config;
+  config.tileM = tileM;
+  config.tileN = tileN;
+  config.tileK = kTileK;
+  config.warpsM = tileM / 16; // warp w: rows 16 w .. 16 w + 15 (4 warps a warpgroup)
+  config.warpsN = 1;
+  config.stages = stages;
+  config.operandType = operandType;
+  return config;
+}
+
+void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b) {
+  w.line("constexpr int BM = " + str(b.tileM) + ", BN = " + str(b.tileN) + ", BK = " +
+         str(kTileK) + ";");
+  w.line("constexpr int THREADS = " + str(b.threads()) + ";  // " + str(b.tileM / 64) +
+         " warpgroup(s) of 4 warps");
+  w.line("constexpr int WM = 16, WN = BN;  // a warp's accumulator rows inside its warpgroup");
+  w.line("constexpr int MI = 1, NI = BN / 8, KI = BK / 16;  // m16n8 fragments, k16 steps");
+  w.line("constexpr int STAGES = " + str(b.stages) + ";");
+  w.line("const uint32_t smem_base = sketch::smem_addr(smem);");
+  w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
+  w.line("const int warp_m = warp, warp_n = 0;");
+  w.line("const int wg = warp / 4;  // warpgroup: output rows 64 wg .. 64 wg + 63");
+}
+
+void emitWgmmaBuffers(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef aLayout,
+                      llvm::StringRef bLayout) {
+  w.comment("shared memory (sm_90a path, planned here): STAGES x (A " + str(b.tileM * kTileK * 2) +
+            " + B " + str(b.tileN * kTileK * 2) + ") bytes, 1024-byte aligned,");
+  w.comment("128-byte swizzle (chunk c of row r at c ^ (r & 7)); A" + aLayout.str() + "; B" +
+            bLayout.str());
+  w.line("constexpr int A_STAGE_BYTES = BM * BK * 2, B_STAGE_BYTES = BN * BK * 2;");
+  w.line("const uint32_t a_smem = (smem_base + 1023) & ~1023u;");
+  w.line("const uint32_t b_smem = a_smem + STAGES * A_STAGE_BYTES;");
+  w.line("float acc[MI][NI][4];");
+  w.line("#pragma unroll");
+  w.open("for (int ni = 0; ni < NI; ++ni)");
+  w.line("#pragma unroll");
+  w.line("for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;");
+  w.close();
+  w.line("const int k_tiles = (int)sketch::ceil_div(size_k, BK);");
+}
+
+namespace {
+
+/// The descriptor of k16 step `kk` of operand A's or B's stage at `stage` (C++ expressions).
+std::string descriptor(bool isA, bool kMajor, StringRef stage) {
+  std::string wgOffset = isA ? (kMajor ? "wg * 64 * 128" : "wg * BK * 128") : "0";
+  std::string start = stage.str() + " + " + wgOffset + " + kk * " + (kMajor ? "32" : "2048");
+  std::string lbo = kMajor ? "16" : "BK * 128";
+  return "sketch::wgmma_desc_sw128(" + start + ", " + lbo + ", 1024)";
+}
+
+} // namespace
+
+void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b) {
+  w.line("const uint32_t a_stage = a_smem + (kt % STAGES) * A_STAGE_BYTES;");
+  w.line("const uint32_t b_stage = b_smem + (kt % STAGES) * B_STAGE_BYTES;");
+  w.line("sketch::wgmma_fence_operands(acc[0]);");
+  w.line("sketch::wgmma_fence();");
+  w.line("#pragma unroll");
+  w.open("for (int kk = 0; kk < KI; ++kk)");
+  w.line("const uint64_t desc_a = " + descriptor(true, b.aKMajor, "a_stage") + ";");
+  w.line("const uint64_t desc_b = " + descriptor(false, b.bKMajor, "b_stage") + ";");
+  w.line("sketch::wgmma_m64n" + str(b.tileN) + "k16<" + b.operandType + ", " +
+         (b.aKMajor ? "0" : "1") + ", " + (b.bKMajor ? "0" : "1") + ">(acc[0], desc_a, desc_b);");
+  w.close();
+  w.line("sketch::wgmma_commit();");
+}
+
+void emitWgmmaCpAsyncLoop(CudaWriter &w, const WgmmaBlock &b, const TileLoader &loadA,
+                          const TileLoader &loadB) {
+  w.open("auto load_a = [&](int kt, uint32_t dst)");
+  loadA.emitLoad(w);
+  w.close(";");
+  w.open("auto load_b = [&](int kt, uint32_t dst)");
+  loadB.emitLoad(w);
+  w.close(";");
+  w.comment("prologue: k-tiles 0 .. STAGES - 3, one commit group each");
+  w.line("#pragma unroll");
+  w.open("for (int s = 0; s < STAGES - 2; ++s)");
+  w.open("if (s < k_tiles)");
+  w.line("load_a(s, a_smem + s * A_STAGE_BYTES);");
+  w.line("load_b(s, b_smem + s * B_STAGE_BYTES);");
+  w.close();
+  w.line("sketch::cp_async_commit();");
+  w.close();
+  w.comment("main loop: k-tile kt multiplies while kt + 1 .. kt + STAGES - 2 copy; wgmma group kt");
+  w.comment("stays in flight until kt + 1 is issued");
+  w.open("for (int kt = 0; kt < k_tiles; ++kt)");
+  w.line("sketch::cp_async_wait<STAGES - 3>();  // k-tile kt has landed (this thread's copies)");
+  w.line("sketch::fence_async_shared();         // ... visible to the tensor cores");
+  w.line("__syncthreads();                      // ... everyone's; wgmma group kt - 2 is done");
+  emitWgmmaMultiply(w, b);
+  w.comment("refill while the tensor cores work: k-tile kt + STAGES - 2 into the stage of kt - 2");
+  w.line("const int next = kt + STAGES - 2;");
+  w.open("if (next < k_tiles)");
+  w.line("const int s = next % STAGES;");
+  w.line("load_a(next, a_smem + s * A_STAGE_BYTES);");
+  w.line("load_b(next, b_smem + s * B_STAGE_BYTES);");
+  w.close();
+  w.line("sketch::cp_async_commit();");
+  w.line("sketch::wgmma_fence_operands(acc[0]);");
+  w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done (its stage is refilled after the next barrier)");
+  w.line("sketch::wgmma_fence_operands(acc[0]);");
+  w.close();
+}
+
+void emitWgmmaDrain(CudaWriter &w) {
+  w.line("sketch::wgmma_wait<0>();");
+  w.line("sketch::wgmma_fence_operands(acc[0]);");
+}
+
+namespace {
+
 int64_t stagesOf(const GemmAnalysis &g) { return std::max<int64_t>(g.stages, 3); }
 
-int64_t pipelineBytes(const GemmAnalysis &g) {
-  return kAtomBytes + stagesOf(g) * (g.tileM + g.tileN) * kTileK * 2;
+WgmmaBlock blockOf(const GemmAnalysis &g) {
+  WgmmaBlock b;
+  b.tileM = g.tileM;
+  b.tileN = g.tileN;
+  b.stages = stagesOf(g);
+  b.operandType = cTypeOf(g.operandType);
+  b.aKMajor = g.a.kContiguous;
+  b.bKMajor = g.b.kContiguous;
+  return b;
 }
+
+int64_t pipelineBytes(const GemmAnalysis &g) { return blockOf(g).pipelineBytes(); }
 
 int64_t stagingBytes(const GemmAnalysis &g) {
   return g.staging.offset + g.staging.rows * g.staging.ld * g.staging.elementBytes;
@@ -97,18 +227,53 @@ struct OperandTile {
   bool kMajor() const { return op->kContiguous; }
 };
 
+/// A GEMM operand's k-tile copy into its 128-byte-swizzled stage. K-major: one
+/// loader, rows along M/N. MN-major: one loader per 64-wide block of M/N, rows
+/// along K, blocks BK * 128 bytes apart.
+class OperandLoader : public TileLoader {
+public:
+  OperandLoader(OperandTile t, int64_t threads) : t(t), threads(threads) {}
+
+  void emitLoad(CudaWriter &w) const override {
+    MatrixTileLoader::Spec s;
+    s.label = t.op->param->name;
+    s.base = t.isA ? "a_src" : "b_src";
+    s.threads = threads;
+    if (t.kMajor()) {
+      s.rows = t.mnSize, s.cols = "size_k", s.ld = "size_k";
+      s.rowOrigin = t.mnOrigin, s.colOrigin = "(int64_t)kt * BK";
+      s.smem = wgmmaSwizzle128(t.mnExtent);
+      MatrixTileLoader(s).emitLoad(w);
+      return;
+    }
+    s.rows = "size_k", s.cols = t.mnSize, s.ld = t.mnSize;
+    s.rowOrigin = "(int64_t)kt * BK";
+    s.smem = wgmmaSwizzle128(kTileK);
+    for (int64_t j = 0; j < t.mnExtent / 64; ++j) {
+      w.line("{");
+      w.indentMore();
+      w.comment(t.mnTile + " columns " + str(64 * j) + " .. " + str(64 * j + 63) + ": swizzle block " +
+                str(j));
+      w.line("const uint32_t block_dst = dst + " + str(j * kTileK * 128) + ";");
+      w.line("{");
+      w.indentMore();
+      w.line("const uint32_t dst = block_dst;");
+      s.colOrigin = t.mnOrigin + " + " + str(64 * j);
+      MatrixTileLoader(s).emitLoad(w);
+      w.close();
+      w.close();
+    }
+  }
+
+private:
+  OperandTile t;
+  int64_t threads;
+};
+
 class WgmmaWriter {
 public:
   WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w)
-      : g(g), epilogue(epilogue), w(w) {
-    config.tileM = g.tileM;
-    config.tileN = g.tileN;
-    config.tileK = kTileK;
-    config.warpsM = g.tileM / 16; // warp w: rows 16 w .. 16 w + 15 (4 warps a warpgroup)
-    config.warpsN = 1;
-    config.stages = stagesOf(g);
-    config.operandType = cTypeOf(g.operandType);
-  }
+      : g(g), epilogue(epilogue), w(w), block(blockOf(g)), config(block.storeConfig()) {}
 
   void run() {
     writeHeaderComment();
@@ -126,6 +291,7 @@ private:
   const GemmAnalysis &g;
   const EpilogueEmitter &epilogue;
   CudaWriter &w;
+  WgmmaBlock block;
   TensorCoreConfig config;
 
   std::string kernelName() const { return g.sig.name + "_kernel"; }
@@ -143,53 +309,6 @@ private:
          "  shared memory " + str(smemBytesOf(g)) +
              " bytes: operand tiles 128-byte swizzled (planned here), then the staging tile" +
              (usesTma(g) ? ", then the TMA mbarriers" : "")});
-  }
-
-  void writePreamble() {
-    w.line("constexpr int BM = " + str(g.tileM) + ", BN = " + str(g.tileN) + ", BK = " +
-           str(kTileK) + ";");
-    w.line("constexpr int THREADS = " + str(config.threads()) + ";  // " + str(g.tileM / 64) +
-           " warpgroup(s) of 4 warps");
-    w.line("constexpr int WM = 16, WN = BN;  // a warp's accumulator rows inside its warpgroup");
-    w.line("constexpr int MI = 1, NI = BN / 8, KI = BK / 16;  // m16n8 fragments, k16 steps");
-    w.line("constexpr int STAGES = " + str(config.stages) + ";");
-    w.line("const uint32_t smem_base = sketch::smem_addr(smem);");
-    w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
-    w.line("const int warp_m = warp, warp_n = 0;");
-    w.line("const int wg = warp / 4;  // warpgroup: output rows 64 wg .. 64 wg + 63");
-  }
-
-  /// K-major: one loader, rows along M/N. MN-major: one loader per 64-wide
-  /// block of M/N, rows along K, blocks BK * 128 bytes apart.
-  void writeLoad(const OperandTile &t) {
-    MatrixTileLoader::Spec s;
-    s.label = t.op->param->name;
-    s.base = t.isA ? "a_src" : "b_src";
-    s.threads = config.threads();
-    if (t.kMajor()) {
-      s.rows = t.mnSize, s.cols = "size_k", s.ld = "size_k";
-      s.rowOrigin = t.mnOrigin, s.colOrigin = "(int64_t)kt * BK";
-      s.smem = swizzle128(t.mnExtent);
-      MatrixTileLoader(s).emitLoad(w);
-      return;
-    }
-    s.rows = "size_k", s.cols = t.mnSize, s.ld = t.mnSize;
-    s.rowOrigin = "(int64_t)kt * BK";
-    s.smem = swizzle128(kTileK);
-    for (int64_t j = 0; j < t.mnExtent / 64; ++j) {
-      w.line("{");
-      w.indentMore();
-      w.comment(t.mnTile + " columns " + str(64 * j) + " .. " + str(64 * j + 63) + ": swizzle block " +
-                str(j));
-      w.line("const uint32_t block_dst = dst + " + str(j * kTileK * 128) + ";");
-      w.line("{");
-      w.indentMore();
-      w.line("const uint32_t dst = block_dst;");
-      s.colOrigin = t.mnOrigin + " + " + str(64 * j);
-      MatrixTileLoader(s).emitLoad(w);
-      w.close();
-      w.close();
-    }
   }
 
   /// The host's tensor maps: a K-major operand (rows along M or N, K contiguous) in
@@ -238,34 +357,13 @@ private:
     }
   }
 
-  /// The descriptor of k16 step `kk` of the stage at `stage` (C++ expressions).
-  std::string descriptor(const OperandTile &t, StringRef stage) const {
-    std::string wgOffset = t.isA ? (t.kMajor() ? "wg * 64 * 128" : "wg * BK * 128") : "0";
-    std::string start = stage.str() + " + " + wgOffset + " + kk * " + (t.kMajor() ? "32" : "2048");
-    std::string lbo = t.kMajor() ? "16" : "BK * 128";
-    return "sketch::wgmma_desc_sw128(" + start + ", " + lbo + ", 1024)";
-  }
-
   void writeMainloop() {
     OperandTile a = tileA(), b = tileB();
     auto describe = [&](const OperandTile &t) {
       return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
                         : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
     };
-    w.comment("shared memory (sm_90a path, planned here): STAGES x (A " + str(g.tileM * kTileK * 2) +
-              " + B " + str(g.tileN * kTileK * 2) + ") bytes, 1024-byte aligned,");
-    w.comment("128-byte swizzle (chunk c of row r at c ^ (r & 7)); A" + describe(a) + "; B" +
-              describe(b));
-    w.line("constexpr int A_STAGE_BYTES = BM * BK * 2, B_STAGE_BYTES = BN * BK * 2;");
-    w.line("const uint32_t a_smem = (smem_base + 1023) & ~1023u;");
-    w.line("const uint32_t b_smem = a_smem + STAGES * A_STAGE_BYTES;");
-    w.line("float acc[MI][NI][4];");
-    w.line("#pragma unroll");
-    w.open("for (int ni = 0; ni < NI; ++ni)");
-    w.line("#pragma unroll");
-    w.line("for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;");
-    w.close();
-    w.line("const int k_tiles = (int)sketch::ceil_div(size_k, BK);");
+    emitWgmmaBuffers(w, block, describe(a), describe(b));
     if (usesTma(g)) {
       w.open("if constexpr (kVec)");
       writeTmaLoop(a, b);
@@ -276,62 +374,12 @@ private:
     } else {
       writeCpAsyncLoop(a, b);
     }
-    w.line("sketch::wgmma_wait<0>();");
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-  }
-
-  /// The wgmma group of k-tile kt: KI k16 steps on the stage at a_stage / b_stage.
-  void writeMultiply(const OperandTile &a, const OperandTile &b) {
-    w.line("const uint32_t a_stage = a_smem + (kt % STAGES) * A_STAGE_BYTES;");
-    w.line("const uint32_t b_stage = b_smem + (kt % STAGES) * B_STAGE_BYTES;");
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("sketch::wgmma_fence();");
-    w.line("#pragma unroll");
-    w.open("for (int kk = 0; kk < KI; ++kk)");
-    w.line("const uint64_t desc_a = " + descriptor(a, "a_stage") + ";");
-    w.line("const uint64_t desc_b = " + descriptor(b, "b_stage") + ";");
-    w.line("sketch::wgmma_m64n" + str(g.tileN) + "k16<" + config.operandType + ", " +
-           (a.kMajor() ? "0" : "1") + ", " + (b.kMajor() ? "0" : "1") +
-           ">(acc[0], desc_a, desc_b);");
-    w.close();
-    w.line("sketch::wgmma_commit();");
+    emitWgmmaDrain(w);
   }
 
   void writeCpAsyncLoop(const OperandTile &a, const OperandTile &b) {
-    w.open("auto load_a = [&](int kt, uint32_t dst)");
-    writeLoad(a);
-    w.close(";");
-    w.open("auto load_b = [&](int kt, uint32_t dst)");
-    writeLoad(b);
-    w.close(";");
-    w.comment("prologue: k-tiles 0 .. STAGES - 3, one commit group each");
-    w.line("#pragma unroll");
-    w.open("for (int s = 0; s < STAGES - 2; ++s)");
-    w.open("if (s < k_tiles)");
-    w.line("load_a(s, a_smem + s * A_STAGE_BYTES);");
-    w.line("load_b(s, b_smem + s * B_STAGE_BYTES);");
-    w.close();
-    w.line("sketch::cp_async_commit();");
-    w.close();
-    w.comment("main loop: k-tile kt multiplies while kt + 1 .. kt + STAGES - 2 copy; wgmma group kt");
-    w.comment("stays in flight until kt + 1 is issued");
-    w.open("for (int kt = 0; kt < k_tiles; ++kt)");
-    w.line("sketch::cp_async_wait<STAGES - 3>();  // k-tile kt has landed (this thread's copies)");
-    w.line("sketch::fence_async_shared();         // ... visible to the tensor cores");
-    w.line("__syncthreads();                      // ... everyone's; wgmma group kt - 2 is done");
-    writeMultiply(a, b);
-    w.comment("refill while the tensor cores work: k-tile kt + STAGES - 2 into the stage of kt - 2");
-    w.line("const int next = kt + STAGES - 2;");
-    w.open("if (next < k_tiles)");
-    w.line("const int s = next % STAGES;");
-    w.line("load_a(next, a_smem + s * A_STAGE_BYTES);");
-    w.line("load_b(next, b_smem + s * B_STAGE_BYTES);");
-    w.close();
-    w.line("sketch::cp_async_commit();");
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done (its stage is refilled after the next barrier)");
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.close();
+    emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, config.threads()),
+                         OperandLoader(b, config.threads()));
   }
 
   void writeTmaLoop(const OperandTile &a, const OperandTile &b) {
@@ -367,7 +415,7 @@ private:
     w.line("load_stage(done + STAGES);");
     w.close();
     w.line("sketch::mbarrier_wait(bars + 8 * (kt % STAGES), (kt / STAGES) & 1);  // k-tile kt has landed");
-    writeMultiply(a, b);
+    emitWgmmaMultiply(w, block);
     w.line("sketch::wgmma_fence_operands(acc[0]);");
     w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
     w.line("sketch::wgmma_fence_operands(acc[0]);");
@@ -387,7 +435,7 @@ private:
            "(" + params + ") {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
-    writePreamble();
+    emitWgmmaPreamble(w, block);
     emitGemmBlockCoordinates(w, g);
     emitGemmOperandPointers(w, g);
     writeMainloop();

@@ -11,8 +11,41 @@
 #include "lib/Emit/CudaWriter.h"
 #include "lib/Emit/EmitEpilogue.h"
 #include "lib/Emit/KernelAnalysis.h"
+#include "lib/Emit/TensorCoreGemm.h"
 
 namespace sketch {
+
+/// The block of a wgmma main loop, which the GEMM and the nhwc convolution share:
+/// BM / 64 warpgroups of 4 warps, warpgroup wg owning rows 64 wg .. 64 wg + 63 with
+/// wgmma m64nBNk16; BK = 64 (one 128-byte swizzle row); STAGES operand stages.
+struct WgmmaBlock {
+  int64_t tileM = 128, tileN = 128, stages = 3;
+  std::string operandType = "__half";
+  /// K contiguous in the operand's shared rows (else 64-wide MN blocks of BK rows).
+  bool aKMajor = true, bKMajor = true;
+  int64_t threads() const { return tileM / 16 * 32; }
+  /// Bytes of the operand stages, with the slack that aligns them to 1024.
+  int64_t pipelineBytes() const;
+  /// The mma.sync-shaped plan emitAccumulatorStore reads (WM = 16, MI = 1).
+  TensorCoreConfig storeConfig() const;
+};
+
+/// A 128-byte-swizzled tile of `rows` rows of 64 two-byte elements (chunk c of
+/// row r at c ^ (r & 7)): what wgmma's descriptors read.
+plan::SmemBuffer wgmmaSwizzle128(int64_t rows);
+
+/// The pieces of a wgmma kernel, in order: constants and per-thread indices
+/// (expects `smem`); the stage buffers a_smem / b_smem, the accumulators and
+/// k_tiles (expects size_k; `aLayout`/`bLayout` describe the tiles in a comment);
+/// the cp.async pipeline whose loaders copy k-tile kt into `dst` in that layout,
+/// each k-tile's wgmma group (emitWgmmaMultiply) in it; the final wait.
+void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b);
+void emitWgmmaBuffers(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef aLayout,
+                      llvm::StringRef bLayout);
+void emitWgmmaCpAsyncLoop(CudaWriter &w, const WgmmaBlock &b, const TileLoader &loadA,
+                          const TileLoader &loadB);
+void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b);
+void emitWgmmaDrain(CudaWriter &w);
 
 /// Whether the wgmma path can write this GEMM (operand type, tile shape,
 /// shared memory within the sm_90a limit).
