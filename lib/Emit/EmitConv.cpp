@@ -24,6 +24,7 @@
 #include "lib/Emit/EmitSimt.h"
 #include "lib/Emit/EmitWinograd.h"
 #include "lib/Emit/KernelEmitters.h"
+#include "lib/Emit/WgmmaGemm.h"
 #include "lib/Emit/TensorCoreGemm.h"
 #include "lib/Passes/BackendPlan.h"
 #include "lib/Passes/SketchAnalysis.h"
@@ -302,6 +303,74 @@ struct ConvWriterBase {
 
   std::string kernelArgs() const { return kernelArgumentList(p.sig) + ", shape"; }
 
+  /// The implicit GEMM's sizes and this block's tile (m0 pixels, n0 channels); expects
+  /// BM, BN and the derived sizes' `shape`.
+  void emitImplicitGemmBlock() {
+    emitDerivedSizes();
+    w.line("const int64_t size_m = (int64_t)shape.n * shape.p * shape.q, size_n = shape.k, "
+           "size_k = (int64_t)shape.c * shape.r * shape.s;");
+    w.comment("block: channel tiles fastest, so neighbouring blocks read the same input pixels");
+    w.line("const int tiles_n = (int)sketch::ceil_div(size_n, BN);");
+    w.line("const int64_t m0 = (int64_t)(blockIdx.x / tiles_n) * BM, n0 = (int64_t)(blockIdx.x % "
+           "tiles_n) * BN;");
+  }
+
+  /// The filter's k-tile copy: krsc rows of C*R*S, one per output channel.
+  MatrixTileLoader::Spec filterLoaderSpec(const plan::SmemBuffer &smem, int64_t threads) const {
+    MatrixTileLoader::Spec bs;
+    bs.label = p.w->name + " (krsc: rows of C*R*S)";
+    bs.base = p.w->cname;
+    bs.rows = "size_n", bs.cols = "size_k", bs.ld = "size_k";
+    bs.rowOrigin = "n0", bs.colOrigin = "(int64_t)kt * BK";
+    bs.smem = smem;
+    bs.threads = threads;
+    return bs;
+  }
+
+  /// The output tile for emitAccumulatorStore (the tensor-core paths).
+  StoreSpec storeSpec() const {
+    StoreSpec s;
+    s.outType = cTypeOf(p.y->type);
+    s.dst = p.y->cname;
+    s.rows = "size_m";
+    s.cols = "size_n";
+    s.ld = "size_n";
+    s.m0 = "m0";
+    s.n0 = "n0";
+    // The output [N, P, Q, K] is the matrix [N*P*Q, K]: an output-shaped operand's
+    // offset is row * K + col, so its batch indices (N, P) are folded into the row.
+    s.batch = {"0", "0"};
+    s.staging = p.staging;
+    s.outBytes = plan::elementBytes(p.y->type);
+    s.stagedEpilogue = p.stagedEpilogue;
+    return s;
+  }
+
+  /// The tensor-core paths' host function: one block of `threads` per (BM, BN) tile,
+  /// kernel<true> on whole 16-byte chunks, `smemBytes` of dynamic shared memory.
+  void emitTensorCoreHost(const std::string &kernelName, int64_t threads, int64_t smemBytes) {
+    w.open(hostPrototype(p.sig));
+    emitHostShape();
+    w.line("const int64_t blocks = sketch::ceil_div(pixels, " + str(p.tileM) +
+           ") * sketch::ceil_div(" + dim(p.k) + ", " + str(p.tileN) + ");");
+    w.line("if (blocks > INT32_MAX)");
+    w.line("  return cudaErrorInvalidValue;");
+    int64_t outChunk = 16 / plan::elementBytes(p.y->type);
+    w.comment("16-byte path: whole chunks of 8 channels (input, filter rows) and of the output");
+    w.line("const bool vec = " + dim(p.c) + " % 8 == 0 && " + dim(p.k) + " % " + str(outChunk) +
+           " == 0 && sketch::aligned_to(" + p.x->cname + ", 16) && sketch::aligned_to(" +
+           p.w->cname + ", 16) && sketch::aligned_to(" + p.y->cname + ", 16);");
+    w.line("auto kernel = vec ? " + kernelName + "<true> : " + kernelName + "<false>;");
+    w.line("const int smem_bytes = " + str(smemBytes) + ";");
+    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
+    w.line("if (err != cudaSuccess)");
+    w.line("  return err;");
+    w.line("kernel<<<dim3(unsigned(blocks)), " + str(threads) +
+           ", smem_bytes, stream>>>(" + kernelArgs() + ");");
+    w.line("return cudaGetLastError();");
+    w.close();
+  }
+
   /// Host-side checks and the ConvShape; leaves `shape`, `pixels` in scope.
   void emitHostShape() {
     w.comment("output size: P = (H + 2 pad - dil (R - 1) - 1) / stride + 1, likewise Q");
@@ -534,24 +603,6 @@ struct TensorCoreConvWriter : ConvWriterBase {
     return success();
   }
 
-  StoreSpec storeSpec() const {
-    StoreSpec s;
-    s.outType = cTypeOf(p.y->type);
-    s.dst = p.y->cname;
-    s.rows = "size_m";
-    s.cols = "size_n";
-    s.ld = "size_n";
-    s.m0 = "m0";
-    s.n0 = "n0";
-    // The output [N, P, Q, K] is the matrix [N*P*Q, K]: an output-shaped operand's
-    // offset is row * K + col, so its batch indices (N, P) are folded into the row.
-    s.batch = {"0", "0"};
-    s.staging = p.staging;
-    s.outBytes = plan::elementBytes(p.y->type);
-    s.stagedEpilogue = p.stagedEpilogue;
-    return s;
-  }
-
   void emitKernel() {
     emitHeaderComment(config.operandType + " on tensor cores (mma.sync m16n8k16): tile " +
                       str(p.tileM) + " x " + str(p.tileN) + " x " + str(p.tileK) + ", " +
@@ -564,50 +615,73 @@ struct TensorCoreConvWriter : ConvWriterBase {
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];");
     emitTensorCorePreamble(w, config);
-    emitDerivedSizes();
-    w.line("const int64_t size_m = (int64_t)shape.n * shape.p * shape.q, size_n = shape.k, "
-           "size_k = (int64_t)shape.c * shape.r * shape.s;");
-    w.comment("block: channel tiles fastest, so neighbouring blocks read the same input pixels");
-    w.line("const int tiles_n = (int)sketch::ceil_div(size_n, BN);");
-    w.line("const int64_t m0 = (int64_t)(blockIdx.x / tiles_n) * BM, n0 = (int64_t)(blockIdx.x % "
-           "tiles_n) * BN;");
+    emitImplicitGemmBlock();
     Im2colNhwcLoader a(config.a.smem, config.threads(), p.x->cname);
-    MatrixTileLoader::Spec bs;
-    bs.label = p.w->name + " (krsc: rows of C*R*S)";
-    bs.base = p.w->cname;
-    bs.rows = "size_n", bs.cols = "size_k", bs.ld = "size_k";
-    bs.rowOrigin = "n0", bs.colOrigin = "(int64_t)kt * BK";
-    bs.smem = config.b.smem;
-    bs.threads = config.threads();
-    MatrixTileLoader b(bs);
+    MatrixTileLoader b(filterLoaderSpec(config.b.smem, config.threads()));
     emitTensorCoreMainloop(w, config, a, b, "(int)sketch::ceil_div(size_k, BK)");
     emitAccumulatorStore(w, config, epilogue, storeSpec());
     w.indentLess();
     w.line("}");
   }
 
-  void emitHost() {
-    w.open(hostPrototype(p.sig));
-    emitHostShape();
-    w.line("const int64_t blocks = sketch::ceil_div(pixels, " + str(p.tileM) +
-           ") * sketch::ceil_div(" + dim(p.k) + ", " + str(p.tileN) + ");");
-    w.line("if (blocks > INT32_MAX)");
-    w.line("  return cudaErrorInvalidValue;");
-    int64_t outChunk = 16 / plan::elementBytes(p.y->type);
-    w.comment("16-byte path: whole chunks of 8 channels (input, filter rows) and of the output");
-    w.line("const bool vec = " + dim(p.c) + " % 8 == 0 && " + dim(p.k) + " % " + str(outChunk) +
-           " == 0 && sketch::aligned_to(" + p.x->cname + ", 16) && sketch::aligned_to(" +
-           p.w->cname + ", 16) && sketch::aligned_to(" + p.y->cname + ", 16);");
-    w.line("auto kernel = vec ? " + kernelName() + "<true> : " + kernelName() + "<false>;");
-    w.line("const int smem_bytes = " + str(smemBytes) + ";");
-    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
-    w.line("if (err != cudaSuccess)");
-    w.line("  return err;");
-    w.line("kernel<<<dim3(unsigned(blocks)), " + str(config.threads()) +
-           ", smem_bytes, stream>>>(" + kernelArgs() + ");");
-    w.line("return cudaGetLastError();");
-    w.close();
+  void emitHost() { emitTensorCoreHost(kernelName(), config.threads(), smemBytes); }
+
+};
+
+
+/// nhwc/krsc f16/bf16 on sm_90a: the same implicit GEMM with wgmma (WgmmaGemm.h's
+/// block). Both operand tiles are K-major (im2col rows of pixels, filter rows of
+/// channels), 128-byte swizzled, BK = 64, loaded by the cp.async pipeline; BM / 64
+/// warpgroups (the warps directive does not apply, as for the wgmma GEMM).
+struct WgmmaConvWriter : ConvWriterBase {
+  WgmmaBlock block;
+  int64_t smemBytes = 0;
+
+  std::string kernelName() const { return p.sig.name + "_wg"; }
+
+  /// Whether the wgmma block applies: BM 64 or 128, BN 64, 128 or 256, the planned
+  /// staging tile BM x BN, and the stages and staging within `smemLimit`.
+  bool plan(int64_t smemLimit) {
+    if ((p.tileM != 64 && p.tileM != 128) ||
+        (p.tileN != 64 && p.tileN != 128 && p.tileN != 256))
+      return false;
+    if (p.staging.rows != p.tileM || p.staging.cols != p.tileN)
+      return false;
+    block.tileM = p.tileM;
+    block.tileN = p.tileN;
+    block.stages = std::max<int64_t>(p.stages, 3);
+    block.operandType = cTypeOf(p.x->type);
+    int64_t stagingBytes = p.staging.offset + p.staging.rows * p.staging.ld * p.staging.elementBytes;
+    smemBytes = std::max(block.pipelineBytes(), stagingBytes);
+    return smemBytes <= smemLimit;
   }
+
+  void emitKernel() {
+    emitHeaderComment(block.operandType + " on tensor cores (sm_90a: wgmma m64n" +
+                      str(block.tileN) + "k16): tile " + str(block.tileM) + " x " +
+                      str(block.tileN) + " x 64, " + str(block.tileM / 64) +
+                      " warpgroup(s), " + str(block.stages) + " stages (cp.async), " +
+                      str(smemBytes) + " bytes of shared memory");
+    w.line("template <bool kVec>");
+    w.line("__global__ void __launch_bounds__(" + str(block.threads()) + ", 1) " + kernelName() +
+           "(" + kernelParams() + ") {");
+    w.indentMore();
+    w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
+    emitWgmmaPreamble(w, block);
+    emitImplicitGemmBlock();
+    Im2colNhwcLoader a(wgmmaSwizzle128(block.tileM), block.threads(), p.x->cname);
+    MatrixTileLoader b(filterLoaderSpec(wgmmaSwizzle128(block.tileN), block.threads()));
+    a.emitSetup(w);
+    emitWgmmaBuffers(w, block, " K-major: BM pixels (im2col rows) of BK, 128 bytes each",
+                     " K-major: BN channels (filter rows) of BK");
+    emitWgmmaCpAsyncLoop(w, block, a, b);
+    emitWgmmaDrain(w);
+    emitAccumulatorStore(w, block.storeConfig(), epilogue, storeSpec());
+    w.indentLess();
+    w.line("}");
+  }
+
+  void emitHost() { emitTensorCoreHost(kernelName(), block.threads(), smemBytes); }
 };
 
 //===----------------------------------------------------------------------===//
@@ -691,6 +765,14 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
       return failure();
     SimtConvWriter writer{{p, *epilogue, w}};
     return emitKernelAndHost(writer, w, p.sig);
+  }
+  if (options.arch == "sm_90a") {
+    WgmmaConvWriter wgmma{{p, *epilogue, w}, {}, 0};
+    if (wgmma.plan(plan::smemLimitBytes(options.arch))) {
+      w.line("#include \"sketch/wgmma.cuh\"  // warpgroup MMAs");
+      w.line();
+      return emitKernelAndHost(wgmma, w, p.sig);
+    }
   }
   TensorCoreConvWriter writer{{p, *epilogue, w}, {}, 0};
   if (failed(writer.plan(plan::smemLimitBytes(options.arch))))

@@ -48,8 +48,9 @@ sketch.kernel @conv_f32 {
   }
 }
 
-// f16 NHWC convolution: 128x128x32, 4 warps, 3 stages on both targets.
-// CHECK: sketch.kernel @conv_f16 attributes {stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// f16 NHWC convolution: 128x128x32, 4 warps, 3 stages; sm_90a (wgmma): 4 stages.
+// SM80: sketch.kernel @conv_f16 attributes {stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @conv_f16 attributes {stages = 4 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
 sketch.kernel @conv_f16 {
   sketch.tensor "In" : f16 ["N", "H", "W", "C"] layout nhwc
   sketch.tensor "Wei" : f16 ["K", "R", "S", "C"] layout krsc
