@@ -303,6 +303,17 @@ struct ConvWriterBase {
 
   std::string kernelArgs() const { return kernelArgumentList(p.sig) + ", shape"; }
 
+  /// `template <bool kVec> __global__ void __launch_bounds__(BOUNDS) NAME(...) {` and the
+  /// dynamic shared memory (`smemNote` a trailing comment).
+  void openTensorCoreKernel(const std::string &name, const std::string &bounds,
+                            const std::string &smemNote) {
+    w.line("template <bool kVec>");
+    w.line("__global__ void __launch_bounds__(" + bounds + ") " + name + "(" + kernelParams() +
+           ") {");
+    w.indentMore();
+    w.line("extern __shared__ __align__(128) unsigned char smem[];" + smemNote);
+  }
+
   /// The implicit GEMM's sizes and this block's tile (m0 pixels, n0 channels); expects
   /// BM, BN and the derived sizes' `shape`.
   void emitImplicitGemmBlock() {
@@ -609,11 +620,7 @@ struct TensorCoreConvWriter : ConvWriterBase {
                       str(p.warps) + " warps as " + str(config.warpsM) + " x " +
                       str(config.warpsN) + ", " + str(p.stages) + " stages (" + p.pipeline +
                       "), " + str(smemBytes) + " bytes of shared memory");
-    w.line("template <bool kVec>");
-    w.line("__global__ void __launch_bounds__(" + str(config.threads()) + ") " + kernelName() +
-           "(" + kernelParams() + ") {");
-    w.indentMore();
-    w.line("extern __shared__ __align__(128) unsigned char smem[];");
+    openTensorCoreKernel(kernelName(), str(config.threads()), "");
     emitTensorCorePreamble(w, config);
     emitImplicitGemmBlock();
     Im2colNhwcLoader a(config.a.smem, config.threads(), p.x->cname);
@@ -662,11 +669,7 @@ struct WgmmaConvWriter : ConvWriterBase {
                       str(block.tileN) + " x 64, " + str(block.tileM / 64) +
                       " warpgroup(s), " + str(block.stages) + " stages (cp.async), " +
                       str(smemBytes) + " bytes of shared memory");
-    w.line("template <bool kVec>");
-    w.line("__global__ void __launch_bounds__(" + str(block.threads()) + ", 1) " + kernelName() +
-           "(" + kernelParams() + ") {");
-    w.indentMore();
-    w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
+    openTensorCoreKernel(kernelName(), str(block.threads()) + ", 1", "  // tiles aligned below");
     emitWgmmaPreamble(w, block);
     emitImplicitGemmBlock();
     Im2colNhwcLoader a(wgmmaSwizzle128(block.tileM), block.threads(), p.x->cname);
