@@ -605,7 +605,7 @@ struct TensorCoreConvWriter : ConvWriterBase {
     config.a = MmaOperandPlan{a, true};
     config.b = MmaOperandPlan{b, true};
     int64_t pipelineBytes = b.offset + b.stages * b.stageBytes;
-    int64_t stagingBytes = p.staging.rows * p.staging.ld * p.staging.elementBytes;
+    int64_t stagingBytes = p.staging.endBytes();
     smemBytes = std::max(pipelineBytes, stagingBytes);
     if (smemBytes > smemLimit)
       return p.conv.emitError() << "the convolution needs " << smemBytes
@@ -658,8 +658,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     block.tileN = p.tileN;
     block.stages = std::max<int64_t>(p.stages, 3);
     block.operandType = cTypeOf(p.x->type);
-    int64_t stagingBytes = p.staging.offset + p.staging.rows * p.staging.ld * p.staging.elementBytes;
-    smemBytes = std::max(block.pipelineBytes(), stagingBytes);
+    smemBytes = std::max(block.pipelineBytes(), p.staging.endBytes());
     return smemBytes <= smemLimit;
   }
 

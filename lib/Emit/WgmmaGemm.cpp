@@ -186,10 +186,6 @@ WgmmaBlock blockOf(const GemmAnalysis &g) {
 
 int64_t pipelineBytes(const GemmAnalysis &g) { return blockOf(g).pipelineBytes(); }
 
-int64_t stagingBytes(const GemmAnalysis &g) {
-  return g.staging.offset + g.staging.rows * g.staging.ld * g.staging.elementBytes;
-}
-
 /// An operand that has every batch dimension of the output, in the output's order: its
 /// matrices follow one another, matrix blockIdx.z being the block's.
 bool hasWholeBatch(const GemmOperand &op, const GemmAnalysis &g) {
@@ -209,13 +205,13 @@ bool usesTma(const GemmAnalysis &g) { return hasWholeBatch(g.a, g) && hasWholeBa
 /// The TMA path's mbarriers (full[STAGES], empty[STAGES]) lie past both the pipeline
 /// and the staging tile, so the epilogue never overwrites them.
 int64_t barriersOffset(const GemmAnalysis &g) {
-  return (std::max(pipelineBytes(g), stagingBytes(g)) + 7) / 8 * 8;
+  return (std::max(pipelineBytes(g), g.staging.endBytes()) + 7) / 8 * 8;
 }
 
 int64_t smemBytesOf(const GemmAnalysis &g) {
   if (usesTma(g))
     return barriersOffset(g) + 16 * stagesOf(g);
-  return std::max(pipelineBytes(g), stagingBytes(g));
+  return std::max(pipelineBytes(g), g.staging.endBytes());
 }
 
 /// One operand's shared tile and its wgmma descriptor.
@@ -273,7 +269,7 @@ private:
 class WgmmaWriter {
 public:
   WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w)
-      : g(g), epilogue(epilogue), w(w), block(blockOf(g)), config(block.storeConfig()) {}
+      : g(g), epilogue(epilogue), w(w), block(blockOf(g)) {}
 
   void run() {
     writeHeaderComment();
@@ -283,7 +279,7 @@ public:
     w.line();
     writeKernel();
     w.line();
-    emitGemmHost(w, g, config.threads(), smemBytesOf(g), tensorMaps());
+    emitGemmHost(w, g, block.threads(), smemBytesOf(g), tensorMaps());
     w.line();
   }
 
@@ -292,7 +288,6 @@ private:
   const EpilogueEmitter &epilogue;
   CudaWriter &w;
   WgmmaBlock block;
-  TensorCoreConfig config;
 
   std::string kernelName() const { return g.sig.name + "_kernel"; }
   OperandTile tileA() const { return {&g.a, true, "size_m", "m0", "BM", g.tileM}; }
@@ -303,7 +298,7 @@ private:
         w, g, epilogue,
         {"  sm_90a: tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
              str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" +
-             str(g.tileN) + "k16), " + str(config.stages) + " stages (" +
+             str(g.tileN) + "k16), " + str(block.stages) + " stages (" +
              (usesTma(g) ? "TMA; cp.async on the element path" : "cp.async") +
              ", one wgmma group in flight)",
          "  shared memory " + str(smemBytesOf(g)) +
@@ -378,8 +373,8 @@ private:
   }
 
   void writeCpAsyncLoop(const OperandTile &a, const OperandTile &b) {
-    emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, config.threads()),
-                         OperandLoader(b, config.threads()));
+    emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, block.threads()),
+                         OperandLoader(b, block.threads()));
   }
 
   void writeTmaLoop(const OperandTile &a, const OperandTile &b) {
@@ -431,7 +426,7 @@ private:
     std::string params = kernelParameterList(g.sig, restrictPtr);
     if (usesTma(g))
       params += ", const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map";
-    w.line("__global__ void __launch_bounds__(" + str(config.threads()) + ", 1) " + kernelName() +
+    w.line("__global__ void __launch_bounds__(" + str(block.threads()) + ", 1) " + kernelName() +
            "(" + params + ") {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
@@ -439,7 +434,7 @@ private:
     emitGemmBlockCoordinates(w, g);
     emitGemmOperandPointers(w, g);
     writeMainloop();
-    emitAccumulatorStore(w, config, epilogue, gemmStoreSpec(g));
+    emitAccumulatorStore(w, block.storeConfig(), epilogue, gemmStoreSpec(g));
     w.indentLess();
     w.line("}");
   }

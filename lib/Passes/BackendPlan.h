@@ -87,6 +87,8 @@ struct StagingBuffer {
   int64_t cols = 0;
   int64_t ld = 0;
   int64_t elementBytes = 2;
+  /// The shared-memory bytes a kernel needs up to the tile's end.
+  int64_t endBytes() const { return offset + rows * ld * elementBytes; }
 };
 
 mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const StagingBuffer &buffer);

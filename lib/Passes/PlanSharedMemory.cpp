@@ -130,7 +130,7 @@ struct KernelPlanner {
     staging.elementBytes = stagedF32 ? 4 : plan::elementBytes(param.getElementType());
     staging.ld = staging.cols + stagingPad(staging.cols, staging.elementBytes);
     staging.offset = 0; // the pipeline buffers are dead after the main loop
-    stagingBytes = std::max(stagingBytes, staging.rows * staging.ld * staging.elementBytes);
+    stagingBytes = std::max(stagingBytes, staging.endBytes());
     store->setAttr(plan::kStagingAttr, plan::toAttr(kernel.getContext(), staging));
     return success();
   }
