@@ -69,19 +69,34 @@ __global__ void __launch_bounds__(128) registers_only(float *out, int iterations
   keep(out, sum_of(acc));
 }
 
-/// A warp tile of MI*16 x NI*8; each iteration is two k16 steps, each all its ldmatrix
-/// then its MMAs.
-template <int MI, int NI>
-__global__ void __launch_bounds__(128) ldmatrix_fed(float *out, int iterations) {
-  __shared__ __align__(128) half tile_a[4][64 * 32], tile_b[4][64 * 32];
-  for (int i = threadIdx.x; i < 4 * 64 * 32; i += blockDim.x) {
+/// Each warp's A and B tiles: 64 rows of 32 halves (64-byte rows).
+constexpr int kTileHalves = 64 * 32;
+
+struct WarpTiles {
+  uint32_t a, b; // this warp's tiles, shared-memory addresses
+};
+
+/// Fills the block's 4 warps' A and B tiles with small values, then returns this warp's.
+__device__ WarpTiles fill_warp_tiles(half (&tile_a)[4][kTileHalves],
+                                     half (&tile_b)[4][kTileHalves]) {
+  for (int i = threadIdx.x; i < 4 * kTileHalves; i += blockDim.x) {
     (&tile_a[0][0])[i] = __float2half(i % 7);
     (&tile_b[0][0])[i] = __float2half(i % 5);
   }
   __syncthreads();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const uint32_t base_a = (uint32_t)__cvta_generic_to_shared(&tile_a[warp][0]);
-  const uint32_t base_b = (uint32_t)__cvta_generic_to_shared(&tile_b[warp][0]);
+  const int warp = threadIdx.x / 32;
+  return {(uint32_t)__cvta_generic_to_shared(&tile_a[warp][0]),
+          (uint32_t)__cvta_generic_to_shared(&tile_b[warp][0])};
+}
+
+/// A warp tile of MI*16 x NI*8; each iteration is two k16 steps, each all its ldmatrix
+/// then its MMAs.
+template <int MI, int NI>
+__global__ void __launch_bounds__(128) ldmatrix_fed(float *out, int iterations) {
+  __shared__ __align__(128) half tile_a[4][kTileHalves], tile_b[4][kTileHalves];
+  const int lane = threadIdx.x % 32;
+  const WarpTiles tiles = fill_warp_tiles(tile_a, tile_b);
+  const uint32_t base_a = tiles.a, base_b = tiles.b;
   float acc[MI][NI][4] = {};
   uint32_t a[2][MI][4], b[2][NI / 2][4];
   for (int it = 0; it < iterations; ++it) {
@@ -103,24 +118,18 @@ __global__ void __launch_bounds__(128) ldmatrix_fed(float *out, int iterations) 
   keep(out, sum_of(acc));
 }
 
-
-/// The GEMM's inner loop (EmitGemm.cpp): an iteration is one k-tile of two k16 steps; the
+/// The GEMM's inner loop (emitTensorCoreMainloop, lib/Emit/TensorCoreGemm.cpp): an iteration is one k-tile of two k16 steps; the
 /// next step's fragments load between this step's MMAs (two register buffers), and each
 /// lane writes STORES 16-byte chunks to shared memory an iteration, the bytes a tile
 /// refill writes (cp.async or TMA land there the same way): 128x256x32 tiles with 8 warps
 /// refill 24 KB a k-tile, 6 chunks a lane; 128x128x32 with 4 warps 16 KB, 8 a lane.
 template <int MI, int NI, int STORES>
 __global__ void __launch_bounds__(128) interleaved(float *out, int iterations) {
-  __shared__ __align__(128) half tile_a[4][64 * 32], tile_b[4][64 * 32];
+  __shared__ __align__(128) half tile_a[4][kTileHalves], tile_b[4][kTileHalves];
   __shared__ __align__(16) uint4 refill[4][(STORES > 0 ? STORES : 1) * 32];
-  for (int i = threadIdx.x; i < 4 * 64 * 32; i += blockDim.x) {
-    (&tile_a[0][0])[i] = __float2half(i % 7);
-    (&tile_b[0][0])[i] = __float2half(i % 5);
-  }
-  __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const uint32_t base_a = (uint32_t)__cvta_generic_to_shared(&tile_a[warp][0]);
-  const uint32_t base_b = (uint32_t)__cvta_generic_to_shared(&tile_b[warp][0]);
+  const WarpTiles tiles = fill_warp_tiles(tile_a, tile_b);
+  const uint32_t base_a = tiles.a, base_b = tiles.b;
   float acc[MI][NI][4] = {};
   uint32_t a[2][MI][4], b[2][NI / 2][4];
 #pragma unroll
