@@ -19,6 +19,9 @@
 //                                    it was loaded as 128-byte wide column panels with
 //                                    SWIZZLE_128B (see below)
 // Host side:
+//   encode_tensor_map(map, base, elem_bytes, rank, dims, strides, box)
+//                                    the general form the two below call: a rank-2 or -3
+//                                    tensor, 128B-swizzled boxes, out-of-range zero-filled
 //   encode_tensor_map_2d(map, base, cols, rows, row_bytes, box_cols, box_rows, elem_bytes)
 //                                    a row-major matrix with a 128B-swizzled box, out-of-range
 //                                    elements zero-filled; false when the driver refuses it
