@@ -47,6 +47,7 @@ constexpr const char *kExamples = R"(Examples:
   sketchc gemm.sketch --emit=sketch --parse-only
                                             print the sketch as parsed
   sketchc b2b.sketch -D N0=64 --emit=mlir   bind a size, print the MLIR
+  sketchc gemm.sketch --emit=api            the host API as JSON (python/sketch reads it)
   sketchc gemm.sketch --tile 128x256x32 --warps 8 --stages 4 --arch sm_90a -o g.cu
   cat gemm.sketch | sketchc - --emit=cuda   read stdin, CUDA to stdout)";
 
@@ -54,8 +55,10 @@ void addOptions(CLI::App &app, DriverOptions &opts) {
   app.add_option("input", opts.input, "input .sketch file, or - for stdin")->required();
   app.add_option("-o,--output", opts.output,
                  "output file; with --emit=cuda, X.cu gets a header X.h beside it");
-  app.add_option("--emit", opts.emit, "what to print")
-      ->check(CLI::IsMember({"sketch", "mlir", "cuda"}));
+  app.add_option("--emit", opts.emit,
+                 "what to print: cuda (default), sketch (the completed sketch), mlir, or api "
+                 "(the host functions' parameters as JSON)")
+      ->check(CLI::IsMember({"sketch", "mlir", "cuda", "api"}));
   app.add_option("-D", opts.compile.bindings, "bind a size symbol: -D N0=64");
   app.add_option("--arch", opts.compile.arch,
                  "target architecture: sm_80 (Ampere), sm_90 (Hopper without wgmma: the "
@@ -114,7 +117,12 @@ int printResult(mlir::ModuleOp module, const DriverOptions &opts) {
   if (!opts.output.empty() && opts.output != "-" && !(file = openOutput(opts.output)))
     return 1;
   llvm::raw_ostream &os = file ? file->os() : llvm::outs();
-  if (opts.emit == "sketch")
+  if (opts.emit == "api") {
+    sketch::CudaEmitOptions emitOptions;
+    emitOptions.arch = opts.compile.arch;
+    if (mlir::failed(sketch::emitApi(module, emitOptions, os)))
+      return 1;
+  } else if (opts.emit == "sketch")
     sketch::printSketch(module, os);
   else
     module.print(os);
@@ -141,7 +149,7 @@ int compile(const DriverOptions &opts) {
   mlir::PassManager pm(&context);
   // The sketch printer shows the backend plan (pipelining, shared memory,
   // fused epilogue) as comments, so --emit=sketch runs the planning passes too.
-  if (opts.emit == "cuda" || (opts.emit == "sketch" && !opts.noPlan))
+  if (opts.emit == "cuda" || opts.emit == "api" || (opts.emit == "sketch" && !opts.noPlan))
     sketch::buildCompilePipeline(pm, opts.compile);
   else
     sketch::buildCompletionPipeline(pm, opts.compile);

@@ -72,11 +72,10 @@ void writePrologue(llvm::raw_ostream &os, const CudaEmitOptions &options,
 
 } // namespace
 
-LogicalResult emitCuda(ModuleOp module, const CudaEmitOptions &options, llvm::raw_ostream &cu,
-                       llvm::raw_ostream &header) {
-  std::string body;
-  llvm::raw_string_ostream bodyStream(body);
-  CudaWriter w(bodyStream);
+FailureOr<std::vector<KernelSignature>> emitKernels(ModuleOp module,
+                                                   const CudaEmitOptions &options,
+                                                   llvm::raw_ostream &body) {
+  CudaWriter w(body);
   std::vector<KernelSignature> sigs;
   bool failedAny = false;
   for (auto kernel : module.getOps<KernelOp>()) {
@@ -91,9 +90,19 @@ LogicalResult emitCuda(ModuleOp module, const CudaEmitOptions &options, llvm::ra
     return failure();
   if (sigs.empty())
     return emitError(module.getLoc(), "no kernel to generate");
-  writePrologue(cu, options, sigs);
+  return sigs;
+}
+
+LogicalResult emitCuda(ModuleOp module, const CudaEmitOptions &options, llvm::raw_ostream &cu,
+                       llvm::raw_ostream &header) {
+  std::string body;
+  llvm::raw_string_ostream bodyStream(body);
+  FailureOr<std::vector<KernelSignature>> sigs = emitKernels(module, options, bodyStream);
+  if (failed(sigs))
+    return failure();
+  writePrologue(cu, options, *sigs);
   cu << body;
-  emitHeader(header, sigs, options.arch);
+  emitHeader(header, *sigs, options.arch);
   return success();
 }
 

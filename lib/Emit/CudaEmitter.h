@@ -2,6 +2,8 @@
 #ifndef SKETCH_EMIT_CUDAEMITTER_H
 #define SKETCH_EMIT_CUDAEMITTER_H
 
+#include "lib/Emit/KernelAnalysis.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,6 +21,16 @@ struct CudaEmitOptions {
 /// Errors (what the backend cannot generate) are located diagnostics.
 mlir::LogicalResult emitCuda(mlir::ModuleOp module, const CudaEmitOptions &options,
                              llvm::raw_ostream &cu, llvm::raw_ostream &header);
+
+/// Writes every kernel's device code and host function into `body` and returns
+/// their host signatures; located errors for what the backend cannot generate.
+mlir::FailureOr<std::vector<KernelSignature>>
+emitKernels(mlir::ModuleOp module, const CudaEmitOptions &options, llvm::raw_ostream &body);
+
+/// Writes the host API of every kernel as JSON (docs/sketchc.md, "--emit=api"):
+/// parameters, size symbols, derived and bound sizes, and the host's conditions.
+mlir::LogicalResult emitApi(mlir::ModuleOp module, const CudaEmitOptions &options,
+                            llvm::raw_ostream &os);
 
 } // namespace sketch
 

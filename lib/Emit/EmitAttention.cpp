@@ -713,6 +713,19 @@ std::string product(const AttentionPlan &plan, llvm::ArrayRef<std::string> dims)
   return out;
 }
 
+/// The signature with what writeHost checks, for callers that check first.
+KernelSignature hostConditions(const AttentionPlan &plan) {
+  KernelSignature sig = plan.sig;
+  sig.requireTensorAlignment(16);
+  sig.requirements.push_back({plan.k.rows() + " > 0", "a softmax over no keys is undefined"});
+  auto leadQ = plan.q.leading(), leadK = plan.k.leading();
+  for (size_t i = 0; i < leadK.size(); ++i)
+    if (leadK[i] != leadQ[i])
+      sig.requirements.push_back({leadK[i] + " > 0 && " + leadQ[i] + " % " + leadK[i] + " == 0",
+                                  "key/value heads must divide the query heads"});
+  return sig;
+}
+
 void writeHost(const AttentionPlan &plan, CudaWriter &w) {
   std::string tiles = "::" + plan.name + "_tiles";
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
@@ -772,5 +785,5 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
   w.line();
   writeHost(plan, w);
   w.line();
-  return plan.sig;
+  return hostConditions(plan);
 }

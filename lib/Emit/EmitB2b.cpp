@@ -1352,6 +1352,10 @@ KernelEmitterResult sketch::emitB2b(KernelOp kernel, const CudaEmitOptions &opti
         name += "_";
       param.cname = name;
     }
+  // The host function's conditions (emitHost), for callers that check first.
+  sig.requireTensorAlignment(16);
+  sig.requirements.push_back({plan->k0 + " % 8 == 0", "rows of " + plan->a0.getName().str() +
+                                                          " are copied in 16-byte chunks"});
   B2bEmitter emitter(kernel, std::move(*plan), sig, w);
   if (failed(emitter.emit()))
     return failure();

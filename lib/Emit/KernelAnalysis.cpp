@@ -72,6 +72,12 @@ std::string floatLiteral(double value) {
 // Signature
 //===----------------------------------------------------------------------===//
 
+void KernelSignature::requireTensorAlignment(int64_t bytes) {
+  for (ParamInfo &param : params)
+    if (param.isTensor)
+      param.alignment = std::max(param.alignment, bytes);
+}
+
 const ParamInfo *KernelSignature::find(StringRef name) const {
   for (const ParamInfo &param : params)
     if (param.name == name)
@@ -115,10 +121,21 @@ KernelSignature analyzeSignature(KernelOp kernel, ArrayRef<std::string> derived)
   KernelSignature sig;
   sig.name = kernel.getSymName().str();
   readBindings(kernel, sig.bound);
-  llvm::StringSet<> written;
+  llvm::StringSet<> written, read;
   kernel.walk([&](CopyOp copy) {
     if (copy.getDestination() == MemorySpace::global)
       written.insert(copy.getName());
+    if (copy.getSource() == MemorySpace::global)
+      read.insert(copy.getName());
+  });
+  // Epilogue statements read the global tensors they index (sketch-fuse-epilogue).
+  kernel.walk([&](Operation *op) {
+    if (!op->hasAttr(plan::kIndexAttr))
+      return;
+    if (auto ref = dyn_cast<RefOp>(op))
+      read.insert(ref.getName());
+    else if (auto elementwise = dyn_cast<ElementwiseOp>(op); elementwise && !elementwise.getOperands().empty())
+      read.insert(cast<StringAttr>(elementwise.getOperands()[0]).getValue());
   });
   llvm::StringSet<> seen;
   for (Operation &op : kernel.getBodyBlock()) {
@@ -132,6 +149,7 @@ KernelSignature analyzeSignature(KernelOp kernel, ArrayRef<std::string> derived)
       for (Attribute dim : tensor.getDims())
         info.dims.push_back(cast<StringAttr>(dim).str());
       info.written = written.contains(info.name);
+      info.read = read.contains(info.name);
       for (const std::string &dim : info.dims)
         if (isIdentifier(dim) && !sig.bound.count(dim) && !llvm::is_contained(derived, dim) &&
             seen.insert(dim).second)

@@ -31,7 +31,17 @@ struct ParamInfo {
   std::vector<std::string> dims;
   std::optional<Layout> layout;
   bool written = false; // stored to by the kernel (not `const`)
+  bool read = false;    // loaded by the kernel (a Copy from global, an epilogue operand)
+  /// Bytes the host function requires of the pointer's alignment (0: its element size).
+  int64_t alignment = 0;
   mlir::Operation *op = nullptr;
+};
+
+/// A condition on the size symbols the host function checks before it launches
+/// (otherwise it returns cudaErrorInvalidValue), in C syntax over the symbols.
+struct HostRequirement {
+  std::string condition; // e.g. "H % HK == 0"
+  std::string reason;    // e.g. "query heads must be a multiple of key/value heads"
 };
 
 /// The parameters of a kernel and the size symbols its host function takes.
@@ -42,8 +52,12 @@ struct KernelSignature {
   std::vector<std::string> sizeSymbols;
   /// Symbols bound at compile time (integer dims need no binding).
   llvm::StringMap<int64_t> bound;
+  /// Conditions beyond the sizes' agreement that the host function checks.
+  std::vector<HostRequirement> requirements;
 
   const ParamInfo *find(llvm::StringRef name) const;
+  /// Records that the host function needs `bytes`-aligned pointers for every tensor.
+  void requireTensorAlignment(int64_t bytes);
   /// The C++ expression of a dimension: its literal, its bound value, or the symbol.
   std::string dim(llvm::StringRef dimension) const;
   /// The product of `dims` as a C++ expression ("1" when empty).

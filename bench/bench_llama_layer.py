@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Tokens/s of a Llama decoder layer: sketch kernels vs torch eager (SDPA) vs torch.compile.
+
+The layer is transformers' LlamaDecoderLayer (hidden 2048, 16 heads, 4 KV
+heads, head dim 128, MLP 5632, bf16, random weights; examples/llama). Ours is
+SketchDecoderLayer over the same weights: every GEMM and the attention are
+sketch kernels compiled with no directives (sketch.compile, sketchc's
+defaults). All three run in this process, on the same inputs, each timed with
+CUDA events (warm-up, median of batches); each output is checked against the
+eager layer first. Prints a markdown table (and writes it to $OUT/llama.md).
+    python3 bench/bench_llama_layer.py [--seqs 1,77,4096] [--batch 1]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "examples", "llama"))
+
+import bench_common  # noqa: E402
+import sketch_llama  # noqa: E402
+
+
+def timed(forward, x, position_embeddings, per_batch):
+    with torch.no_grad():
+        return bench_common.time_ms(lambda i: forward(x, position_embeddings), 1,
+                                    batches=9, per_batch=per_batch, warmup=3)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seqs", default="1,77,4096")
+    parser.add_argument("--batch", type=int, default=1)
+    args = parser.parse_args()
+    config = sketch_llama.small_config()
+    layer, rotary = sketch_llama.make_layer(config)
+    ours = sketch_llama.SketchDecoderLayer(layer)
+    eager = lambda x, pe: sketch_llama.run_layer(layer, x, pe)  # noqa: E731
+    compiled_layer = torch.compile(layer)
+    compiled = lambda x, pe: sketch_llama.run_layer(compiled_layer, x, pe)  # noqa: E731
+    rows = []
+    for seq in (int(s) for s in args.seqs.split(",")):
+        x, pe = sketch_llama.make_inputs(rotary, args.batch, seq, config.hidden_size)
+        with torch.no_grad():
+            ref = eager(x, pe)
+            errors = [bench_common.rel_error(f(x, pe), ref) for f in (ours, compiled)]
+        per_batch = 50 if seq < 256 else 10
+        times = [timed(f, x, pe, per_batch) for f in (ours, eager, compiled)]
+        tokens = args.batch * seq
+        rows.append((seq, times, errors, tokens))
+        print(f"seq {seq}: ours {times[0]:.3f} ms, eager {times[1]:.3f} ms, "
+              f"compiled {times[2]:.3f} ms (errors {errors[0]:.1e}, {errors[1]:.1e})", flush=True)
+    lines = [f"Llama decoder layer (hidden 2048, 16 heads, 4 KV heads, head dim 128, MLP 5632, "
+             f"bf16), batch {args.batch}; {torch.cuda.get_device_name()}, torch "
+             f"{torch.__version__}. Ratio = their time / ours.", "",
+             "| seq | ours ms | tokens/s | eager (SDPA) ms | tokens/s | ratio | torch.compile ms "
+             "| tokens/s | ratio | rel. error vs eager |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for seq, (ours_ms, eager_ms, comp_ms), errors, tokens in rows:
+        rate = lambda ms: f"{tokens / ms * 1e3:,.0f}"  # noqa: E731
+        lines.append(f"| {seq} | {ours_ms:.3f} | {rate(ours_ms)} | {eager_ms:.3f} | "
+                     f"{rate(eager_ms)} | {eager_ms / ours_ms:.2f}x | {comp_ms:.3f} | "
+                     f"{rate(comp_ms)} | {comp_ms / ours_ms:.2f}x | {errors[0]:.1e} |")
+    table = "\n".join(lines)
+    print(table)
+    if os.environ.get("OUT"):
+        with open(os.path.join(os.environ["OUT"], "llama.md"), "w") as f:
+            f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Each generated host function as a torch.library custom op and a checked callable.
+
+The op `sketch::<kernel>_<build key>` takes the kernel's tensors and scalars
+(the size symbols are read off the shapes), mutates the tensors the kernel
+writes, and has a fake implementation, so torch.compile traces it without a
+graph break. The callable `Module.<kernel>(...)` checks every argument in
+Python first (names, dtypes, device, contiguity, shapes that must agree, the
+host function's conditions, alignment) and raises an exception naming the
+parameter; only then does it launch, through ctypes, on the current stream.
+"""
+import ctypes
+
+import torch
+
+from ._api import ArgumentError
+
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+CUDA_ERROR_INVALID_VALUE = 1
+
+_library = torch.library.Library("sketch", "FRAGMENT")
+_defined = {}
+
+
+def _schema_type(param):
+    if param.is_tensor:
+        return "Tensor"
+    return "float" if param.dtype == "f32" else "int"
+
+
+def _schema(sig):
+    """`(Tensor X, Tensor W, Tensor(a0!) Y, float scale) -> ()` for a kernel."""
+    items = []
+    for index, p in enumerate(sig.params):
+        alias = f"(a{index}!)" if p.is_tensor and p.access != "read" else ""
+        items.append(f"{_schema_type(p)}{alias} {p.name}")
+    return f"({', '.join(items)}) -> ()"
+
+
+def _is_fake(t):
+    return isinstance(t, torch._subclasses.fake_tensor.FakeTensor) or t.device.type == "meta"
+
+
+class KernelOp:
+    """One kernel of a loaded library: the ctypes function, its op, and the checks."""
+
+    def __init__(self, sig, library, key):
+        self.sig = sig
+        self.function = getattr(library, sig.name)
+        self.function.restype = ctypes.c_int
+        self.function.argtypes = (
+            [ctypes.c_void_p if p.is_tensor else
+             (ctypes.c_float if p.dtype == "f32" else ctypes.c_int32) for p in sig.params]
+            + [ctypes.c_int64] * len(sig.size_symbols) + [ctypes.c_void_p])
+        self.op_name = f"{sig.name}_{key}"
+        self.op = self._define()
+
+    def _define(self):
+        qualified = f"sketch::{self.op_name}"
+        if qualified not in _defined:
+            _library.define(self.op_name + _schema(self.sig))
+            _library.impl(self.op_name, self._launch_op, "CUDA")
+            torch.library.register_fake(qualified, lambda *args: None)
+            _defined[qualified] = getattr(torch.ops.sketch, self.op_name)
+        return _defined[qualified]
+
+    # -- checks ------------------------------------------------------------------------
+
+    def check(self, values):
+        """Checks the bound arguments; returns the size symbols' values."""
+        sig = self.sig
+        device = None
+        for p in sig.params:
+            value = values[p.name]
+            if not p.is_tensor:
+                self._check_scalar(p, value)
+                continue
+            if value is None:
+                continue
+            self._check_tensor(p, value)
+            if device is None:
+                device = value.device
+            elif value.device != device:
+                raise ArgumentError(f"{sig.name}: '{p.name}' is on {value.device}, the other "
+                                    f"tensors on {device}: all must be on one CUDA device")
+        sizes = sig.sizes({p.name: tuple(values[p.name].shape) for p in sig.tensors
+                           if values[p.name] is not None})
+        sig.check_requirements(sizes)
+        return sizes, device
+
+    def _check_scalar(self, p, value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if not (isinstance(value, torch.SymFloat) or isinstance(value, torch.SymInt)):
+                raise TypeError(f"{self.sig.name}: '{p.name}' must be a Python "
+                                f"{'float' if p.dtype == 'f32' else 'int'} ({p.describe()}), "
+                                f"got {type(value).__name__}")
+        if p.dtype == "i32" and not isinstance(value, (int, torch.SymInt)):
+            raise TypeError(f"{self.sig.name}: '{p.name}' must be an int ({p.describe()}), "
+                            f"got {type(value).__name__}")
+        if p.dtype == "i32" and isinstance(value, int) and not -2**31 <= value < 2**31:
+            raise ArgumentError(f"{self.sig.name}: '{p.name}' = {value} does not fit in int32")
+
+    def _check_tensor(self, p, t):
+        name = self.sig.name
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: '{p.name}' must be a torch.Tensor ({p.describe()}), "
+                            f"got {type(t).__name__}")
+        if t.dtype != DTYPES[p.dtype]:
+            raise TypeError(f"{name}: '{p.name}' must be {DTYPES[p.dtype]} ({p.describe()}), "
+                            f"got {t.dtype}")
+        if t.device.type != "cuda" and not _is_fake(t):
+            raise ArgumentError(f"{name}: '{p.name}' must be a CUDA tensor, got one on "
+                                f"{t.device}")
+        if t.layout != torch.strided:
+            raise ArgumentError(f"{name}: '{p.name}' must be a dense (strided) tensor, got "
+                                f"{t.layout}")
+        if not t.is_contiguous():
+            raise ArgumentError(f"{name}: '{p.name}' must be contiguous (row-major), got shape "
+                                f"{tuple(t.shape)} with strides {t.stride()}; call "
+                                f".contiguous() first")
+        if t.requires_grad and torch.is_grad_enabled():
+            raise ArgumentError(f"{name}: '{p.name}' requires grad; sketch kernels have no "
+                                f"backward: call them under torch.no_grad() or detach")
+
+    def check_alignment(self, tensors):
+        for p in self.sig.tensors:
+            t = tensors[p.name]
+            if t.numel() and t.data_ptr() % p.alignment:
+                raise ArgumentError(f"{self.sig.name}: '{p.name}' starts at an address that is "
+                                    f"not a multiple of {p.alignment} bytes (a view at an "
+                                    f"offset?); the kernel needs {p.alignment}-byte aligned "
+                                    f"tensors: pass a copy (.clone())")
+
+    # -- launching ---------------------------------------------------------------------
+
+    def _launch_op(self, *args):
+        """The op's CUDA implementation: checks everything again, then launches."""
+        values = dict(zip((p.name for p in self.sig.params), args))
+        sizes, device = self.check(values)
+        self.check_alignment(values)
+        arguments = []
+        for p in self.sig.params:
+            value = values[p.name]
+            arguments.append(value.data_ptr() if p.is_tensor else value)
+        arguments += [sizes[s] for s in self.sig.size_symbols]
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device).cuda_stream
+            status = self.function(*arguments, stream)
+        if status == CUDA_ERROR_INVALID_VALUE:
+            raise ArgumentError(f"{self.sig.name}: the kernel's host function rejected these "
+                                f"sizes or pointers (cudaErrorInvalidValue, nothing launched); "
+                                f"sizes {sizes}")
+        if status != 0:
+            raise RuntimeError(f"{self.sig.name}: CUDA error {status} at launch")
+
+    def __call__(self, *args, **kwargs):
+        sig = self.sig
+        values = sig.bind(args, kwargs)
+        sizes, device = self.check(values)
+        if device is None:
+            raise ArgumentError(f"{sig.name}: no tensor given")
+        outputs = []
+        for p in sig.outputs:
+            if values[p.name] is None:
+                values[p.name] = torch.empty(sig.output_shape(p, sizes), dtype=DTYPES[p.dtype],
+                                             device=device)
+            outputs.append(values[p.name])
+        self.op(*(values[p.name] for p in sig.params))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
