@@ -28,7 +28,11 @@ _prototypes = None
 def library():
     global _library
     if _library is None:
-        _library = ctypes.CDLL(os.environ["SKETCH_GPU_LIB"])
+        path = os.environ.get("SKETCH_GPU_LIB", "")
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no kernel library '{path}' (SKETCH_GPU_LIB): "
+                                    "test/gpu/run.sh builds it")
+        _library = ctypes.CDLL(path)
     return _library
 
 
