@@ -32,10 +32,23 @@ def timed(forward, x, position_embeddings, per_batch):
                                     batches=9, per_batch=per_batch, warmup=3)
 
 
+def profile_kernels(forwards, x, position_embeddings):
+    from torch.profiler import ProfilerActivity, profile
+    for name, forward in forwards.items():
+        with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(3):
+                forward(x, position_embeddings)
+            torch.cuda.synchronize()
+        print(f"{name}, 3 forwards:")
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=14, max_name_column_width=60))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seqs", default="1,77,4096")
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--profile", action="store_true",
+                        help="also print the GPU kernels of ours and of eager (torch.profiler)")
     args = parser.parse_args()
     config = sketch_llama.small_config()
     layer, rotary = sketch_llama.make_layer(config)
@@ -49,6 +62,8 @@ def main():
         with torch.no_grad():
             ref = eager(x, pe)
             errors = [bench_common.rel_error(f(x, pe), ref) for f in (ours, compiled)]
+        if args.profile:
+            profile_kernels({"ours": ours, "eager": eager}, x, pe)
         per_batch = 50 if seq < 256 else 10
         times = [timed(f, x, pe, per_batch) for f in (ours, eager, compiled)]
         tokens = args.batch * seq

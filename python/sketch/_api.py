@@ -24,35 +24,52 @@ class ArgumentError(ValueError):
 
 def evaluate(expression, symbols):
     """The integer value of a C expression over size symbols (`H - R + 3`, `H % HK == 0`)."""
-    text = expression.replace("&&", " and ").replace("||", " or ")
-    return _evaluate(ast.parse(text, mode="eval").body, symbols, expression)
+    return compile_expression(expression)(symbols)
 
 
-def _evaluate(node, symbols, expression):
+_compiled = {}
+
+
+def compile_expression(expression):
+    """A function of {symbol: value} that evaluates a C expression over size symbols
+    (+ - * / %, comparisons, && ||, with C's integer division), built once: the calls
+    evaluate closures, which torch.compile traces without a graph break."""
+    if expression not in _compiled:
+        text = expression.replace("&&", " and ").replace("||", " or ")
+        _compiled[expression] = _closure(ast.parse(text, mode="eval").body, expression)
+    return _compiled[expression]
+
+
+def _closure(node, expression):
     if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
+        value = node.value
+        return lambda symbols: value
     if isinstance(node, ast.Name):
-        if node.id not in symbols:
-            raise KeyError(node.id)
-        return symbols[node.id]
+        name = node.id
+        return lambda symbols: symbols[name]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_evaluate(node.operand, symbols, expression)
+        operand = _closure(node.operand, expression)
+        return lambda symbols: -operand(symbols)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left = _evaluate(node.left, symbols, expression)
-        right = _evaluate(node.right, symbols, expression)
-        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and right == 0:
-            raise ValueError(f"'{expression}' divides by zero")
-        return _BINARY[type(node.op)](left, right)
+        left, right = _closure(node.left, expression), _closure(node.right, expression)
+        apply = _BINARY[type(node.op)]
+        divides = isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))
+
+        def binary(symbols):
+            b = right(symbols)
+            if divides and b == 0:
+                raise ValueError(f"'{expression}' divides by zero")
+            return apply(left(symbols), b)
+        return binary
     if isinstance(node, ast.BoolOp):  # short-circuit, as in C: `HK > 0 && H % HK == 0`
-        want = not isinstance(node.op, ast.And)
-        for value in node.values:
-            if bool(_evaluate(value, symbols, expression)) == want:
-                return int(want)
-        return int(not want)
+        values = [_closure(v, expression) for v in node.values]
+        if isinstance(node.op, ast.And):
+            return lambda symbols: int(all(bool(v(symbols)) for v in values))
+        return lambda symbols: int(any(bool(v(symbols)) for v in values))
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
-        left = _evaluate(node.left, symbols, expression)
-        right = _evaluate(node.comparators[0], symbols, expression)
-        return int(_COMPARE[type(node.ops[0])](left, right))
+        left, right = _closure(node.left, expression), _closure(node.comparators[0], expression)
+        compare = _COMPARE[type(node.ops[0])]
+        return lambda symbols: int(compare(left(symbols), right(symbols)))
     raise ValueError(f"cannot evaluate '{expression}'")
 
 
@@ -94,6 +111,8 @@ class Signature:
         self.bound = dict(entry.get("bound", {}))
         self.derived = dict(entry.get("derived", {}))
         self.requires = list(entry.get("requires", []))
+        for text in list(self.derived.values()) + [r["condition"] for r in self.requires]:
+            compile_expression(text)  # a malformed expression fails when the API is read
 
     @property
     def tensors(self):

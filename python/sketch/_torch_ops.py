@@ -136,14 +136,19 @@ class KernelOp:
         """The op's CUDA implementation: checks everything again, then launches."""
         values = dict(zip((p.name for p in self.sig.params), args))
         sizes, device = self.check(values)
+        self._launch(values, sizes, device)
+
+    def _launch(self, values, sizes, device):
+        """Checks the pointers' alignment, then calls the host function on the current stream."""
         self.check_alignment(values)
-        arguments = []
-        for p in self.sig.params:
-            value = values[p.name]
-            arguments.append(value.data_ptr() if p.is_tensor else value)
+        arguments = [values[p.name].data_ptr() if p.is_tensor else values[p.name]
+                     for p in self.sig.params]
         arguments += [sizes[s] for s in self.sig.size_symbols]
-        with torch.cuda.device(device):
-            stream = torch.cuda.current_stream(device).cuda_stream
+        stream = torch.cuda.current_stream(device).cuda_stream
+        if device.index is not None and device.index != torch.cuda.current_device():
+            with torch.cuda.device(device):
+                status = self.function(*arguments, stream)
+        else:
             status = self.function(*arguments, stream)
         if status == CUDA_ERROR_INVALID_VALUE:
             raise ArgumentError(f"{self.sig.name}: the kernel's host function rejected these "
@@ -164,5 +169,8 @@ class KernelOp:
                 values[p.name] = torch.empty(sig.output_shape(p, sizes), dtype=DTYPES[p.dtype],
                                              device=device)
             outputs.append(values[p.name])
-        self.op(*(values[p.name] for p in sig.params))
+        if torch.compiler.is_compiling():
+            self.op(*(values[p.name] for p in sig.params))  # traced: the op checks at run time
+        else:
+            self._launch(values, sizes, device)  # checked above: straight to the launch
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

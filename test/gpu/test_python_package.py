@@ -66,6 +66,15 @@ def test_gemm_values_and_allocated_output():
         assert out is poisoned
         error = relative_error(poisoned, gemm_bias_relu_reference(a, b, bias))
         assert error < 1e-2, f"{m}x{n}x{k} (D given): relative error {error:.2e}"
+    # Views one element past a 16-byte boundary: the GEMM takes element-aligned pointers.
+    m, n, k = 77, 131, 93
+    a = torch.randn(m * k + 1, device="cuda").half()[1:].view(m, k)
+    b = (torch.randn(k * n + 1, device="cuda") / 10).half()[1:].view(k, n)
+    bias = torch.randn(n + 1, device="cuda").half()[1:]
+    out = torch.full((m * n + 1,), float("nan"), device="cuda").half()[1:].view(m, n)
+    lib.gemm_bias_relu(a, b, bias, out)
+    error = relative_error(out, gemm_bias_relu_reference(a, b, bias))
+    assert error < 1e-2, f"misaligned views: relative error {error:.2e}"
 
 
 def test_scalars_and_epilogue_operands():
@@ -185,7 +194,7 @@ BAD_ARGUMENTS = textwrap.dedent("""
     conv = next(iter(conv_lib.kernels.values()))
     h = lambda *s: torch.randn(*s, device="cuda").half()
     a, b, bias = h(64, 32), h(32, 48), h(48)
-    big = h(64 * 32 + 1)
+    bigq = h(4 * 16 * 128 + 1)
     q, kv = h(1, 4, 16, 128), h(1, 2, 16, 128)
     cases = {{
         "float32 A": lambda: gemm(a.float(), b, bias),
@@ -198,7 +207,9 @@ BAD_ARGUMENTS = textwrap.dedent("""
         "3-d A": lambda: gemm(a[None], b, bias),
         "transposed B": lambda: gemm(a, h(48, 32).t(), bias),
         "strided A": lambda: gemm(h(64, 64)[:, ::2], b, bias),
-        "misaligned A": lambda: gemm(big[1:].view(64, 32), b, bias),
+        "misaligned Q (attention needs 16 bytes)": lambda: attn(bigq[1:].view(1, 4, 16, 128), kv, kv,
+                                                                scale=0.1),
+        "misaligned output": lambda: attn(q, kv, kv, bigq[1:].view(1, 4, 16, 128), scale=0.1),
         "None A": lambda: gemm(None, b, bias),
         "no arguments": lambda: gemm(),
         "too many": lambda: gemm(a, b, bias, h(64, 48), a),
