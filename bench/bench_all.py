@@ -44,6 +44,15 @@ NOTES = [
 ]
 
 
+RESULTS_HEADER = """# Benchmark results
+
+The latest full run of `bash bench/run.sh --all` (on the GPU machine, after
+`test/gpu/generate.sh && bench/generate.sh` here): every benchmark against the
+library a user would otherwise call, timed in the same process. Earlier runs are
+in git's history of this file (`git log -p bench/RESULTS.md`).
+"""
+
+
 class Table:
     """Rows of all modules: the modules' 8-tuples plus the group and minimum bytes."""
 
@@ -51,11 +60,26 @@ class Table:
         self.rows, self.detail = [], []
 
     def run(self, group, nbytes, case, *args):
-        """Runs case(*args, rows, detail) and labels the rows it added."""
-        module_rows = []
+        """Runs case(*args, rows, detail) and labels the rows it added, each with the
+        default configuration's (name, ms) from the detail the case added."""
+        module_rows, first = [], len(self.detail)
         case(*args, module_rows, self.detail)
+        defaults = [d for d in self.detail[first:] if d[0].endswith("_default")]
         for row in module_rows:
-            self.rows.append((group, nbytes) + tuple(row))
+            default = default_for(row[1], defaults)
+            self.rows.append((group, nbytes) + tuple(row) + (default[0], default[2]) if default
+                             else (group, nbytes) + tuple(row) + (None, float("nan")))
+
+
+def default_for(best_name, defaults):
+    """The `*_default` kernel's detail entry that belongs with the row whose best configuration
+    is `best_name`: the only one, or the one whose stem is the longest prefix of that name
+    (bg_f16_mma_default for bg_f16_mma_128x256x32_w8_s3, not bg_f16_default)."""
+    if len(defaults) <= 1 or best_name is None:
+        return defaults[0] if len(defaults) == 1 else None
+    stems = [(d[0][:-len("default")], d) for d in defaults]
+    matching = [(len(stem), d) for stem, d in stems if best_name.startswith(stem)]
+    return max(matching, key=lambda m: m[0])[1] if matching else None
 
 
 def gemm_group(table, quick):
@@ -99,30 +123,45 @@ def conv_group(table):
 
 
 def attention_case(b, h, s, d, causal, rows, detail):
-    """One attention shape, by bench_attention's functions: our f16 kernel vs SDPA flash."""
+    """One attention shape: our f16 kernels (the listed configuration and the default) vs
+    torch SDPA's cuDNN and flash backends, one row each."""
     import bench_attention
     from torch.nn.attention import SDPBackend
-    name = f"attn_f16_d{d}_mha_{'causal' if causal else 'full'}"
+    listed = f"attn_f16_d{d}_mha_{'causal' if causal else 'full'}"
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
     o = torch.full_like(q, float("nan"))
     flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
     tflops = lambda ms: flops / (ms * 1e-3) / 1e12
     label = f"f16 attention B={b} H={h} S={s} D={d}{' causal' if causal else ''}"
-    flash_fn = bench_attention.torch_sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal)
-    flash = bench_attention.time_ms(flash_fn)
-    ms, best = float("nan"), None
-    if name in sketch_gpu.prototypes():
+    libraries = {}
+    for backend, what in [(SDPBackend.CUDNN_ATTENTION, "torch SDPA cuDNN"),
+                          (SDPBackend.FLASH_ATTENTION, "torch SDPA flash")]:
+        try:
+            fn = bench_attention.torch_sdpa(backend, q, k, v, causal)
+            reference = fn().float()
+            libraries[what] = bench_attention.time_ms(fn)
+        except RuntimeError as error:  # a backend that does not take this shape
+            print(f"  {what}: {error}", flush=True)
+    best = (float("nan"), None)
+    for name in [listed + "_default", listed]:
+        if name not in sketch_gpu.prototypes():
+            continue
+        o.fill_(float("nan"))
         run = bench_attention.ours(sketch_gpu.library(), name, q, k, v, o, 1.0 / math.sqrt(d))
         status = run()
         torch.cuda.synchronize()
-        err = ((o.float() - flash_fn().float()).norm() / flash_fn().float().norm()).item()
+        err = ((o.float() - reference).norm() / reference.norm()).item()
+        ms = float("nan")
         if status == 0 and err < 1e-2:
-            ms, best = bench_attention.time_ms(run), name
+            ms = bench_attention.time_ms(run)
             detail.append((name, label, ms, tflops(ms), err))
+            if best[1] is None or ms < best[0]:
+                best = (ms, name)
         print(f"  {name}: status {status}, rel err {err:.1e}, {ms:.3f} ms", flush=True)
-    print(f"{label}: flash {flash:.3f} ms", flush=True)
-    rows.append((label, best, ms, tflops(ms) if best else float("nan"), "torch SDPA flash",
-                 flash, tflops(flash), None))  # no target was set for attention
+    print(f"{label}: " + ", ".join(f"{w} {t:.3f} ms" for w, t in libraries.items()), flush=True)
+    for what, lib_ms in libraries.items():
+        rows.append((label, best[1], best[0], tflops(best[0]) if best[1] else float("nan"), what,
+                     lib_ms, tflops(lib_ms), None))  # no target was set for attention
     del q, k, v, o
     torch.cuda.empty_cache()
 
@@ -137,8 +176,11 @@ def fmt(x, spec):
     return "" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
 
 
-def ratio_of(row):
-    _, _, _, name, ms, _, _, lib_ms, _, _ = row
+def ratio_of(row, best=False):
+    """Library time / ours: the default configuration's, or with best=True the best listed."""
+    _, _, _, name, ms, _, _, lib_ms, _, _, default, default_ms = row
+    if not best:
+        name, ms = default, default_ms
     return lib_ms / ms if name and math.isfinite(ms) and ms > 0 else None
 
 
@@ -151,18 +193,24 @@ def markdown(table, commit, copy_bw):
              "timed in the same run (medians). Ratio = library time / our time (> 1: we are "
              "faster). Chart: ratios.png (bars in table order)."
              + (f" Device-to-device copy: {copy_bw / 1e9:.0f} GB/s." if copy_bw else "") + "\n",
-             "| # | group | workload | ours (best configuration) | ms | TFLOP/s | GB/s | library | ms "
-             "| TFLOP/s | ratio | target | met |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "\"Ours\" is the kernel sketchc generates with no directives (the `*_default` "
+             "sketches); the best listed configuration stands beside it. Ratios and targets are "
+             "the default's.\n",
+             "| # | group | workload | ours (default) ms | TFLOP/s | GB/s | best listed configuration "
+             "| ms | ratio | library | ms | TFLOP/s | ratio (default) | target | met |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for i, row in enumerate(table.rows, 1):
-        group, nbytes, label, name, ms, tf, lib, lib_ms, lib_tf, target = row
-        ratio = ratio_of(row)
-        gbs = nbytes / (ms * 1e-3) / 1e9 if ratio is not None else None
+        group, nbytes, label, name, ms, tf, lib, lib_ms, lib_tf, target, default, dms = row
+        ratio, best_ratio = ratio_of(row), ratio_of(row, best=True)
+        dtf = tf * ms / dms if ratio is not None and name else None
+        gbs = nbytes / (dms * 1e-3) / 1e9 if ratio is not None else None
         met = "" if target is None else "yes" if ratio is not None and ratio >= target else "no"
-        lines.append(f"| {i} | {group} | {label} | {name or '(no correct kernel)'} | "
-                     f"{fmt(ms if name else None, '.3f')} | {fmt(tf if name else None, '.1f')} | "
-                     f"{fmt(gbs, '.0f')} | {lib} | {lib_ms:.3f} | {lib_tf:.1f} | "
-                     f"{fmt(ratio, '.2f')}{'x' if ratio else ''} | "
+        lines.append(f"| {i} | {group} | {label} | "
+                     f"{fmt(dms, '.3f') if ratio is not None else '(no default kernel)'} | "
+                     f"{fmt(dtf, '.1f')} | {fmt(gbs, '.0f')} | {name or '(no correct kernel)'} | "
+                     f"{fmt(ms if name else None, '.3f')} | "
+                     f"{fmt(best_ratio, '.2f')}{'x' if best_ratio else ''} | {lib} | "
+                     f"{lib_ms:.3f} | {lib_tf:.1f} | {fmt(ratio, '.2f')}{'x' if ratio else ''} | "
                      f"{'' if target is None else f'>= {target:.2f}x'} | {met} |")
     lines += [""] + [f"- {note}" for note in NOTES]
     lines += ["", "<details><summary>every configuration</summary>", "",
@@ -233,7 +281,7 @@ def draw_matplotlib(path, labels, ratios, targets):
 
 
 def draw_chart(table, paths):
-    labels = [f"{i}. {row[2]} vs {row[6]}" for i, row in enumerate(table.rows, 1)]
+    labels = [f"{i}. {row[2]} vs {row[6]}" for i, row in enumerate(table.rows, 1)]  # default's ratio
     ratios = [ratio_of(row) for row in table.rows]
     targets = [row[9] for row in table.rows]
     try:
@@ -277,9 +325,11 @@ def main():
     text = markdown(table, args.commit, copy_bw)
     print(text)
     out = os.environ.get("OUT")
+    # The file holds the latest full run only (bench/run.sh --all appends the decoder layer and
+    # the mma.sync ceiling of the same run); git keeps the earlier ones.
     for path in [args.results] + ([os.path.join(out, "RESULTS.md")] if out else []):
-        with open(path, "a") as f:
-            f.write(text)
+        with open(path, "w") as f:
+            f.write(RESULTS_HEADER + text)
     if table.rows:
         draw_chart(table, [args.chart] + ([os.path.join(out, "ratios.png")] if out else []))
     return 0

@@ -47,6 +47,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seqs", default="1,77,4096")
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--results", help="append the table to this markdown file")
     parser.add_argument("--profile", action="store_true",
                         help="also print the GPU kernels of ours and of eager (torch.profiler)")
     args = parser.parse_args()
@@ -83,6 +84,9 @@ def main():
                      f"{rate(comp_ms)} | {comp_ms / ours_ms:.2f}x | {errors[0]:.1e} |")
     table = "\n".join(lines)
     print(table)
+    if args.results:
+        with open(args.results, "a") as f:
+            f.write("\n### Llama decoder layer (bench/bench_llama_layer.py, same run)\n\n" + table + "\n")
     if os.environ.get("OUT"):
         with open(os.path.join(os.environ["OUT"], "llama.md"), "w") as f:
             f.write(table + "\n")

@@ -25,5 +25,12 @@ main=bench.py
 if [ "${1:-}" = "--all" ]; then main=bench_all.py; shift; fi
 PYTHONUNBUFFERED=1 python3 "$root/bench/$main" --commit "$(cat "$gen/COMMIT" 2>/dev/null || echo unknown)" "$@"
 status=$?
-if [ "$main" = bench_all.py ]; then run_ceiling || status=1; fi
+if [ "$main" = bench_all.py ]; then
+  # the decoder layer through the Python package (sketchc: .gen/bin, carried), then the ceiling
+  [ -x "$root/.gen/bin/sketchc" ] && export SKETCHC=$root/.gen/bin/sketchc
+  PYTHONUNBUFFERED=1 python3 "$root/bench/bench_llama_layer.py" --results "$root/bench/RESULTS.md" || status=1
+  { printf '\n### mma.sync ceiling (bench/ceiling, same run)\n\n'; run_ceiling; } > "$build/ceiling_section.md" || status=1
+  cat "$build/ceiling_section.md" >> "$root/bench/RESULTS.md"
+  [ -n "${OUT:-}" ] && cp "$root/bench/RESULTS.md" "$OUT/RESULTS.md"
+fi
 exit $status

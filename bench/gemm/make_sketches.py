@@ -6,14 +6,15 @@ Run it after changing CONFIGS (bench.py reads the same lists)."""
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Configurations as BMxBNxBK_w<warps>_s<stages>: the kernels' names and their directives.
-CONFIGS = ["128x128x32_w4_s3", "128x128x32_w4_s4", "128x256x32_w8_s3", "128x256x32_w8_s4",
+# Configurations as BMxBNxBK_w<warps>_s<stages>: the kernels' names and their directives;
+# "default" has none (what sketchc picks, the row the table reports).
+CONFIGS = ["default", "128x128x32_w4_s3", "128x128x32_w4_s4", "128x256x32_w8_s3", "128x256x32_w8_s4",
            "256x128x32_w8_s3", "256x128x32_w8_s4", "128x256x64_w8_s3", "256x128x64_w8_s3"]
 # The mma.sync path (m16n8k16, ldmatrix, cp.async) on Hopper: kernels bg_<type>_mma_<config>,
 # in files that bench/generate.sh compiles with --arch sm_90 when it builds for sm_90a, so
 # that bench/run.sh times both paths in one run. (128x128x32 w4 s4 and 128x256x32 / 256x128x32
 # w8 s5 were measured no faster than these on an H100: not listed.)
-MMA_CONFIGS = ["128x128x32_w4_s3", "128x256x32_w8_s3", "128x256x32_w8_s4", "256x128x32_w8_s4",
+MMA_CONFIGS = ["default", "128x128x32_w4_s3", "128x256x32_w8_s3", "128x256x32_w8_s4", "256x128x32_w8_s4",
                "128x256x64_w8_s3", "256x128x64_w8_s3"]
 MMA_MARKER = "# sketchc-arch: sm_90 (mma.sync kernels beside the sm_90a ones; bench/generate.sh)\n"
 LOOP = """    for k in 0:K:
@@ -29,7 +30,9 @@ def kernel(name, params, directives, epilogue=()):
 
 
 def directives(config):
-    """"128x256x32_w8_s4" -> its tile, warps and stages directives."""
+    """"128x256x32_w8_s4" -> its tile, warps and stages directives ("default": none)."""
+    if config == "default":
+        return []
     tile, warps, stages = config.split("_")
     bm, bn, bk = tile.split("x")
     return [f"tile BM = {bm}, BN = {bn}, BK = {bk}", f"warps {warps[1:]}", f"stages {stages[1:]}"]
@@ -47,8 +50,10 @@ def main():
         groups.setdefault("bench_f16_bias_relu", []).append(
             kernel(f"bbr_f16_{name}", "A: f16[M, K], B: f16[K, N], bias: f16[N], D: f16[M, N]",
                    directives(name), ["Compute Bias D, bias", "Compute ReLU D"]))
-    groups["bench_f32_gemm"] = [kernel("bg_f32_sgemm", "A: f32[M, K], B: f32[K, N], D: f32[M, N]",
-                                       ["tile BM = 128, BN = 128, BK = 16", "warps 8", "stages 2"])]
+    groups["bench_f32_gemm"] = [kernel(f"bg_f32_{name}", "A: f32[M, K], B: f32[K, N], D: f32[M, N]",
+                                       directives(config))
+                                for name, config in [("default", "default"),
+                                                     ("sgemm", "128x128x16_w8_s2")]]
     header = "# Benchmark kernels (bench/bench.py), written by make_sketches.py.\n\n"
     for group, kernels in groups.items():
         half = (len(kernels) + 1) // 2
