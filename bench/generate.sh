@@ -14,4 +14,5 @@ done
 # The attention kernels of the GPU suite, for bench_all.py (bench_attention.py's cases).
 attention=$root/test/gpu/attention/attention_variants.sketch
 if [ -f "$attention" ]; then generate_one "$attention" "$arch" attention_variants; fi
+generate_static_sketchc
 generate_end

@@ -12,4 +12,5 @@ done
 for sketch in $(find "$root/examples" -name '*.sketch' | sort); do
   generate_one "$sketch" "$arch" "example_$(basename "$sketch" .sketch)"
 done
+generate_static_sketchc
 generate_end
