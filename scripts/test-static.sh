@@ -35,6 +35,7 @@ for example in "$root"/examples/*.sketch; do
     compile "$name-$arch" "$example" --arch "$arch" -o "$name-$arch.cu"
     compile "$name-$arch-sketch" "$example" --arch "$arch" --emit=sketch
     compile "$name-$arch-mlir" "$example" --arch "$arch" --emit=mlir
+    compile "$name-$arch-api" "$example" --arch "$arch" --emit=api
   done
   compile "$name-passes" "$example" --print-after-all --emit=sketch
 done
