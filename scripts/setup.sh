@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build dependencies (Debian packages) when missing, then
 # configures and builds sketchc in build/. Safe to run again: it only does
-# what is not done yet.
+# what is not done yet. With --deps-only it only installs the packages
+# (scripts/build-static.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SKETCH_BUILD_DIR:-$root/build}
@@ -17,6 +18,9 @@ if ((${#missing[@]})); then
   [ "$(id -u)" = 0 ] || sudo_cmd=sudo
   $sudo_cmd apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q "${missing[@]}"
+fi
+if [ "${1:-}" = --deps-only ]; then
+  exit 0
 fi
 
 if [ ! -f "$build/build.ninja" ]; then
