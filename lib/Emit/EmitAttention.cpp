@@ -1,17 +1,21 @@
 //===- EmitAttention.cpp - attention kernels to CUDA ----------------------===//
 //
-// Two stages. Matcher recognizes, in the kernel's loop over keys,
-//   GEMM Q, K^T -> P ; [scale / mask of P]... ; Softmax P ; GEMM P, V += O
-// and plans the softmax as an online one (AttentionPlan: what the kernel
-// needs to know; every unsupported form is a located error). KernelWriter and
-// writeHost then write the CUDA: one block per (BM query rows, leading
-// indices of Q), each warp owning MT = BM / (16 * warps) row tiles of 16.
+// Two stages. Matcher reads, in the kernel's loop over keys,
+//   GEMM Q, K (or K^T) -> P ; [scale / mask of P]... ; Softmax P ;
+//   GEMM P, V (or V^T) += O
+// and plans the softmax as an online one (AttentionPlan: what the kernel needs
+// to know, K and V each stored with a key per row or per column; every form it
+// cannot generate is a located error naming the rule). KernelWriter and
+// writeHost then write the CUDA from pieces (a tile copy per storage order, a B
+// operand load per orientation): one block per (BM query rows, leading indices
+// of Q), each warp owning MT = BM / (16 * warps) row tiles of 16.
 // docs/backend.md, "Attention", describes the generated kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/CudaWriter.h"
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
+#include "lib/Passes/BackendPlan.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -30,12 +34,6 @@ using llvm::formatv;
 
 namespace {
 
-// Defaults when the program and the defaults pass leave a directive unset:
-// 128 query rows, 64 keys a step, 4 warps of 32 rows (see docs/backend.md).
-constexpr int64_t kDefaultBM = 128;
-constexpr int64_t kDefaultBN = 64;
-constexpr int64_t kDefaultWarps = 4;
-
 /// A tensor parameter of the attention.
 struct TensorInfo {
   std::string name;
@@ -50,16 +48,26 @@ struct TensorInfo {
   const std::string &cols() const { return dims.back(); }
 };
 
+/// K or V: stored with one key per row ([L, D]: K used as K^T, V as is) or
+/// one key per column ([D, L]: K used as is, V as V^T).
+struct KeyTensor : TensorInfo {
+  bool keyRows = true;
+
+  const std::string &keys() const { return keyRows ? rows() : cols(); }
+  const std::string &depth() const { return keyRows ? cols() : rows(); }
+};
+
 /// What the kernel needs to know, read off the program.
 struct AttentionPlan {
   mutable KernelOp kernel; // ops' accessors are not const
   std::string name;
-  TensorInfo q, k, v, o;
+  TensorInfo q, o;
+  KeyTensor k, v;
   std::string scores;             // P, the first GEMM's result
   std::string loopVar;            // j
   std::vector<std::string> scale; // factors of `Compute P = P * s` / `Compute Scale P, s`
   bool causal = false;
-  int64_t headDim = 0, bm = 0, bn = 0, warps = 0, stages = 2;
+  plan::AttentionTiles tiles;
   KernelSignature sig; // parameters and size symbols of the host function
 
   /// The C++ spelling of a dimension: a number, a bound value or the size argument.
@@ -99,7 +107,8 @@ StringRef cudaType(ElementType type) {
 
 class Matcher {
 public:
-  Matcher(KernelOp kernel, AttentionPlan &plan) : kernel(kernel), plan(plan) {}
+  Matcher(KernelOp kernel, StringRef arch, AttentionPlan &plan)
+      : kernel(kernel), arch(arch), plan(plan) {}
 
   LogicalResult run() {
     plan.kernel = kernel;
@@ -112,8 +121,9 @@ public:
     });
     auto loop = dyn_cast<ForOp>(softmax->getParentOp());
     if (!loop || loop->getParentOp() != kernel.getOperation())
-      return softmax.emitError("Softmax is supported inside the loop over keys of an attention "
-                               "(GEMM Q, K^T; Softmax; GEMM P, V in one top-level for)");
+      return softmax.emitError("attention: the Softmax must be computed online, in a top-level "
+                               "loop over the keys that also holds the GEMM of its scores and "
+                               "the GEMM accumulating them times the values");
     plan.loopVar = loop.getVar().str();
     if (failed(matchLoop(loop, softmax)) || failed(matchOutside(loop)))
       return failure();
@@ -123,7 +133,7 @@ public:
   }
 
 private:
-  /// GEMM Q, K^T -> P ; [scale | mask]... ; Softmax P ; GEMM P, V += O, in order.
+  /// In order: the scores GEMM, [scale | mask]..., the Softmax, the value GEMM.
   LogicalResult matchLoop(ForOp loop, SoftmaxOp softmax) {
     GemmOp first, second;
     bool softmaxSeen = false;
@@ -140,14 +150,15 @@ private:
           if (failed(checkSecondGemm(gemm)))
             return failure();
         } else {
-          return gemm.emitError("attention: unexpected GEMM here; the loop holds GEMM Q, K^T, "
-                                "then the Softmax, then GEMM P, V");
+          return gemm.emitError("attention: one GEMM computes the scores before the Softmax and "
+                                "one accumulates the probabilities times the values after it; "
+                                "this is a third");
         }
         continue;
       }
       if (&op == softmax.getOperation()) {
         if (!first)
-          return softmax.emitError("attention: the Softmax needs the scores of a GEMM Q, K^T "
+          return softmax.emitError("attention: the Softmax needs its scores computed by a GEMM "
                                    "before it in the loop");
         softmaxSeen = true;
         continue;
@@ -159,8 +170,10 @@ private:
         return failure();
     }
     if (!second)
-      return softmax.emitError("attention: the Softmax must be followed in its loop by "
-                               "Compute GEMM ") << plan.scores << ", V and accumulate O";
+      return softmax.emitError("attention: the Softmax must be followed in its loop by the GEMM "
+                               "that accumulates ")
+             << plan.scores << " times the values (Compute GEMM " << plan.scores
+             << ", V and accumulate O)";
     return success();
   }
 
@@ -173,23 +186,24 @@ private:
     if (gemm.getAccumulate())
       return gemm.emitError("attention: the scores GEMM must `get` ") << plan.scores
                                                                       << " (it is new each step)";
-    if (gemm.getLhsTransposed() || !gemm.getRhsTransposed())
-      return gemm.emitError("attention: the scores GEMM is GEMM Q, K^T, with the keys stored "
-                            "[L, D] and used transposed");
+    if (gemm.getLhsTransposed())
+      return gemm.emitError("attention: the queries '")
+             << gemm.getLhs() << "' must be stored one query per row ([S, D]) and used as "
+             << "stored: each block keeps its rows in shared memory for the whole loop";
     plan.q.name = gemm.getLhs().str();
     plan.k.name = gemm.getRhs().str();
+    plan.k.keyRows = gemm.getRhsTransposed(); // K^T: [L, D]; K: [D, L]
     return success();
   }
 
   LogicalResult checkSecondGemm(GemmOp gemm) {
     if (gemm.getLhs() != plan.scores || gemm.getLhsTransposed())
       return gemm.emitError("attention: the second GEMM must read the probabilities '")
-             << plan.scores << "' as its left operand";
-    if (gemm.getRhsTransposed())
-      return gemm.emitError("attention: V is used as stored ([L, D]), not transposed");
+             << plan.scores << "' as computed (one query per row) as its left operand";
     if (!gemm.getAccumulate())
       return gemm.emitError("attention: the second GEMM must accumulate its result over the loop");
     plan.v.name = gemm.getRhs().str();
+    plan.v.keyRows = !gemm.getRhsTransposed(); // V: [L, D]; V^T: [D, L]
     plan.o.name = gemm.getResult().str();
     return success();
   }
@@ -341,92 +355,143 @@ private:
   }
 
   LogicalResult matchTensors(ForOp loop) {
-    for (TensorInfo *info : {&plan.q, &plan.k, &plan.v, &plan.o})
+    for (TensorInfo *info : {&plan.q, static_cast<TensorInfo *>(&plan.k),
+                             static_cast<TensorInfo *>(&plan.v), &plan.o})
       if (failed(lookup(*info, loop)))
         return failure();
-    for (TensorInfo *info : {&plan.k, &plan.v, &plan.o})
+    for (const TensorInfo *info : {static_cast<TensorInfo *>(&plan.k),
+                                   static_cast<TensorInfo *>(&plan.v), &plan.o}) {
       if (info->type != plan.q.type)
         return info->op->emitError("attention: '")
                << info->name << "' is " << spellElementType(info->type) << " but '" << plan.q.name
                << "' is " << spellElementType(plan.q.type) << "; all four must agree";
-    for (TensorInfo *info : {&plan.k, &plan.v, &plan.o})
       if (info->dims.size() != plan.q.dims.size())
         return info->op->emitError("attention: '")
                << info->name << "' has " << info->dims.size() << " dimensions, '" << plan.q.name
                << "' has " << plan.q.dims.size();
-    if (plan.o.dims != plan.q.dims)
-      return plan.o.op->emitError("attention: '")
-             << plan.o.name << "' must have the dimensions of '" << plan.q.name << "'";
-    if (plan.v.dims != plan.k.dims)
-      return plan.v.op->emitError("attention: '")
-             << plan.v.name << "' must have the dimensions of '" << plan.k.name
-             << "' (a value head dimension other than the key's is not supported)";
-    if (loop.getUpper() != plan.k.rows() || loop.getLower() != "0")
-      return loop.emitError("attention: the loop must run over the keys, 0:")
-             << plan.k.rows();
-    for (TensorInfo *info : {&plan.q, &plan.k})
+    }
+    if (failed(matchShapes()))
+      return failure();
+    if (loop.getUpper() != plan.k.keys() || loop.getLower() != "0")
+      return loop.emitError("attention: the loop must run over the keys, 0:") << plan.k.keys();
+    for (const TensorInfo *info : {&plan.q, static_cast<TensorInfo *>(&plan.k),
+                                   static_cast<TensorInfo *>(&plan.v), &plan.o})
       for (const std::string &dim : info->dims)
         if (!isInteger(dim) && !isIdentifier(dim))
           return info->op->emitError("attention: dimension '")
                  << dim << "' of '" << info->name << "' must be a size symbol or a number";
-    return checkHeadDim();
+    if (failed(headDim(plan.q, plan.q.cols(), plan.tiles.dqk)) ||
+        failed(headDim(plan.v, plan.v.depth(), plan.tiles.dv)))
+      return failure();
+    return checkGroups();
   }
 
-  LogicalResult checkHeadDim() {
-    const std::string &dim = plan.q.cols();
-    if (plan.k.cols() != dim)
-      return plan.k.op->emitError("attention: the head dimension of '")
-             << plan.k.name << "' (" << plan.k.cols() << ") differs from '" << plan.q.name
-             << "' (" << dim << ")";
+  /// Q [S, Dqk], K [L, Dqk] or [Dqk, L], V [L, Dv] or [Dv, L], O [S, Dv] by size
+  /// symbol; O has Q's leading dimensions and V has K's.
+  LogicalResult matchShapes() {
+    const KeyTensor &k = plan.k, &v = plan.v;
+    auto where = [](const KeyTensor &t) { return t.keyRows ? "rows" : "columns"; };
+    if (k.depth() != plan.q.cols())
+      return k.op->emitError("attention: the head dimension of '")
+             << k.name << "' (" << k.depth() << ") differs from '" << plan.q.name << "' ("
+             << plan.q.cols() << "): the scores GEMM reduces over it";
+    if (v.keys() != k.keys())
+      return v.op->emitError("attention: '")
+             << v.name << "' must hold the keys of '" << k.name << "' (" << k.keys()
+             << ") along its " << where(v) << ", as used in the second GEMM";
+    if (plan.o.rows() != plan.q.rows() || plan.o.cols() != v.depth())
+      return plan.o.op->emitError("attention: '")
+             << plan.o.name << "' must be [" << plan.q.rows() << ", " << v.depth()
+             << "]: a row per query of '" << plan.q.name << "', a column per value dimension of '"
+             << v.name << "'";
+    if (plan.o.leading() != plan.q.leading())
+      return plan.o.op->emitError("attention: '")
+             << plan.o.name << "' must have the leading dimensions of '" << plan.q.name << "'";
+    if (v.leading() != k.leading())
+      return v.op->emitError("attention: '")
+             << v.name << "' must have the leading dimensions of '" << k.name << "'";
+    return success();
+  }
+
+  /// A head dimension: known at compile time and a multiple of 16, the depth of
+  /// one m16n8k16 step of Q K^T and two 8-column tiles of P V.
+  LogicalResult headDim(const TensorInfo &info, const std::string &dim, int64_t &out) {
     std::string value = plan.dim(dim);
     if (!isInteger(value))
-      return plan.q.op->emitError("attention: the head dimension '")
-             << dim << "' of '" << plan.q.name << "' must be known at compile time; write a "
+      return info.op->emitError("attention: the head dimension '")
+             << dim << "' of '" << info.name << "' must be known at compile time; write a "
              << "number or bind it, e.g. -D " << dim << "=128";
-    StringRef(value).getAsInteger(10, plan.headDim);
-    if (plan.headDim != 64 && plan.headDim != 128)
-      return plan.q.op->emitError("attention: head dimension ")
-             << plan.headDim << " is not supported (64 or 128)";
+    StringRef(value).getAsInteger(10, out);
+    if (out > 65536)
+      return info.op->emitError("attention: head dimension ")
+             << out << " of '" << info.name << "' is more than 65536, far past the shared "
+             << "memory of a block";
+    if (out <= 0 || out % 16 != 0)
+      return info.op->emitError("attention: head dimension ")
+             << out << " of '" << info.name << "' must be a positive multiple of 16: the "
+             << "tensor cores' m16n8k16 MMA reduces 16 deep and covers 16 columns (two tiles "
+             << "of 8) at a time";
+    return success();
+  }
+
+  /// Grouped heads: each leading dimension of K that differs from Q's divides it.
+  LogicalResult checkGroups() {
     for (size_t i = 0; i < plan.q.leading().size(); ++i) {
       std::string qd = plan.dim(plan.q.leading()[i]), kd = plan.dim(plan.k.leading()[i]);
-      if (qd != kd && isInteger(qd) && isInteger(kd)) {
-        int64_t a = 0, b = 0;
-        StringRef(qd).getAsInteger(10, a);
-        StringRef(kd).getAsInteger(10, b);
-        if (b == 0 || a % b != 0)
-          return plan.k.op->emitError("attention: '")
-                 << plan.k.name << "' dimension " << i << " (" << kd << ") must divide '"
-                 << plan.q.name << "' dimension " << i << " (" << qd << ")";
-      }
+      int64_t a = 0, b = -1;
+      if (qd == kd || !isInteger(kd))
+        continue;
+      StringRef(kd).getAsInteger(10, b);
+      if (b == 0 || (!StringRef(qd).getAsInteger(10, a) && a % b != 0))
+        return plan.k.op->emitError("attention: '")
+               << plan.k.name << "' dimension " << i << " (" << kd << ") must divide '"
+               << plan.q.name << "' dimension " << i << " (" << qd << ")";
     }
     return success();
   }
 
+  /// The directives, or the defaults' rules (plan::AttentionTiles), checked
+  /// against the MMA shape, the register file and shared memory.
   LogicalResult chooseTiles() {
-    plan.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : kDefaultBM;
-    plan.bn = kernel.getTileN() ? int64_t(*kernel.getTileN()) : kDefaultBN;
-    plan.warps = kernel.getWarps() ? int64_t(*kernel.getWarps()) : kDefaultWarps;
+    plan::AttentionTiles &t = plan.tiles;
+    t.alike = plan.k.keyRows && plan.v.keyRows && t.dqk == t.dv;
+    const plan::AttentionTiles defaults = plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, arch);
+    t.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : defaults.bm;
+    t.bn = kernel.getTileN() ? int64_t(*kernel.getTileN()) : defaults.bn;
+    t.warps = kernel.getWarps() ? int64_t(*kernel.getWarps()) : defaults.warps;
     int64_t stages = kernel.getStages() ? int64_t(*kernel.getStages()) : 2;
     if (stages != 2)
       return kernel.emitError("attention: stages ")
              << stages << " is not supported; K and V are double-buffered (stages 2)";
-    int64_t threads = 32 * plan.warps;
-    int64_t chunksPerRow = plan.headDim / 8;
-    int64_t step = threads % chunksPerRow == 0 ? threads / chunksPerRow : 0;
-    if (plan.bm % (16 * plan.warps) != 0 || plan.bm / (16 * plan.warps) > 2)
+    if (t.warps <= 0 || t.bm <= 0 || t.bm % (16 * t.warps) != 0)
       return kernel.emitError("attention: tile BM = ")
-             << plan.bm << " must be 16 or 32 rows for each of the " << plan.warps << " warps";
-    if (plan.bn % 16 != 0 || plan.bn > 128)
+             << t.bm << " must be a multiple of 16 x " << t.warps
+             << " warps: each warp owns whole 16-row MMA tiles of the queries";
+    if (t.bn <= 0 || t.bn % 16 != 0)
       return kernel.emitError("attention: tile BN = ")
-             << plan.bn << " must be a multiple of 16, at most 128";
-    if (step == 0 || step % 8 != 0 || plan.bn % step != 0 || plan.bm % step != 0)
-      return kernel.emitError("attention: ")
-             << threads << " threads cannot copy the tiles of BM = " << plan.bm << ", BN = "
-             << plan.bn << " rows in steps of 8 rows";
+             << t.bn << " must be a multiple of 16: the keys of a step are the depth of the "
+             << "second GEMM, 16 per MMA";
+    int64_t limit = plan::smemLimitBytes(arch);
+    if (t.smemBytes() > limit)
+      return kernel.emitError("attention: the shared tiles of Q (BM x ")
+             << t.dqk << ") and of K and V (BN keys x " << t.dqk << " and x " << t.dv
+             << ", two stages each) need " << t.smemBytes()
+             << " bytes of shared memory, more than the " << limit << " a block can use on "
+             << arch << ": use a smaller tile BM or BN";
+    if (!t.fitsRegisters())
+      return kernel.emitError("attention: each thread would keep ")
+             << t.outputRegisters() << " f32 registers of O (" << t.bm / t.warps
+             << " rows a warp x " << t.dv << ", over 32 lanes) and " << t.scoreRegisters()
+             << " of the scores (x " << t.bn << "); of its 255 registers the accumulators may "
+             << "take " << plan::kAttentionAccumulatorRegisters << ", the scores "
+             << plan::kAttentionScoreRegisters
+             << " (the rest holds the operands): use fewer rows a warp (tile BM or warps) or a "
+             << "smaller tile BN";
     return success();
   }
 
   KernelOp kernel;
+  StringRef arch;
   AttentionPlan &plan;
 };
 
@@ -440,6 +505,34 @@ std::string scaleExpr(const AttentionPlan &plan) {
     out += factor + " * ";
   return out + "1.4426950408889634f";
 }
+
+/// A B operand of m16n8k16 in its swizzled shared tile, by the tile's rows: the
+/// MMA's N (the operand as stored: plain ldmatrix, two N tiles of 8 a load) or
+/// its K (ldmatrix.trans). `tile`: K or V; `cols`: the tile's row length.
+struct OperandTile {
+  std::string tile, cols;
+  bool rowsAreK;
+
+  /// The lane's SwizzledLane (see the comment before it in the kernel).
+  std::string lane() const {
+    return formatv(rowsAreK ? "const SwizzledLane<{1}> {0}_lane({0}_s, lane % 8 + ((lane / 8) % 2) "
+                              "* 8, lane / 16);"
+                            : "const SwizzledLane<{1}> {0}_lane({0}_s, lane % 8 + (lane / 16) * 8, "
+                              "(lane / 8) % 2);",
+                   tile, cols)
+        .str();
+  }
+
+  /// The fragments b[0..1][0..1] of N tiles n, n + 1 at k-step k.
+  std::string load(StringRef b) const {
+    return formatv(rowsAreK ? "ldmatrix_x4_trans({1}[0][0], {1}[0][1], {1}[1][0], {1}[1][1], "
+                              "{0}_lane.at(n, 16 * k, {0}_stage));"
+                            : "ldmatrix_x4({1}[0][0], {1}[0][1], {1}[1][0], {1}[1][1], "
+                              "{0}_lane.at(2 * k, n * 8, {0}_stage));",
+                   tile, b)
+        .str();
+  }
+};
 
 class KernelWriter {
 public:
@@ -464,26 +557,56 @@ public:
 private:
   std::string ns() const { return plan.name + "_tiles"; }
 
+  /// The tile's name, row length and orientation as the scores GEMM's B (K) or P V's (V).
+  OperandTile keysOperand() const { return {"K", plan.k.keyRows ? "DQK" : "BN", !plan.k.keyRows}; }
+  OperandTile valuesOperand() const { return {"V", plan.v.keyRows ? "DV" : "BN", plan.v.keyRows}; }
+
+  /// Whether a warp must wait for the whole block before staging O at the start
+  /// of shared memory: when its rows there reach V's stages (still read by
+  /// other warps' last P V), or when a row tile may run no step (causal) and
+  /// other threads' copies of Q may still be landing.
+  bool stagingWaitsForBlock() const {
+    const plan::AttentionTiles &t = plan.tiles;
+    return plan.causal || t.bm * t.dv > t.bm * t.dqk + 2 * t.bn * t.dqk;
+  }
+
+  /// Whether O's staging tile is larger than the tiles of the loop.
+  bool stagingLarger() const {
+    const plan::AttentionTiles &t = plan.tiles;
+    return t.bm * t.dv > t.bm * t.dqk + 2 * t.bn * (t.dqk + t.dv);
+  }
+
+  std::string describeLayout(const KeyTensor &t, StringRef depth) const {
+    return t.keyRows ? formatv("[BN][{0}] (a key per row)", depth).str()
+                     : formatv("[{0}][BN] (a key per column)", depth).str();
+  }
+
   void writeConstants() {
     const std::string &p = plan.scores;
-    w.comment(formatv("kernel {0}: Compute GEMM {1}, {2}^T and get {3}; Compute Softmax {3}, "
-                      "online over {4}; Compute GEMM {3}, {5} and accumulate {6}.",
-                      plan.name, plan.q.name, plan.k.name, p, plan.loopVar, plan.v.name,
-                      plan.o.name)
+    const plan::AttentionTiles &t = plan.tiles;
+    w.comment(formatv("kernel {0}: Compute GEMM {1}, {2}{3} and get {4}; Compute Softmax {4}, "
+                      "online over {5}; Compute GEMM {4}, {6}{7} and accumulate {8}.",
+                      plan.name, plan.q.name, plan.k.name, plan.k.keyRows ? "^T" : "", p,
+                      plan.loopVar, plan.v.name, plan.v.keyRows ? "" : "^T", plan.o.name)
                   .str());
     w.open("namespace " + ns());
     w.line(formatv("using T = {0};", cudaType(plan.q.type)).str());
-    w.line(formatv("constexpr int BM = {0}, BN = {1}, D = {2}; // query rows, keys per step of {3}, "
-                   "head dimension",
-                   plan.bm, plan.bn, plan.headDim, plan.loopVar)
+    w.line(formatv("constexpr int BM = {0}, BN = {1}; // query rows, keys per step of {2}", t.bm,
+                   t.bn, plan.loopVar)
                .str());
-    w.line(formatv("constexpr int WARPS = {0}, THREADS = 32 * WARPS;", plan.warps).str());
+    w.line(formatv("constexpr int DQK = {0}, DV = {1}; // head dimensions of {2} and {3}, of {4}",
+                   t.dqk, t.dv, plan.q.name, plan.k.name, plan.v.name)
+               .str());
+    w.line(formatv("constexpr int WARPS = {0}, THREADS = 32 * WARPS;", t.warps).str());
     w.line("constexpr int MT = BM / (16 * WARPS);                // row tiles of 16 per warp");
-    w.line("constexpr int NT_P = BN / 8, NT_O = D / 8;           // column tiles of 8 of " + p +
+    w.line("constexpr int NT_P = BN / 8, NT_O = DV / 8;          // column tiles of 8 of " + p +
            " and " + plan.o.name);
-    w.line("constexpr int TILE_Q = BM * D * 2, TILE_KV = BN * D * 2; // bytes");
-    w.line("constexpr int SMEM = TILE_Q + 2 * 2 * TILE_KV;      // " + plan.q.name + "; " +
-           plan.k.name + " and " + plan.v.name + ", two stages each");
+    w.line("constexpr int TILE_Q = BM * DQK * 2, TILE_K = BN * DQK * 2, TILE_V = BN * DV * 2; // bytes");
+    w.comment(plan.q.name + "; " + plan.k.name + " and " + plan.v.name +
+              ", two stages each; after the loop " + plan.o.name + "'s staging tile (BM, DV) "
+              "reuses them" + (stagingLarger() ? ", and needs more." : "."));
+    w.line(stagingLarger() ? "constexpr int SMEM = BM * DV * 2;"
+                           : "constexpr int SMEM = TILE_Q + 2 * (TILE_K + TILE_V);");
     w.line(std::string("constexpr bool CAUSAL = ") + (plan.causal ? "true" : "false") +
            ";            // Compute Mask " + p + " causal");
     w.close(" // namespace " + ns());
@@ -492,23 +615,25 @@ private:
   void writeSetup() {
     w.line("extern __shared__ __align__(128) unsigned char smem[];");
     w.line("const uint32_t Q_s = smem_addr(smem);");
-    w.line("const uint32_t K_s = Q_s + TILE_Q;      // stage i at K_s + i * TILE_KV");
-    w.line("const uint32_t V_s = K_s + 2 * TILE_KV; // stage i at V_s + i * TILE_KV");
+    w.line("const uint32_t K_s = Q_s + TILE_Q;     // stage i at K_s + i * TILE_K: " +
+           describeLayout(plan.k, "DQK"));
+    w.line("const uint32_t V_s = K_s + 2 * TILE_K; // stage i at V_s + i * TILE_V: " +
+           describeLayout(plan.v, "DV"));
     w.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;");
     w.line("const int warp_row = warp * MT * 16; // this warp's first row of the tile");
-    w.comment("ldmatrix lanes: Q as A (row lane % 16, chunk + lane / 16), K as B (row lane % 8 +");
-    w.comment("8 * (lane / 16), chunk + (lane / 8) % 2), V as B transposed (row lane % 8 +");
-    w.comment("8 * ((lane / 8) % 2), chunk + lane / 16).");
-    w.line("const SwizzledLane<D> Q_lane(Q_s, warp_row + lane % 16, lane / 16);");
-    w.line("const SwizzledLane<D> K_lane(K_s, lane % 8 + (lane / 16) * 8, (lane / 8) % 2);");
-    w.line("const SwizzledLane<D> V_lane(V_s, lane % 8 + ((lane / 8) % 2) * 8, lane / 16);");
+    w.comment("ldmatrix lanes: Q as A (row lane % 16, chunk + lane / 16); a B operand whose tile");
+    w.comment("rows are the MMA's N (row lane % 8 + 8 * (lane / 16), chunk + (lane / 8) % 2) or");
+    w.comment("its K (ldmatrix.trans: row lane % 8 + 8 * ((lane / 8) % 2), chunk + lane / 16).");
+    w.line("const SwizzledLane<DQK> Q_lane(Q_s, warp_row + lane % 16, lane / 16);");
+    w.line(keysOperand().lane());
+    w.line(valuesOperand().lane());
   }
 
   /// Leading index i of Q, as a C++ variable name.
   static std::string indexName(size_t i) { return formatv("i{0}", i).str(); }
 
-  /// Flattened offset of the leading indices of `info` (times rows * cols).
-  std::string baseOffset(const TensorInfo &info) const {
+  /// Flattened leading indices of `info` (grouped: the query index / group size).
+  std::string leadingIndex(const TensorInfo &info) const {
     std::string flat = "0";
     auto leading = info.leading();
     for (size_t i = 0; i < leading.size(); ++i) {
@@ -519,7 +644,7 @@ private:
       flat = i == 0 ? "int64_t(" + index + ")"
                     : "(" + flat + " * " + plan.dim(leading[i]) + " + " + index + ")";
     }
-    return flat + " * " + plan.dim(info.rows()) + " * D";
+    return flat;
   }
 
   void writeBlockCoordinates() {
@@ -547,39 +672,64 @@ private:
       }
     }
     w.line(formatv("const int S_rows = int({0}), L_rows = int({1});", plan.dim(plan.q.rows()),
-                   plan.dim(plan.k.rows()))
+                   plan.dim(plan.k.keys()))
                .str());
-    w.comment(formatv("Allocate {0} in global ({1}, D) with offset {2}; {3} likewise.",
-                      plan.q.name, plan.q.rows(), baseOffset(plan.q), plan.o.name)
+    w.comment(formatv("Allocate {0} in global ({1}, DQK) with offset {2}; {3} ({1}, DV) likewise.",
+                      plan.q.name, plan.q.rows(), leadingIndex(plan.q), plan.o.name)
                   .str());
-    w.line("const T *Q_g = " + plan.cname(plan.q.name) + " + " + baseOffset(plan.q) + ";");
-    w.line("T *O_g = " + plan.cname(plan.o.name) + " + " + baseOffset(plan.o) + ";");
+    w.line("const T *Q_g = " + plan.cname(plan.q.name) + " + " + leadingIndex(plan.q) + " * " +
+           plan.dim(plan.q.rows()) + " * DQK;");
+    w.line("T *O_g = " + plan.cname(plan.o.name) + " + " + leadingIndex(plan.o) + " * " +
+           plan.dim(plan.o.rows()) + " * DV;");
     bool grouped = plan.k.leading() != plan.q.leading();
-    w.comment(formatv("Allocate {0} and {1} in global ({2}, D), at the same offset{3}.",
-                      plan.k.name, plan.v.name, plan.k.rows(),
+    w.comment(formatv("Allocate {0} in global {1} and {2} in global {3}, at the same head{4}.",
+                      plan.k.name, globalShape(plan.k, "DQK"), plan.v.name,
+                      globalShape(plan.v, "DV"),
                       grouped ? " (grouped-query: the key/value head of this query head)" : "")
                   .str());
-    w.line("const int64_t KV_offset = " + baseOffset(plan.k) + ";");
-    w.line("const T *K_g = " + plan.cname(plan.k.name) + " + KV_offset;");
-    w.line("const T *V_g = " + plan.cname(plan.v.name) + " + KV_offset;");
-    w.comment(formatv("for {0} in 0:{1}: the key tiles this row tile sees (with CAUSAL, those "
-                      "not above the diagonal).",
-                      plan.loopVar, plan.k.rows())
+    w.line("const int64_t KV_head = " + leadingIndex(plan.k) + ";");
+    std::string keys = plan.dim(plan.k.keys());
+    w.line("const T *K_g = " + plan.cname(plan.k.name) + " + KV_head * " + keys + " * DQK;");
+    w.line("const T *V_g = " + plan.cname(plan.v.name) + " + KV_head * " + keys + " * DV;");
+    if (!plan.k.keyRows || !plan.v.keyRows)
+      w.line("const bool L_vec = L_rows % 8 == 0; // rows of keys-as-columns tiles 16-byte aligned");
+    w.comment(formatv("for {0} in 0:{1}: the key tiles this row tile sees (with CAUSAL, row i "
+                      "sees keys 0..i + L - S:",
+                      plan.loopVar, plan.k.keys())
                   .str());
+    w.comment("the diagonal is aligned to the bottom right; a row tile may see none).");
     w.line("int tiles = int(ceil_div(L_rows, BN));");
+    w.line("const int diagonal0 = m0 + L_rows - S_rows; // the last key row m0 sees (CAUSAL)");
     w.line("if (CAUSAL)");
-    w.line("  tiles = min(tiles, int(ceil_div(m0 + BM, BN)));");
+    w.line("  tiles = min(tiles, max(0, int(ceil_div(diagonal0 + BM, BN))));");
+  }
+
+  static std::string globalShape(const KeyTensor &t, StringRef depth) {
+    return t.keyRows ? formatv("({0}, {1})", t.keys(), depth).str()
+                     : formatv("({0}, {1})", depth, t.keys()).str();
+  }
+
+  /// The copy of the K or V tile of keys `first`.. into `dst`.
+  static std::string copyKeys(const KeyTensor &t, StringRef tile, StringRef depth, StringRef dst,
+                              StringRef first) {
+    if (t.keyRows)
+      return formatv("copy_tile_async<BN, {0}, THREADS>({1}, {2}_g, {3}, L_rows);", depth, dst,
+                     tile, first)
+          .str();
+    return formatv("copy_cols_async<{0}, BN, THREADS>({1}, {2}_g, L_rows, {3}, L_rows, L_vec);",
+                   depth, dst, tile, first)
+        .str();
   }
 
   void writePrologue() {
-    w.comment("Copy " + plan.q.name + " (BM, D) from global to shared, with " + plan.k.name +
+    w.comment("Copy " + plan.q.name + " (BM, DQK) from global to shared, with " + plan.k.name +
               " and " + plan.v.name + " of " + plan.loopVar + " = 0.");
-    w.line("copy_tile_async<BM, D, THREADS>(Q_s, Q_g, m0, S_rows);");
-    w.line("copy_tile_async<BN, D, THREADS>(K_s, K_g, 0, L_rows);");
+    w.line("copy_tile_async<BM, DQK, THREADS>(Q_s, Q_g, m0, S_rows);");
+    w.line(copyKeys(plan.k, "K", "DQK", "K_s", "0"));
     w.line("cp_async_commit();");
-    w.line("copy_tile_async<BN, D, THREADS>(V_s, V_g, 0, L_rows);");
+    w.line(copyKeys(plan.v, "V", "DV", "V_s", "0"));
     w.line("cp_async_commit();");
-    w.comment("Allocate " + plan.o.name + " in register (BM, D); the running max and sum of " +
+    w.comment("Allocate " + plan.o.name + " in register (BM, DV); the running max and sum of " +
               plan.scores + " per row.");
     w.line("float O_r[MT][NT_O][4] = {};");
     w.line("float P_max[MT][2], P_sum[MT][2];");
@@ -595,21 +745,20 @@ private:
   void writeLoop() {
     const std::string &j = plan.loopVar, &p = plan.scores;
     w.line();
-    w.comment(formatv("for {0} in 0:{1}, as j", j, plan.k.rows()).str());
+    w.comment(formatv("for {0} in 0:{1}, as j", j, plan.k.keys()).str());
     w.open("for (int j = 0; j < tiles; ++j)");
     w.line("const int stage = j & 1, n0 = j * BN;");
     w.line("cp_async_wait<1>(); // " + plan.k.name + " of " + j + " (and " + plan.q.name +
            ") arrived");
     w.line("__syncthreads();    // ... for all threads; the other stage is free again");
-    w.comment(formatv("Copy {0} (BN, D) in coordinate [L = {1} + 1] from global to shared; {2} "
-                      "likewise.",
+    w.comment(formatv("Copy {0} in coordinate [L = {1} + 1] from global to shared; {2} likewise.",
                       plan.k.name, j, plan.v.name)
                   .str());
     w.line("if (j + 1 < tiles)");
-    w.line("  copy_tile_async<BN, D, THREADS>(K_s + (stage ^ 1) * TILE_KV, K_g, n0 + BN, L_rows);");
+    w.line("  " + copyKeys(plan.k, "K", "DQK", "K_s + (stage ^ 1) * TILE_K", "n0 + BN"));
     w.line("cp_async_commit();");
     w.line("if (j + 1 < tiles)");
-    w.line("  copy_tile_async<BN, D, THREADS>(V_s + (stage ^ 1) * TILE_KV, V_g, n0 + BN, L_rows);");
+    w.line("  " + copyKeys(plan.v, "V", "DV", "V_s + (stage ^ 1) * TILE_V", "n0 + BN"));
     w.line("cp_async_commit();");
     w.line();
     writeScoresGemm();
@@ -618,8 +767,8 @@ private:
     w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it.", p,
                       plan.causal ? " causal" : "")
                   .str());
-    w.line("if (n0 + BN > L_rows || (CAUSAL && n0 + BN - 1 > m0))");
-    w.line("  mask_tile(P, m0 + warp_row, n0, L_rows, CAUSAL);");
+    w.line("if (n0 + BN > L_rows || (CAUSAL && n0 + BN - 1 > diagonal0))");
+    w.line("  mask_tile(P, diagonal0 + warp_row, n0, L_rows, CAUSAL);");
     w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; {2} rescaled).",
                       p, j, plan.o.name)
                   .str());
@@ -633,13 +782,14 @@ private:
   }
 
   void writeScoresGemm() {
-    w.comment(formatv("Compute GEMM {0}, {1}^T and get {2}", plan.q.name, plan.k.name,
-                      plan.scores)
+    OperandTile keys = keysOperand();
+    w.comment(formatv("Compute GEMM {0}, {1}{2} and get {3}", plan.q.name, plan.k.name,
+                      plan.k.keyRows ? "^T" : "", plan.scores)
                   .str());
     w.line("float P[MT][NT_P][4] = {};");
-    w.line("const uint32_t K_stage = stage * TILE_KV;");
+    w.line("const uint32_t K_stage = stage * TILE_K;");
     w.line("#pragma unroll");
-    w.open("for (int k = 0; k < D / 16; ++k)");
+    w.open("for (int k = 0; k < DQK / 16; ++k)");
     w.line("uint32_t q[MT][4];");
     w.line("#pragma unroll");
     w.line("for (int m = 0; m < MT; ++m)");
@@ -647,7 +797,7 @@ private:
     w.line("#pragma unroll");
     w.open("for (int n = 0; n < NT_P; n += 2)");
     w.line("uint32_t kb[2][2];");
-    w.line("ldmatrix_x4(kb[0][0], kb[0][1], kb[1][0], kb[1][1], K_lane.at(2 * k, n * 8, K_stage));");
+    w.line(keys.load("kb"));
     w.line("#pragma unroll");
     w.open("for (int m = 0; m < MT; ++m)");
     w.line("mma_m16n8k16<T>(P[m][n], q[m], kb[0]);");
@@ -658,13 +808,14 @@ private:
   }
 
   void writeValueGemm() {
+    OperandTile values = valuesOperand();
     w.comment(formatv("Reshape {0} from (MMA_C, MMA_M, MMA_N) to (MMA_A, MMA_M, MMA_N_new)",
                       plan.scores)
                   .str());
-    w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2}", plan.scores, plan.v.name,
-                      plan.o.name)
+    w.comment(formatv("Compute GEMM {0}, {1}{2} and accumulate {3}", plan.scores, plan.v.name,
+                      plan.v.keyRows ? "" : "^T", plan.o.name)
                   .str());
-    w.line("const uint32_t V_stage = stage * TILE_KV;");
+    w.line("const uint32_t V_stage = stage * TILE_V;");
     w.line("#pragma unroll");
     w.open("for (int k = 0; k < BN / 16; ++k)");
     w.line("uint32_t p[MT][4];");
@@ -674,8 +825,7 @@ private:
     w.line("#pragma unroll");
     w.open("for (int n = 0; n < NT_O; n += 2)");
     w.line("uint32_t vb[2][2];");
-    w.line("ldmatrix_x4_trans(vb[0][0], vb[0][1], vb[1][0], vb[1][1], V_lane.at(n, 16 * k, "
-           "V_stage));");
+    w.line(values.load("vb"));
     w.line("#pragma unroll");
     w.open("for (int m = 0; m < MT; ++m)");
     w.line("mma_m16n8k16<T>(O_r[m][n], p[m], vb[0]);");
@@ -687,15 +837,20 @@ private:
 
   void writeEpilogue() {
     w.comment("Softmax " + plan.scores + ", finished: " + plan.o.name +
-              " divided by the row sums, once, after the loop.");
+              " divided by the row sums, once, after the loop (a row that saw no key is 0).");
     w.line("online_softmax_finish(P_sum, O_r);");
-    w.comment("Copy " + plan.o.name + " from register to global: through this warp's rows of " +
-              plan.q.name + "'s tile in shared");
-    w.comment("memory (only this warp read them), then 16-byte stores of the rows below S.");
+    w.comment("Copy " + plan.o.name + " from register to global: through this warp's rows of a " +
+              "[BM][DV] tile at the start of shared");
+    w.comment("memory, then 16-byte stores of the rows below S.");
+    if (stagingWaitsForBlock())
+      w.line("__syncthreads(); // no warp reads " + plan.q.name + ", " + plan.k.name + " or " +
+             plan.v.name + " any more, every copy has landed");
+    else
+      w.line("__syncwarp(); // these rows lie in " + plan.q.name + "'s and " + plan.k.name +
+             "'s tiles, which no warp reads after the last step's barrier");
+    w.line("store_tile_shared<T, DV>(Q_s, warp_row, O_r);");
     w.line("__syncwarp();");
-    w.line("store_tile_shared<T, D>(Q_s, warp_row, O_r);");
-    w.line("__syncwarp();");
-    w.line("store_rows_global<MT * 16, D>(O_g, Q_s, warp_row, m0 + warp_row, S_rows);");
+    w.line("store_rows_global<MT * 16, DV>(O_g, Q_s, warp_row, m0 + warp_row, S_rows);");
   }
 
   const AttentionPlan &plan;
@@ -736,25 +891,31 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w) {
   w.line("if (" + product(plan, plan.q.dims) + " == 0)");
   w.line("  return cudaSuccess;");
   w.comment("A softmax over no keys is undefined; grouped heads must divide the query heads.");
-  std::string bad = plan.dim(plan.k.rows()) + " == 0";
-  for (size_t i = 0; i < leadK.size(); ++i)
-    if (leadK[i] != leadQ[i])
-      bad += " || " + plan.dim(leadK[i]) + " == 0 || " + plan.dim(leadQ[i]) + " % " +
-             plan.dim(leadK[i]) + " != 0";
+  std::string bad = plan.dim(plan.k.keys()) + " == 0";
+  for (size_t i = 0; i < leadK.size(); ++i) { // numbers were checked when compiling
+    std::string qd = plan.dim(leadQ[i]), kd = plan.dim(leadK[i]);
+    if (qd == kd)
+      continue;
+    if (!isInteger(kd))
+      bad += " || " + kd + " == 0";
+    if (!isInteger(kd) || (!isInteger(qd) && kd != "1"))
+      bad += " || " + qd + " % " + kd + " != 0";
+  }
   w.line("if (" + bad + ")");
   w.line("  return cudaErrorInvalidValue;");
-  w.comment("Rows are int in the kernel; the grid has the row tiles in x, the last leading "
-            "dimension in y, the others in z.");
+  w.comment("Rows and keys are int in the kernel (m0 + BM + L stays below 2^31); the grid has "
+            "the row tiles in x, the last leading dimension in y, the others in z.");
   std::string gridY = leadQ.empty() ? "int64_t(1)" : "int64_t(" + plan.dim(leadQ.back()) + ")";
   std::string gridZ = product(plan, leadQ.empty() ? leadQ : leadQ.drop_back());
   std::string rows = "int64_t(" + plan.dim(plan.q.rows()) + ")";
   w.line("const int64_t row_tiles = sketch::ceil_div(" + rows + ", BM);");
-  w.line("if (" + rows + " > INT32_MAX - BM || int64_t(" + plan.dim(plan.k.rows()) +
-         ") > INT32_MAX - BN || " + gridY + " > 65535 || " + gridZ + " > 65535)");
+  w.line("if (" + rows + " > INT32_MAX - BM || int64_t(" + plan.dim(plan.k.keys()) +
+         ") > INT32_MAX - BM - BN || " + gridY + " > 65535 || " + gridZ + " > 65535)");
   w.line("  return cudaErrorInvalidValue;");
   w.comment("cp.async and the 16-byte stores need 16-byte aligned tensors.");
   std::string aligned;
-  for (const TensorInfo *t : {&plan.q, &plan.k, &plan.v, &plan.o})
+  for (const TensorInfo *t : {&plan.q, static_cast<const TensorInfo *>(&plan.k),
+                              static_cast<const TensorInfo *>(&plan.v), &plan.o})
     aligned += (aligned.empty() ? "" : " || ") + ("!sketch::aligned_to(" + plan.cname(t->name) + ", 16)");
   w.line("if (" + aligned + ")");
   w.line("  return cudaErrorInvalidValue;");
@@ -773,7 +934,7 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w) {
 KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions &options,
                                           CudaWriter &w) {
   AttentionPlan plan;
-  if (failed(Matcher(kernel, plan).run()))
+  if (failed(Matcher(kernel, options.arch, plan).run()))
     return failure();
   w.line("#include \"sketch/softmax.cuh\"");
   w.line();

@@ -146,6 +146,20 @@ int64_t smemLimitBytes(StringRef arch) {
   return 49152;
 }
 
+bool AttentionTiles::fitsRegisters() const {
+  return outputRegisters() + scoreRegisters() <= kAttentionAccumulatorRegisters &&
+         scoreRegisters() <= kAttentionScoreRegisters;
+}
+
+AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, StringRef arch) {
+  AttentionTiles tiles{128, 64, 4, dqk, dv, alike};
+  int64_t budget = alike ? kAttentionAlikeRegisters : kAttentionOtherRegisters;
+  if (tiles.outputRegisters() + tiles.scoreRegisters() > budget || !tiles.fitsRegisters() ||
+      tiles.smemBytes() > smemLimitBytes(arch))
+    tiles.bm = 64;
+  return tiles;
+}
+
 std::optional<SmallVector<int64_t>> matchDims(ArrayRef<std::string> dims,
                                               ArrayRef<std::string> target) {
   SmallVector<int64_t> positions(dims.size(), -1);

@@ -14,6 +14,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -131,6 +132,43 @@ struct WinogradTile {
   /// exchange buffer reuses them.
   static constexpr int64_t smemBytes = 4 * 2 * 16 * depth * (ldU + tiles);
 };
+
+/// An attention kernel's tiles on mma.sync (EmitAttention.cpp; sketch-choose-defaults
+/// picks its defaults by the same rules): BM query rows a block split among `warps`
+/// warps, BN keys a step, head dimensions dqk (Q K^T) and dv (V, O). `alike`: K and
+/// V are stored alike, a key per row, with dqk = dv (the kernel's least other state).
+struct AttentionTiles {
+  int64_t bm = 0, bn = 0, warps = 0, dqk = 0, dv = 0;
+  bool alike = true;
+
+  /// f32 registers each thread keeps through a step for its share of O (bm /
+  /// warps rows x dv, over 32 lanes) and of the scores P (rows x bn).
+  int64_t outputRegisters() const { return bm / warps * dv / 32; }
+  int64_t scoreRegisters() const { return bm / warps * bn / 32; }
+  /// The register rule (any tiles): O and P within kAttentionAccumulatorRegisters,
+  /// P within kAttentionScoreRegisters.
+  bool fitsRegisters() const;
+  /// Bytes of shared memory (2-byte elements): Q's tile (bm x dqk) and K's and V's
+  /// (bn keys), two stages each; O's bm x dv staging tile reuses them after the loop.
+  int64_t smemBytes() const {
+    return std::max(2 * (bm * dqk + 2 * bn * (dqk + dv)), 2 * bm * dv);
+  }
+  /// The default: 4 warps, 64 keys a step and 32 rows per warp where the
+  /// accumulators take at most kAttentionAlikeRegisters (K and V alike) or
+  /// kAttentionOtherRegisters (other forms) and shared memory fits; 16 rows else.
+  static AttentionTiles defaults(int64_t dqk, int64_t dv, bool alike, llvm::StringRef arch);
+};
+
+/// Of the 255 registers a thread can have, those the accumulators (O and P) may
+/// take, and those the scores P may take (they stay f32 through the softmax and
+/// are packed for P V); the rest holds operand fragments, addresses and the
+/// softmax state. Measured with ptxas (docs/backend.md): 32 rows a warp, bn = 64
+/// fits 255 registers without spills up to dv = 128 (192) with K and V alike, up
+/// to dv = 96 (160) in every form; bn = 128 at dv = 64 (P 128) spills.
+constexpr int64_t kAttentionAccumulatorRegisters = 192;
+constexpr int64_t kAttentionAlikeRegisters = 192;
+constexpr int64_t kAttentionOtherRegisters = 160;
+constexpr int64_t kAttentionScoreRegisters = 64;
 
 /// Why `conv` cannot run as Winograd F(2x2, 3x3); empty when it can: f32 nchw
 /// input and output, a kcrs filter whose sizes are 3x3 when compiling, stride

@@ -1,172 +1,229 @@
-"""GPU tests of the attention backend against torch's scaled_dot_product_attention in f32.
+"""GPU tests of the attention backend against an f32 reference.
 
-The kernels come from test/gpu/attention/attention_variants.sketch, compiled into
-one shared library (SKETCH_GPU_LIB, or the path given with --lib). Every test
-draws fresh random inputs, poisons the output with NaN, and compares every
-element with the reference: torch SDPA (math backend) on f32 copies of the
-inputs, is_causal for the causal kernels (top-left aligned: row i sees keys
-0..i, also when S != L), enable_gqa for the grouped-query ones.
+The kernels come from test/gpu/attention/*.sketch (attention_variants: d = 64 and
+128, MHA and GQA, 4 and 8 warps; attention_heads: the other head dimensions, D_qk
+!= D_v too; attention_layouts: the seed's chain E, F, G, H, I with F and H in
+either storage order), compiled into the GPU suite's library. Every case draws
+fresh random inputs, poisons the output with NaN, and compares every element
+with the reference: softmax(Q K^T * scale) V in f32 on the f16/bf16 inputs, with
+the causal mask aligned to the bottom right (row i sees keys 0..i + L - S, as
+FlashAttention 2.1+) and rows that see no key equal to 0 (checked exactly). K
+and V with fewer heads (HK) serve query head h with head h / (H / HK): HK = H is
+multi-head, 1 < HK < H grouped-query, HK = 1 multi-query attention.
 
-Runs alone (`python3 test_attention.py --lib build/gpu/sketch_gpu.so`) or under
-the GPU harness (run_tests.py), which calls the `test_*` functions.
+Runs under the GPU harness (run_tests.py, through test/gpu/run.sh), which calls
+the `test_*` functions; test/gpu/run.sh -k attention runs only these.
 """
-import ctypes
 import itertools
 import math
-import os
-import sys
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
-SIZES = [1, 17, 128, 1000, 4096]
-DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
+import sketch_gpu
+
+# (S, L): query rows and keys, as in FlashAttention's own tests (cross attention too).
+SIZES = [(1, 1), (17, 17), (113, 203), (128, 217), (256, 512), (512, 256), (1023, 1024),
+         (1024, 1023), (2049, 2049)]
+# Query heads and, per mode, key/value heads.
+HEADS = 4
+MODES = {"mha": HEADS, "gqa": 2, "mqa": 1}
 # Largest |out - ref| allowed, and the largest ||out - ref|| / ||ref||: P is
-# rounded to the element type before P·V, and O once when stored.
+# rounded to the element type before P V, and O once when stored.
 TOLERANCE = {"f16": (4e-3, 2e-3), "bf16": (3e-2, 1.2e-2)}
 
-_lib = None
+
+def reference(q, k, v, scale, causal):
+    """q [B, H, S, Dqk], k [B, HK, L, Dqk], v [B, HK, L, Dv] (logical layouts) -> f32 O."""
+    group = q.shape[1] // k.shape[1]
+    k = k.float().repeat_interleave(group, dim=1)
+    v = v.float().repeat_interleave(group, dim=1)
+    scores = q.float() @ k.transpose(-1, -2) * scale
+    s, l = scores.shape[-2:]
+    if causal:
+        rows = torch.arange(s, device=q.device)[:, None]
+        cols = torch.arange(l, device=q.device)[None, :]
+        scores = scores.masked_fill(cols > rows + (l - s), float("-inf"))
+    # A row that sees no key is all -inf: softmax gives NaN there, the kernel 0.
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
 
 
-def library():
-    global _lib
-    if _lib is None:
-        path = os.environ.get("SKETCH_GPU_LIB")
-        if not path:
-            raise RuntimeError("set SKETCH_GPU_LIB to the compiled attention_variants library")
-        _lib = ctypes.CDLL(path)
-    return _lib
-
-
-def kernel_name(dtype, d, gqa, causal, warps=4):
-    name = f"attn_{dtype}_d{d}_{'gqa' if gqa else 'mha'}_{'causal' if causal else 'full'}"
-    return name + ("_w8" if warps == 8 else "")
-
-
-def launch(name, q, k, v, o, scale, gqa):
-    """Calls the generated host function; returns its cudaError_t."""
-    fn = getattr(library(), name)
-    fn.restype = ctypes.c_int
-    b, h, s, _ = q.shape
-    hk, l = k.shape[1], k.shape[2]
-    sizes = [b, h, s, hk, l] if gqa else [b, h, s, l]
-    args = [ctypes.c_void_p(t.data_ptr()) for t in (q, k, v, o)]
-    args.append(ctypes.c_float(scale))
-    args += [ctypes.c_int64(n) for n in sizes]
-    args.append(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
-    return fn(*args)
-
-
-def reference(q, k, v, scale, causal, gqa):
-    with sdpa_kernel(SDPBackend.MATH):
-        return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), scale=scale,
-                                              is_causal=causal, enable_gqa=gqa)
-
-
-def check_one(dtype, d, gqa, causal, s, l, b=2, h=4, warps=4, scale=None):
-    """Runs one case; returns an error message or None."""
-    hk = 2 if gqa else h
-    t = DTYPES[dtype]
-    q = torch.randn(b, h, s, d, device="cuda", dtype=t)
-    k = torch.randn(b, hk, l, d, device="cuda", dtype=t)
-    v = torch.randn(b, hk, l, d, device="cuda", dtype=t)
-    o = torch.full((b, h, s, d), float("nan"), device="cuda", dtype=t)
-    scale = scale if scale is not None else 1.0 / math.sqrt(d)
-    name = kernel_name(dtype, d, gqa, causal, warps)
-    status = launch(name, q, k, v, o, scale, gqa)
-    torch.cuda.synchronize()
-    if status != 0:
-        return f"{name} S={s} L={l}: returned cudaError {status}"
-    ref = reference(q, k, v, scale, causal, gqa)
-    out = o.float()
-    if not torch.isfinite(out).all():
-        bad = (~torch.isfinite(out)).sum().item()
-        return f"{name} S={s} L={l}: {bad} elements not finite (unwritten or NaN)"
+def check(what, out, ref, dtype):
+    """Every element finite and within the tolerance."""
+    out = out.float()
+    assert torch.isfinite(out).all(), \
+        f"{what}: {(~torch.isfinite(out)).sum().item()} elements not finite (unwritten or NaN)"
     max_abs = (out - ref).abs().max().item()
-    rel = ((out - ref).norm() / ref.norm()).item()
+    rel = ((out - ref).norm() / max(ref.norm().item(), 1e-30)).item()
     atol, rtol = TOLERANCE[dtype]
-    if max_abs > atol or rel > rtol:
-        return f"{name} S={s} L={l}: max |err| {max_abs:.3g} (limit {atol}), rel {rel:.3g} (limit {rtol})"
-    return None
+    assert max_abs <= atol and rel <= rtol, \
+        f"{what}: max |err| {max_abs:.3g} (limit {atol}), rel {rel:.3g} (limit {rtol})"
 
 
-def run_cases(cases):
-    failures = [msg for msg in (check_one(*c) for c in cases) if msg]
-    for msg in failures:
-        print("FAIL", msg)
-    return failures
+def batch_for(s, l):
+    return 1 if max(s, l) > 1024 else 2
 
 
-def sweep(dtype, d):
-    """All S, L in SIZES, causal and not, MHA and GQA, for one dtype and head dim."""
-    cases = []
-    for gqa, causal, s, l in itertools.product([False, True], [False, True], SIZES, SIZES):
-        b, h = (1, 4) if max(s, l) >= 4096 else (2, 4)
-        cases.append((dtype, d, gqa, causal, s, l, b, h))
-    return cases
+def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=None,
+             names=("Q", "K", "V", "O"), head_names=("H", "HK"), key_rows=True,
+             value_rows=True):
+    """One call of kernel `name` on random inputs; K (V) stored [L, D] when key_rows
+    (value_rows) else [D, L]."""
+    t = sketch_gpu.DTYPES[dtype]
+    b = b or batch_for(s, l)
+    q = torch.randn(b, h, s, dqk, device="cuda", dtype=t)
+    k = torch.randn(b, hk, l, dqk, device="cuda", dtype=t)
+    v = torch.randn(b, hk, l, dv, device="cuda", dtype=t)
+    o = torch.full((b, h, s, dv), float("nan"), device="cuda", dtype=t)
+    scale = scale if scale is not None else 1.0 / math.sqrt(dqk)
+    stored_k = k if key_rows else k.transpose(-1, -2).contiguous()
+    stored_v = v if value_rows else v.transpose(-1, -2).contiguous()
+    values = dict(zip(names, (q, stored_k, stored_v, o)))
+    values.update({"scale": scale, "B": b, head_names[0]: h, head_names[1]: hk, "S": s, "L": l})
+    call = sketch_gpu.kernel(name)
+    used = {p for _, p in call.params}
+    status = call(**{p: x for p, x in values.items() if p in used})
+    torch.cuda.synchronize()
+    what = f"{name} S={s} L={l} B={b} H={h} HK={hk}"
+    assert status == 0, f"{what}: returned cudaError {status}"
+    if causal and s > l:  # rows 0 .. S - L - 1 see no key
+        assert (o[:, :, :s - l].float() == 0).all(), f"{what}: rows that see no key are not 0"
+    check(what, o, reference(q, k, v, scale, causal), dtype)
+
+
+def heads_kernel(dtype, dqk, dv, causal):
+    """The grouped-query kernel of attention_variants (d = 64, 128) or attention_heads."""
+    value = f"_v{dv}" if dv != dqk else ""
+    return f"attn_{dtype}_d{dqk}{value}_gqa_{'causal' if causal else 'full'}"
+
+
+def matrix(dtype, dqk, dv):
+    """Every (S, L), causal and not, multi-head, grouped and multi-query."""
+    for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
+        run_case(heads_kernel(dtype, dqk, dv, causal), dtype, causal, s, l, hk, dqk, dv)
+
+
+def test_f16_d32():
+    matrix("f16", 32, 32)
 
 
 def test_f16_d64():
-    assert not run_cases(sweep("f16", 64))
+    matrix("f16", 64, 64)
+
+
+def test_f16_d80():
+    matrix("f16", 80, 80)
+
+
+def test_f16_d96():
+    matrix("f16", 96, 96)
 
 
 def test_f16_d128():
-    assert not run_cases(sweep("f16", 128))
+    matrix("f16", 128, 128)
+
+
+def test_f16_d192():
+    matrix("f16", 192, 192)
+
+
+def test_f16_d256():
+    matrix("f16", 256, 256)
+
+
+def test_f16_d192_v128():
+    matrix("f16", 192, 128)
+
+
+def test_bf16_d32():
+    matrix("bf16", 32, 32)
 
 
 def test_bf16_d64():
-    assert not run_cases(sweep("bf16", 64))
+    matrix("bf16", 64, 64)
+
+
+def test_bf16_d80():
+    matrix("bf16", 80, 80)
+
+
+def test_bf16_d96():
+    matrix("bf16", 96, 96)
 
 
 def test_bf16_d128():
-    assert not run_cases(sweep("bf16", 128))
+    matrix("bf16", 128, 128)
+
+
+def test_bf16_d192():
+    matrix("bf16", 192, 192)
+
+
+def test_bf16_d256():
+    matrix("bf16", 256, 256)
+
+
+def test_bf16_d192_v128():
+    matrix("bf16", 192, 128)
+
+
+def test_multi_head_kernels():
+    """attention_variants' MHA kernels (K and V with H heads), which bench_attention times."""
+    for dtype, d, causal, (s, l) in itertools.product(["f16", "bf16"], [64, 128], [False, True],
+                                                      SIZES):
+        name = f"attn_{dtype}_d{d}_mha_{'causal' if causal else 'full'}"
+        run_case(name, dtype, causal, s, l, HEADS, d, d)
 
 
 def test_eight_warps():
-    cases = [("f16", 128, False, causal, s, l, 2, 4, 8)
-             for causal, s, l in itertools.product([False, True], SIZES, SIZES)]
-    assert not run_cases(cases)
+    for causal, (s, l) in itertools.product([False, True], SIZES):
+        name = f"attn_f16_d128_mha_{'causal' if causal else 'full'}_w8"
+        run_case(name, "f16", causal, s, l, HEADS, 128, 128)
+
+
+def layouts(dtype):
+    """The seed's chain (E, F, H, I) with F stored [D, L] (kc) or [L, D] (kr) and H
+    stored [L, D] (vr) or [D, L] (vc), over every size and head mode."""
+    forms = [("kc", "vr"), ("kr", "vc"), ("kc", "vc")]
+    for d, (kf, vf), causal in itertools.product([64, 80], forms, [False, True]):
+        if causal and (dtype, d) != ("f16", 64):
+            continue  # the causal layout kernels are f16 at d = 64
+        name = f"seed_{dtype}_d{d}_{kf}_{vf}" + ("_causal" if causal else "")
+        for (s, l), hk in itertools.product(SIZES, MODES.values()):
+            run_case(name, dtype, causal, s, l, hk, d, d, names=("E", "F", "H", "I"),
+                     head_names=("NH", "NK"), key_rows=kf == "kr", value_rows=vf == "vr")
+
+
+def test_layouts_f16():
+    layouts("f16")
+
+
+def test_layouts_bf16():
+    layouts("bf16")
 
 
 def test_scale_and_batch():
     """A scale other than 1/sqrt(d), negative too, and more batches and heads."""
-    cases = [("f16", 64, False, False, 200, 300, 3, 5, 4, 0.5),
-             ("bf16", 128, True, True, 300, 200, 3, 6, 4, -0.2),
-             ("f16", 128, True, False, 129, 65, 5, 8, 4, 2.0)]
-    assert not run_cases(cases)
+    run_case("attn_f16_d64_mha_full", "f16", False, 200, 300, 5, 64, 64, b=3, h=5, scale=0.5)
+    run_case("attn_bf16_d128_gqa_causal", "bf16", True, 300, 200, 2, 128, 128, b=3, h=6,
+             scale=-0.2)
+    run_case("attn_f16_d96_gqa_full", "f16", False, 129, 65, 1, 96, 96, b=5, h=8, scale=2.0)
+    run_case("attn_bf16_d192_v128_gqa_causal", "bf16", True, 65, 129, 3, 192, 128, b=2, h=9)
 
 
 def test_rejects_bad_sizes():
-    """H not a multiple of HK and L = 0 are cudaErrorInvalidValue (1), launching nothing."""
+    """H not a multiple of HK, L = 0 and a misaligned tensor are cudaErrorInvalidValue
+    (1), launching nothing: the output stays NaN."""
     t = torch.float16
     q = torch.randn(1, 3, 16, 64, device="cuda", dtype=t)
-    k = torch.randn(1, 2, 16, 64, device="cuda", dtype=t)
     o = torch.full_like(q, float("nan"))
-    assert launch("attn_f16_d64_gqa_full", q, k, k, o, 0.125, True) == 1
+    gqa = sketch_gpu.kernel("attn_f16_d64_gqa_full")
+    k = torch.randn(1, 2, 16, 64, device="cuda", dtype=t)
+    assert gqa(Q=q, K=k, V=k, O=o, scale=0.125, B=1, H=3, S=16, HK=2, L=16) == 1
     k0 = torch.randn(1, 3, 0, 64, device="cuda", dtype=t)
-    assert launch("attn_f16_d64_mha_full", q, k0, k0, o, 0.125, False) == 1
+    assert gqa(Q=q, K=k0, V=k0, O=o, scale=0.125, B=1, H=3, S=16, HK=3, L=0) == 1
+    storage = torch.randn(3 * 16 * 64 + 8, device="cuda", dtype=t)
+    shifted = storage[1:1 + 3 * 16 * 64].view(1, 3, 16, 64)
+    k3 = torch.randn(1, 3, 16, 64, device="cuda", dtype=t)
+    assert gqa(Q=shifted, K=k3, V=k3, O=o, scale=0.125, B=1, H=3, S=16, HK=3, L=16) == 1
     torch.cuda.synchronize()
     assert torch.isnan(o.float()).all()
-
-
-def main():
-    if "--lib" in sys.argv:
-        os.environ["SKETCH_GPU_LIB"] = sys.argv[sys.argv.index("--lib") + 1]
-    torch.manual_seed(0)
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
-    passed = failed = 0
-    for name, fn in tests:
-        try:
-            fn()
-            passed += 1
-            print("PASS", name, flush=True)
-        except AssertionError:
-            failed += 1
-            print("FAIL", name, flush=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,15 +7,22 @@
 // So each thread holds two rows per row tile, and a row's values are spread
 // over the 4 lanes of one quad (lanes 4*g .. 4*g + 3).
 //
-//   swizzled_offset<COLS>(row, chunk)     byte offset of a 16-byte chunk in a
-//                                         [rows][COLS] b16 tile, XOR-swizzled
-//   copy_tile_async<ROWS, COLS, THREADS>  cp.async of a global [rows][COLS] tile
-//                                         into that swizzled layout, rows past
-//                                         `valid_rows` zero-filled
+//   Swizzle<COLS>, swizzled_offset<COLS>(row, chunk)
+//                                         the XOR swizzle of 16-byte chunks in a
+//                                         [rows][COLS] b16 tile, and a chunk's offset
+//   SwizzledLane<COLS>                    a lane's ldmatrix address walk in such a tile
+//   for_each_chunk<ROWS, COLS, THREADS>   a tile's 16-byte chunks spread over a block
+//   copy_tile_async<ROWS, COLS, THREADS>  cp.async of rows row0.. of a global
+//                                         [rows][COLS] matrix into that layout, rows
+//                                         past `valid_rows` zero-filled
+//   copy_cols_async<ROWS, COLS, THREADS>  the same for columns col0.. of a global
+//                                         [ROWS][ld] matrix, columns past `valid_cols`
+//                                         zero-filled
 //   fast_exp2(x)                          ex2.approx (2^x; 2^-inf = 0)
 //   quad_max / quad_sum                   reduce over the 4 lanes of a quad
 //   scale_tile(x, f)                      x *= f
-//   mask_tile(x, row0, col0, cols, causal)  -inf where col >= cols, or col > row
+//   mask_tile(x, diagonal0, col0, cols, causal)  -inf where col >= cols, or (causal)
+//                                         col past the row's diagonal
 //   online_softmax_step(s, row_max, row_sum, acc)
 //        s holds scores in log2 units; updates the running row max and sum,
 //        rescales the accumulator acc (and the sum) by 2^(old max - new max),
@@ -36,62 +43,142 @@
 
 namespace sketch {
 
-/// Byte offset of 16-byte chunk `chunk` of row `row` in a row-major [rows][COLS]
-/// tile of 2-byte elements. Chunks are XOR-swizzled with the row's low 3 bits,
-/// so that 8 consecutive rows read at one column (ldmatrix) hit 8 different
-/// bank groups. COLS must be a multiple of 64 (8 chunks or more per row).
+/// The XOR swizzle of a [rows][COLS] tile of 2-byte elements (COLS a multiple
+/// of 16). A row's 16-byte chunks are XOR-ed, within aligned groups of kGroup
+/// chunks (the largest power of two up to 8 that divides the row's chunks),
+/// with kGroup - 1 bits of the row number: bits 0-2 for 8, 1-2 for 4, bit 2
+/// for 2. Then the 8 rows an ldmatrix reads at one chunk (rows 8i..8i+7) hit 8
+/// different 16-byte bank groups: the row stride spreads the rows over the
+/// multiples of kGroup, the XOR over the values below it. The pattern depends
+/// on row bits 0-2 only, so moving by multiples of 8 rows keeps it.
+template <int COLS>
+struct Swizzle {
+  static_assert(COLS % 16 == 0, "swizzled rows hold an even number of 16-byte chunks");
+  static constexpr int kChunks = COLS / 8;
+  static constexpr int kGroup = kChunks % 8 == 0 ? 8 : kChunks % 4 == 0 ? 4 : 2;
+  static constexpr int kShift = kGroup == 8 ? 0 : kGroup == 4 ? 1 : 2; // log2(8 / kGroup)
+
+  __device__ __forceinline__ static int pattern(int row) { return (row >> kShift) & (kGroup - 1); }
+};
+
+/// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled [rows][COLS]
+/// tile of 2-byte elements (see Swizzle).
 template <int COLS>
 __device__ __forceinline__ uint32_t swizzled_offset(int row, int chunk) {
-  static_assert(COLS % 64 == 0, "swizzled tiles need rows of 8 chunks or more");
-  return uint32_t(row * COLS * 2 + ((chunk ^ (row & 7)) << 4));
+  return uint32_t(row * COLS * 2 + ((chunk ^ Swizzle<COLS>::pattern(row)) << 4));
 }
 
 /// A lane's ldmatrix address into a swizzled [rows][COLS] tile. The lane reads
 /// row `row` (its low 3 bits fixed for the whole tile walk: every step moves by
 /// multiples of 8 rows) and chunk `c + bit`, where c is even and known at
-/// compile time and `bit` is 0 or 1 per lane. Precomputing y = bit ^ (row & 7)
-/// leaves one constant XOR per load: chunk (c + bit) ^ (row & 7) = c ^ y.
+/// compile time and `bit` is 0 or 1 per lane. Precomputing y = bit ^ pattern(row)
+/// leaves one constant XOR per load: chunk (c + bit) ^ pattern(row) = c ^ y.
 template <int COLS>
 struct SwizzledLane {
+  static constexpr int kGroup = Swizzle<COLS>::kGroup;
   uint32_t row_addr; // shared address of the lane's row
   uint32_t y;
 
   __device__ __forceinline__ SwizzledLane(uint32_t tile, int row, int bit)
-      : row_addr(tile + uint32_t(row * COLS * 2)), y(uint32_t(bit ^ (row & 7))) {}
+      : row_addr(tile + uint32_t(row * COLS * 2)),
+        y(uint32_t(bit ^ Swizzle<COLS>::pattern(row))) {}
 
   /// Address of chunk c (even) plus `rows` rows (a multiple of 8) and `bytes`
   /// (a stage offset), for this lane.
   __device__ __forceinline__ uint32_t at(int c, int rows = 0, uint32_t bytes = 0) const {
-    return row_addr + bytes + uint32_t(rows * COLS * 2) + uint32_t(c & ~7) * 16u +
-           ((uint32_t(c & 7) ^ y) << 4);
+    return row_addr + bytes + uint32_t(rows * COLS * 2) + uint32_t(c & ~(kGroup - 1)) * 16u +
+           ((uint32_t(c & (kGroup - 1)) ^ y) << 4);
   }
 };
 
+/// Calls copy(row, delta, chunk, to) for every 16-byte chunk of the swizzled
+/// [ROWS][COLS] tile of 2-byte elements at shared address `tile` (ROWS a multiple
+/// of 8): the chunk of tile row row + delta, at shared address `to`. The chunks are spread over
+/// the THREADS threads of the block so that a thread's `row` and `chunk` stay
+/// fixed and `delta` is a compile-time multiple of 8 rows (the swizzle stays, and
+/// addresses move by constants). When THREADS covers whole groups of 8 rows,
+/// thread t takes chunk t % (COLS / 8) of rows t / (COLS / 8) + i * STEP;
+/// otherwise chunks t, t + THREADS, ... of each group of 8 rows.
+template <int ROWS, int COLS, int THREADS, typename Copy>
+__device__ __forceinline__ void for_each_chunk(uint32_t tile, Copy &&copy) {
+  static_assert(ROWS % 8 == 0, "tiles have whole groups of 8 rows");
+  constexpr int kChunksPerRow = COLS / 8, kGroupChunks = 8 * kChunksPerRow;
+  if constexpr (THREADS % kGroupChunks == 0) {
+    constexpr int kStep = THREADS / kChunksPerRow;
+    const int row = threadIdx.x / kChunksPerRow, chunk = threadIdx.x % kChunksPerRow;
+    const uint32_t to = tile + swizzled_offset<COLS>(row, chunk);
+#pragma unroll
+    for (int i = 0; i < (ROWS + kStep - 1) / kStep; ++i)
+      if (ROWS % kStep == 0 || row + i * kStep < ROWS)
+        copy(row, i * kStep, chunk, to + i * kStep * COLS * 2);
+  } else {
+#pragma unroll
+    for (int u = 0; u < (kGroupChunks + THREADS - 1) / THREADS; ++u) {
+      const int id = int(threadIdx.x) + u * THREADS;
+      const int row = id / kChunksPerRow, chunk = id % kChunksPerRow;
+      const uint32_t to = tile + swizzled_offset<COLS>(row, chunk);
+      if (kGroupChunks % THREADS == 0 || id < kGroupChunks)
+#pragma unroll
+        for (int g = 0; g < ROWS / 8; ++g)
+          copy(row, g * 8, chunk, to + g * 8 * COLS * 2);
+    }
+  }
+}
+
 /// Asynchronous copy of rows [row0, row0 + ROWS) of a global row-major [*][COLS]
 /// matrix into the swizzled shared tile at `dst`; rows at or past `valid_rows`
-/// are zero-filled. All THREADS threads of the block take part: thread t copies
-/// chunk t % (COLS / 8) of rows t / (COLS / 8) + i * STEP, so its addresses move
-/// by constants (STEP is a multiple of 8 rows: the swizzle does not change).
+/// are zero-filled. All THREADS threads of the block take part, as in
+/// for_each_chunk; a tile that the block covers in whole passes of STEP rows
+/// (thread t: chunk t % (COLS / 8) of rows t / (COLS / 8) + i * STEP) is copied
+/// with one source and one destination address per thread plus constants.
 template <int ROWS, int COLS, int THREADS, typename T>
 __device__ __forceinline__ void copy_tile_async(uint32_t dst, const T *src, int row0,
                                                 int valid_rows) {
   constexpr int kChunksPerRow = COLS / 8;
   constexpr int kStep = THREADS / kChunksPerRow;
-  static_assert(THREADS % kChunksPerRow == 0 && kStep % 8 == 0 && ROWS % kStep == 0,
-                "tile rows must divide among the threads in steps of 8 rows");
-  const int row = threadIdx.x / kChunksPerRow, chunk = threadIdx.x % kChunksPerRow;
-  const uint32_t to = dst + swizzled_offset<COLS>(row, chunk);
-  const T *from = src + int64_t(row0 + row) * COLS + chunk * 8;
-  if (row0 + ROWS <= valid_rows) { // a whole tile: no predicates
+  if constexpr (THREADS % (8 * kChunksPerRow) == 0 && ROWS % kStep == 0) {
+    const int row = threadIdx.x / kChunksPerRow, chunk = threadIdx.x % kChunksPerRow;
+    const uint32_t to = dst + swizzled_offset<COLS>(row, chunk);
+    const T *from = src + int64_t(row0 + row) * COLS + chunk * 8;
+    if (row0 + ROWS <= valid_rows) { // a whole tile: no predicates
 #pragma unroll
-    for (int i = 0; i < ROWS / kStep; ++i)
-      cp_async_16(to + i * kStep * COLS * 2, from + i * kStep * COLS, true);
-  } else {
+      for (int i = 0; i < ROWS / kStep; ++i)
+        cp_async_16(to + i * kStep * COLS * 2, from + i * kStep * COLS, true);
+    } else {
 #pragma unroll
-    for (int i = 0; i < ROWS / kStep; ++i) {
-      bool inside = row0 + row + i * kStep < valid_rows;
-      cp_async_16(to + i * kStep * COLS * 2, inside ? from + i * kStep * COLS : src, inside);
+      for (int i = 0; i < ROWS / kStep; ++i) {
+        bool inside = row0 + row + i * kStep < valid_rows;
+        cp_async_16(to + i * kStep * COLS * 2, inside ? from + i * kStep * COLS : src, inside);
+      }
     }
+  } else {
+    const bool whole = row0 + ROWS <= valid_rows;
+    for_each_chunk<ROWS, COLS, THREADS>(dst, [&](int row, int delta, int chunk, uint32_t to) {
+      const T *from = src + int64_t(row0 + row) * COLS + chunk * 8;
+      const bool inside = whole || row0 + row + delta < valid_rows;
+      cp_async_16(to, inside ? from + delta * COLS : src, inside);
+    });
+  }
+}
+
+/// Copy of columns [col0, col0 + COLS) of a global row-major [ROWS][ld] matrix
+/// (all its rows) into the swizzled shared tile at `dst`; columns at or past
+/// `valid_cols` are zero-filled. With `vec` (ld a multiple of 8: rows start on
+/// 16-byte boundaries) one cp.async a chunk; otherwise each chunk is read element
+/// by element and stored with one st.shared (synchronous, any ld).
+template <int ROWS, int COLS, int THREADS, typename T>
+__device__ __forceinline__ void copy_cols_async(uint32_t dst, const T *src, int64_t ld, int col0,
+                                                int valid_cols, bool vec) {
+  if (vec) {
+    for_each_chunk<ROWS, COLS, THREADS>(dst, [&](int row, int delta, int chunk, uint32_t to) {
+      load_chunk_16<true>(to, src, row + delta, col0 + chunk * 8,
+                          ROWS, valid_cols, ld);
+    });
+  } else {
+    for_each_chunk<ROWS, COLS, THREADS>(dst, [&](int row, int delta, int chunk, uint32_t to) {
+      load_chunk_16<false>(to, src, row + delta, col0 + chunk * 8,
+                           ROWS, valid_cols, ld);
+    });
   }
 }
 
@@ -125,10 +212,10 @@ __device__ __forceinline__ void scale_tile(float (&x)[MT][NT][4], float factor) 
 }
 
 /// Sets to -inf the elements whose column is `cols` or more, and with `causal`
-/// those whose column exceeds their row (top-left aligned, as torch's is_causal).
-/// row0 / col0: the tile's first row and column (this warp's rows).
+/// those past their row's diagonal: row r of the tile (r from 0, this warp's rows)
+/// sees the columns up to diagonal0 + r. col0: the tile's first column.
 template <int MT, int NT>
-__device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int row0, int col0, int cols,
+__device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, int col0, int cols,
                                           bool causal) {
   const int lane = threadIdx.x % 32;
 #pragma unroll
@@ -137,9 +224,9 @@ __device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int row0, int c
     for (int n = 0; n < NT; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        int row = row0 + m * 16 + lane / 4 + (e / 2) * 8;
+        int diagonal = diagonal0 + m * 16 + lane / 4 + (e / 2) * 8;
         int col = col0 + n * 8 + (lane % 4) * 2 + e % 2;
-        if (col >= cols || (causal && col > row))
+        if (col >= cols || (causal && col > diagonal))
           x[m][n][e] = -CUDART_INF_F;
       }
 }
