@@ -71,18 +71,6 @@ def graphed(forward, images):
         return None
 
 
-def profile_kernels(forwards, images):
-    from torch.profiler import ProfilerActivity, profile
-    for name, forward in forwards.items():
-        with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(3):
-                forward(images)
-            torch.cuda.synchronize()
-        print(f"{name}, 3 forwards:")
-        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=20,
-                                        max_name_column_width=70))
-
-
 def stem_rows(fast, fast_unpadded, folded, images, per_batch):
     """(name, ms, error vs cuDNN) of the stem convolution (+ bias, ReLU) alone."""
     padded, unpadded = fast.stem, fast_unpadded.stem
@@ -220,7 +208,8 @@ def main():
             errors = {name: bench_common.rel_error(f(images), ref)
                       for name, f in forwards.items()}
         if args.profile:
-            profile_kernels({"ours": fast, "eager": folded}, images)
+            bench_common.profile_kernels({"ours": lambda: fast(images),
+                                          "eager": lambda: folded(images)}, rows=20)
         times = {}
         for name, forward in forwards.items():
             times[name] = timed(forward, images, per_batch)
@@ -245,13 +234,8 @@ def main():
               "| batch | stem | ms | error vs cuDNN |", "| --- | --- | --- | --- |"]
     lines += [f"| {batch} | {name} | {ms:.3f} | {error:.1e} |" for batch, name, ms, error in stems]
     table = "\n".join(lines + convs)
-    print(table)
-    if args.results:
-        with open(args.results, "a") as f:
-            f.write("\n### ResNet-50 (bench/bench_resnet50.py, same run)\n\n" + table + "\n")
-    if os.environ.get("OUT"):
-        with open(os.path.join(os.environ["OUT"], "resnet50.md"), "w") as f:
-            f.write(table + "\n")
+    bench_common.publish(table, "ResNet-50 (bench/bench_resnet50.py, same run)",
+                         args.results, "resnet50.md")
 
 
 if __name__ == "__main__":
