@@ -1,4 +1,5 @@
-"""Timing and reporting shared by bench.py and bench_conv.py."""
+"""Timing and reporting shared by the benchmarks."""
+import os
 import statistics
 
 import torch
@@ -64,3 +65,29 @@ def comparison_markdown(heading, rows, detail, detail_column):
     lines += [f"| {n} | {c} | {ms:.3f} | {tf:.1f} | {e:.1e} |" for n, c, ms, tf, e in detail]
     lines += ["", "</details>", ""]
     return "\n".join(lines)
+
+
+def publish(table, heading, results, out_name):
+    """Prints a markdown table, appends it under `### heading` to the file `results` (when
+    given) and writes it to $OUT/out_name (when OUT is set)."""
+    print(table)
+    if results:
+        with open(results, "a") as f:
+            f.write(f"\n### {heading}\n\n{table}\n")
+    if os.environ.get("OUT"):
+        with open(os.path.join(os.environ["OUT"], out_name), "w") as f:
+            f.write(table + "\n")
+
+
+def profile_kernels(runs, rows=14):
+    """Prints the GPU kernels of 3 calls of each zero-argument function in `runs`
+    ({name: run}) as torch.profiler's table, by total CUDA time."""
+    from torch.profiler import ProfilerActivity, profile
+    for name, run in runs.items():
+        with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(3):
+                run()
+            torch.cuda.synchronize()
+        print(f"{name}, 3 forwards:")
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=rows,
+                                        max_name_column_width=70))

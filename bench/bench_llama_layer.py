@@ -32,17 +32,6 @@ def timed(forward, x, position_embeddings, per_batch):
                                     batches=9, per_batch=per_batch, warmup=3)
 
 
-def profile_kernels(forwards, x, position_embeddings):
-    from torch.profiler import ProfilerActivity, profile
-    for name, forward in forwards.items():
-        with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(3):
-                forward(x, position_embeddings)
-            torch.cuda.synchronize()
-        print(f"{name}, 3 forwards:")
-        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=14, max_name_column_width=60))
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seqs", default="1,77,4096")
@@ -64,7 +53,7 @@ def main():
             ref = eager(x, pe)
             errors = [bench_common.rel_error(f(x, pe), ref) for f in (ours, compiled)]
         if args.profile:
-            profile_kernels({"ours": ours, "eager": eager}, x, pe)
+            bench_common.profile_kernels({"ours": lambda: ours(x, pe), "eager": lambda: eager(x, pe)})
         per_batch = 50 if seq < 256 else 10
         times = [timed(f, x, pe, per_batch) for f in (ours, eager, compiled)]
         tokens = args.batch * seq
@@ -83,13 +72,8 @@ def main():
                      f"{rate(eager_ms)} | {eager_ms / ours_ms:.2f}x | {comp_ms:.3f} | "
                      f"{rate(comp_ms)} | {comp_ms / ours_ms:.2f}x | {errors[0]:.1e} |")
     table = "\n".join(lines)
-    print(table)
-    if args.results:
-        with open(args.results, "a") as f:
-            f.write("\n### Llama decoder layer (bench/bench_llama_layer.py, same run)\n\n" + table + "\n")
-    if os.environ.get("OUT"):
-        with open(os.path.join(os.environ["OUT"], "llama.md"), "w") as f:
-            f.write(table + "\n")
+    bench_common.publish(table, "Llama decoder layer (bench/bench_llama_layer.py, same run)",
+                         args.results, "llama.md")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@
 # For each FILE, with P1 = print(parse(FILE)) and P2 = print(parse(P1)):
 #   - P1 parses again and P2 is byte for byte P1 (the printer is a fixpoint);
 #   - the MLIR of FILE and of P1 are identical (printing loses nothing);
-#   - with --canonical, FILE without its comment and blank lines is P1 (the
-#     file is already written the way the printer writes it);
+#   - with --canonical, FILE without its comment lines, its blank lines squeezed
+#     to one and none at either end, is P1 (the file is already written the way
+#     the printer writes it: one blank line between kernels);
 #   - with --complete, the completed program C1 (`--emit=sketch`) is valid
 #     input, completing it again gives C1 byte for byte, and the completed
 #     MLIR of FILE and of C1 are identical.
@@ -46,7 +47,9 @@ check() {
     diff -u "$base.0.mlir" "$base.1.mlir" ||
     { fail "$file" "the MLIR of the file and of its print differ"; return 1; }
   if [ "$canonical" = 1 ]; then
-    grep -v -e '^ *#' -e '^ *$' "$file" > "$base.stripped"
+    # without comments, blank lines squeezed to one (between kernels), none at the ends
+    grep -v -e '^ *#' "$file" | cat -s | sed -e '/./,$!d' | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' \
+      > "$base.stripped"
     diff -u "$base.stripped" "$base.1.sketch" ||
       { fail "$file" "not written in canonical form"; return 1; }
   fi
