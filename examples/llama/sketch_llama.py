@@ -54,13 +54,13 @@ class SketchDecoderLayer(torch.nn.Module):
         """The attention block's output projection input: [B * S, H * D]."""
         batch, seq, _ = x.shape
         k = self.kernels
-        qkv = k.linear(x.view(batch * seq, -1), self.w_qkv)
+        qkv = k.llama_linear(x.view(batch * seq, -1), self.w_qkv)
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
         q, key, value = qkv.view(batch, seq, -1).split([q_size, kv_size, kv_size], dim=-1)
         q = apply_rotary(q.view(batch, seq, self.heads, -1).transpose(1, 2), cos, sin)
         key = apply_rotary(key.view(batch, seq, self.kv_heads, -1).transpose(1, 2), cos, sin)
         value = value.view(batch, seq, self.kv_heads, -1).transpose(1, 2)
-        out = k.attention(q.contiguous(), key.contiguous(), value.contiguous(),
+        out = k.llama_attention(q.contiguous(), key.contiguous(), value.contiguous(),
                           scale=self.scaling)
         return out.transpose(1, 2).reshape(batch * seq, q_size)
 
@@ -70,11 +70,11 @@ class SketchDecoderLayer(torch.nn.Module):
         cos, sin = position_embeddings
         residual = hidden_states.reshape(batch * seq, hidden)
         attn = self.attention(self.input_layernorm(hidden_states), cos, sin)
-        hidden_states = k.linear_residual(attn, self.w_o, R=residual)
+        hidden_states = k.llama_residual(attn, self.w_o, R=residual)
         normed = self.post_attention_layernorm(hidden_states)
-        up = k.linear(normed, self.w_up)
-        gated = k.linear_silu_mul(normed, self.w_gate, U=up)
-        out = k.linear_residual(gated, self.w_down, R=hidden_states)
+        up = k.llama_linear(normed, self.w_up)
+        gated = k.llama_gate_up(normed, self.w_gate, U=up)
+        out = k.llama_residual(gated, self.w_down, R=hidden_states)
         return out.view(batch, seq, hidden)
 
 
