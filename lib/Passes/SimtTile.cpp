@@ -45,8 +45,27 @@ SimtTile chooseMicroTile(int64_t rows, int64_t cols, int64_t depth, int64_t outp
 
 int64_t simtVectorWidth(int64_t n) { return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1; }
 
+int64_t SimtTile::copyChunks() const {
+  // ChunkDeal's widest chunk whose count the threads divide, for a tile whose
+  // rows are `contiguous` floats long; an operand tile is contiguous along BK
+  // (A, B^T) or along its BM / BN rows (A^T, B).
+  auto chunk = [&](int64_t floats, int64_t contiguous) {
+    for (int64_t width : {4, 2})
+      if (contiguous % width == 0 && floats / width % threads() == 0)
+        return width;
+    return int64_t(1);
+  };
+  int64_t chunks = 0;
+  for (int64_t extent : {rows, cols}) {
+    int64_t floats = extent * depth;
+    chunks += floats / std::min(chunk(floats, depth), chunk(floats, extent)) / threads();
+  }
+  return chunks;
+}
+
 int64_t SimtTile::registers() const {
-  return accumulators() + microRows + microCols + stagedFloats() * 3 / 2 + kSimtOtherRegisters;
+  return accumulators() + microRows + microCols + stagedFloats() + 2 * copyChunks() +
+         kSimtOtherRegisters;
 }
 
 int64_t SimtTile::minBlocksPerSm() const {
@@ -91,8 +110,8 @@ std::string brokenResources(const SimtTile &tile, int64_t warps, int64_t stages,
   if (tile.registers() > registerCap(warps))
     return "rule 3, registers: a thread needs about " + str(tile.registers()) + " (" +
            str(tile.accumulators()) + " accumulators, " + str(tile.microRows + tile.microCols) +
-           " operands, " + str(tile.stagedFloats()) +
-           " staged copy floats and half as many for their addresses, " +
+           " operands, " + str(tile.stagedFloats()) + " staged copy floats, " +
+           str(2 * tile.copyChunks()) + " for the copies' addresses, " +
            str(kSimtOtherRegisters) + " others), more than the " + str(registerCap(warps)) +
            " each of " + str(tile.threads()) +
            " threads can have (65536 an SM, at most 255 a thread): use a smaller tile or BK";

@@ -28,10 +28,14 @@ struct SimtTile {
   /// Floats of both operand tiles a thread holds between a k tile's global
   /// loads and its shared stores (at most: cp.async copies need none).
   int64_t stagedFloats() const { return (rows + cols) * depth / threads(); }
+  /// The copies (chunks of 4, 2 or 1 floats, simt.cuh's ChunkDeal) a thread
+  /// issues a k tile for both operand tiles, at the narrower chunks of either
+  /// operand layout.
+  int64_t copyChunks() const;
   /// The registers a thread is planned with: accumulators, the micro-tile's
-  /// operands (microRows + microCols), staged floats and half as many again
-  /// for their addresses, kSimtOtherRegisters for indices and pointers (the
-  /// default tile, 128x128x16 with 8 warps: 64 + 16 + 24 + 24 = 128).
+  /// operands (microRows + microCols), staged floats, 2 a copy for its address
+  /// and guard, kSimtOtherRegisters for indices and pointers (the default
+  /// tile, 128x128x16 with 8 warps: 64 + 16 + 16 + 8 + 24 = 128).
   int64_t registers() const;
   /// The blocks per SM the 16-byte kernel asks ptxas for (__launch_bounds__):
   /// the most whose warps leave registers() a thread (rule 3 with that many
@@ -71,7 +75,7 @@ std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth
 
 /// The warps of an f32 GEMM block that `warps` does not set: the most (at most
 /// 32) that leave each thread at least 64 accumulators (8 x 8) and keep the
-/// rules; 1 when none does.
+/// rules (at least 1); when none does, that most (the rules then report it).
 int64_t defaultSimtWarps(int64_t rows, int64_t cols, int64_t depth, int64_t stages,
                          int64_t smemLimit);
 
