@@ -64,9 +64,11 @@ int64_t SimtTile::copyChunks() const {
 }
 
 int64_t SimtTile::registers() const {
-  return accumulators() + microRows + microCols + stagedFloats() + 2 * copyChunks() +
+  return accumulators() + microRows + microCols + stagedFloats() + 3 * copyChunks() +
          kSimtOtherRegisters;
 }
+
+int64_t SimtTile::scalarRegisters() const { return registers() + stagedFloats() / 2; }
 
 int64_t SimtTile::minBlocksPerSm() const {
   int64_t warps = threads() / 32, most = std::min(kMaxBlocksPerSm, kMaxThreadsPerSm / threads());
@@ -107,11 +109,12 @@ std::string brokenDivision(int64_t rows, int64_t cols, int64_t depth, int64_t th
 /// Rules 3 and 5 (the derived tile); empty when kept.
 std::string brokenResources(const SimtTile &tile, int64_t warps, int64_t stages,
                             int64_t smemLimit) {
-  if (tile.registers() > registerCap(warps))
-    return "rule 3, registers: a thread needs about " + str(tile.registers()) + " (" +
+  if (tile.scalarRegisters() > registerCap(warps))
+    return "rule 3, registers: a thread needs about " + str(tile.scalarRegisters()) + " (" +
            str(tile.accumulators()) + " accumulators, " + str(tile.microRows + tile.microCols) +
            " operands, " + str(tile.stagedFloats()) + " staged copy floats, " +
-           str(2 * tile.copyChunks()) + " for the copies' addresses, " +
+           str(3 * tile.copyChunks()) + " for the copies' addresses and guards, " +
+           str(tile.stagedFloats() / 2) + " for the scalar copies' element guards, " +
            str(kSimtOtherRegisters) + " others), more than the " + str(registerCap(warps)) +
            " each of " + str(tile.threads()) +
            " threads can have (65536 an SM, at most 255 a thread): use a smaller tile or BK";

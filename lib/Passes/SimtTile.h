@@ -33,10 +33,13 @@ struct SimtTile {
   /// operand layout.
   int64_t copyChunks() const;
   /// The registers a thread is planned with: accumulators, the micro-tile's
-  /// operands (microRows + microCols), staged floats, 2 a copy for its address
+  /// operands (microRows + microCols), staged floats, 3 a copy for its address
   /// and guard, kSimtOtherRegisters for indices and pointers (the default
-  /// tile, 128x128x16 with 8 warps: 64 + 16 + 16 + 8 + 24 = 128).
+  /// tile, 128x128x16 with 8 warps: 64 + 16 + 16 + 12 + 20 = 128).
   int64_t registers() const;
+  /// The same for the scalar kernel (unaligned operands), whose copies guard
+  /// each element: half a register more a staged float.
+  int64_t scalarRegisters() const;
   /// The blocks per SM the 16-byte kernel asks ptxas for (__launch_bounds__):
   /// the most whose warps leave registers() a thread (rule 3 with that many
   /// blocks), at least 1.
@@ -51,7 +54,7 @@ struct SimtTile {
 int64_t simtVectorWidth(int64_t n);
 
 /// Registers a SIMT thread needs besides its accumulators, operands and copies.
-constexpr int64_t kSimtOtherRegisters = 24;
+constexpr int64_t kSimtOtherRegisters = 20;
 /// Most accumulators a SIMT thread holds.
 constexpr int64_t kSimtMaxAccumulators = 128;
 /// Static shared memory a block may declare; the SIMT tiles above it are dynamic.
@@ -61,7 +64,7 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// on the SIMT mainloop (stages >= 3 act as 2), when it keeps every rule:
 ///   1. the threads divide the rows x cols outputs evenly (a micro-tile each);
 ///   2. at most kSimtMaxAccumulators accumulators a thread;
-///   3. registers() a thread fit the SM's register file with one block on it
+///   3. scalarRegisters() a thread fit the SM's register file with one block on it
 ///      (4 partitions of 16384 registers, each running a quarter of the
 ///      warps; at most 255 a thread);
 ///   4. the threads divide each operand tile's rows x depth and cols x depth

@@ -43,8 +43,8 @@ EPILOGUES = {
     # sgemm_rule_tiles.sketch: bias per column, per row ("rowbias"), ReLU ("relu")
     **{suffix: lambda acc, t, s: acc + t["bias"] for suffix in (
         "r64x64x16", "r64x64x16_w8", "r32x32x8", "r16x16x8", "r256x64x8_w4",
-        "r256x64x32_atbt", "r96x96x32_w3", "r24x40x4", "r48x80x8_w2", "r128x32x8_w8_s1",
-        "r64x256x32_s1")},
+        "r256x64x32_atbt", "r96x96x32_w6", "r32x96x12", "r24x40x4", "r48x80x8_w2",
+        "r128x32x8_w8_s1", "r64x256x32_s1")},
     "r256x64x32": lambda acc, t, s: relu(acc + t["bias"]),
     "r96x96x32": lambda acc, t, s: acc + t["bias"][:, None],
     "r24x40x4_atbt": lambda acc, t, s: acc + t["bias"][:, None],
