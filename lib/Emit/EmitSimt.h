@@ -2,9 +2,10 @@
 //
 // The f32 GEMM (EmitSimtGemm.cpp) and the nchw convolution (EmitConv.cpp) run
 // the CUDA-core mainloop of runtime/include/sketch/simt.cuh: a block tile of
-// Rows x Cols outputs, 8 x 8 per thread, k tiles of Depth, double-buffered.
-// These helpers choose and check that tile and write the parts of the kernel
-// both emitters share.
+// Rows x Cols outputs, a micro-tile per thread (the GEMM's derived by
+// lib/Passes/SimtTile.h, the convolution's 8 x 8), k tiles of Depth,
+// double-buffered. These helpers write the parts of the kernel both emitters
+// share.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SKETCH_EMIT_EMITSIMT_H
@@ -12,36 +13,35 @@
 
 #include "lib/Emit/CudaWriter.h"
 #include "lib/Emit/KernelAnalysis.h"
+#include "lib/Passes/SimtTile.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
 
 namespace sketch {
 
-/// The SIMT block tile: `rows` x `cols` outputs, reduction steps of `depth`.
-struct SimtTile {
-  int64_t rows = 128, cols = 128, depth = 8;
-  int64_t threads() const { return rows * cols / 64; }
-};
-
-/// Checks that the SIMT mainloop has a spill-free kernel for `tile` (the
-/// kernel's directives, `what` naming them in the message); a located error on
-/// `kernel` otherwise. Supported: 128x128, 128x64, 64x128, 64x64 with a depth of 8,
-/// and 128x128 with a depth of 16.
+/// Checks the convolution's SIMT tile against the tiles it has kernels for
+/// (the kernel's directives, `what` naming them in the message); a located
+/// error on `kernel` otherwise: 128x128, 128x64, 64x128, 64x64 with a depth of
+/// 8, and 128x128 with a depth of 16, 8 x 8 accumulators a thread. (The f32
+/// GEMM derives its tile by rule instead: deriveSimtTile, lib/Passes/SimtTile.h.)
 mlir::LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, llvm::StringRef what);
 
 /// `template <bool kVec> __global__ void __launch_bounds__(...) NAME(PARAMS)`
-/// and its opening brace: the 16-byte path (kVec) keeps 2+ blocks per SM
-/// (at most 128 registers), the scalar path may use more registers.
+/// and its opening brace: the 16-byte path (kVec) asks for tile.minBlocksPerSm()
+/// blocks an SM (8 x 8 a thread: at most 128 registers), the scalar path may
+/// use more registers.
 void openSimtKernel(CudaWriter &w, llvm::StringRef name, const SimtTile &tile,
                     llvm::StringRef params);
 
 /// The tile constants ROWS, COLS, (DEPTH when `depth`,) THREADS.
 void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth);
 
-/// The launch of both instantiations: `if (vec) NAME<true><<<...>>>(ARGS); else ...`.
+/// The launch of both instantiations: `if (vec) NAME<true><<<...>>>(ARGS); else ...`;
+/// with `dynamicBytes` (shared tiles above kStaticSharedBytes) the chosen one is
+/// allowed that much dynamic shared memory and launched with it.
 void emitSimtLaunch(CudaWriter &w, llvm::StringRef name, llvm::StringRef grid,
-                    llvm::StringRef args);
+                    llvm::StringRef args, int64_t dynamicBytes = 0);
 
 /// One operand loader of the SIMT mainloop, declared `TYPE NAME(ARGS);`
 /// (a loader of sketch/simt.cuh or sketch/conv.cuh).
@@ -49,13 +49,15 @@ struct SimtLoader {
   std::string type, name, args;
 };
 
-/// The SIMT mainloop, shared by the GEMM and the convolution: `float acc[8][8];`,
-/// then a scope holding `setup()` (what the loaders' arguments need), the two
-/// loaders and `sketch::simt::mainloop<ROWS, COLS, DEPTH, STAGES>(A, B, KTILES,
-/// micro, acc)`. Whatever the loaders hold ends with the scope, so the epilogue
-/// does not keep it in registers. Needs ROWS, COLS, DEPTH and `micro`.
+/// The SIMT mainloop, shared by the GEMM and the convolution: `float
+/// acc[TM][TN];` (the micro-tile of `tile`; the convolution's 8 x 8 by
+/// default), then a scope holding `setup()` (what the loaders' arguments need),
+/// the two loaders and `sketch::simt::mainloop<ROWS, COLS, DEPTH, STAGES>(A, B,
+/// KTILES, micro, acc)`. Whatever the loaders hold ends with the scope, so the
+/// epilogue does not keep it in registers. Needs ROWS, COLS, DEPTH and `micro`.
 void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
-                      llvm::StringRef ktiles, llvm::function_ref<void()> setup = {});
+                      llvm::StringRef ktiles, llvm::function_ref<void()> setup = {},
+                      const SimtTile &tile = SimtTile());
 
 /// The includes the SIMT kernels need (written once per file is enough; the
 /// headers have include guards).

@@ -1,14 +1,16 @@
 //===- EmitSimtGemm.cpp - f32 GEMM on the CUDA cores (SIMT) ---------------===//
 //
 // An f32 GEMM kernel (`Compute GEMM A, B` with f32 operands) becomes a block
-// of (BM*BN/64) threads, each accumulating an 8x8 register micro-tile with
-// FFMA, over k tiles staged k-major in padded, double-buffered shared memory
-// (runtime/include/sketch/simt.cuh holds the mainloop; this file writes the
-// kernel around it). Operands may be transposed (`A^T`, `B^T`) and batched
-// (leading dimensions, one block per batch element along grid z); every size
-// is guarded, and a 16-byte path is taken when the contiguous extents are
-// multiples of 4 and the pointers 16-byte aligned. The fused epilogue
-// (sketch-fuse-epilogue) runs on each accumulator before the store.
+// of 32 x warps threads, each accumulating a register micro-tile with FFMA
+// (derived from BM, BN, BK and warps by deriveSimtTile, lib/Passes/SimtTile.h:
+// 8x8 for the default 128x128 tile of 8 warps), over k tiles staged k-major in
+// padded, double-buffered shared memory (runtime/include/sketch/simt.cuh holds
+// the mainloop; this file writes the kernel around it). Operands may be
+// transposed (`A^T`, `B^T`) and batched (leading dimensions, one block per
+// batch element along grid z); every size is guarded, and a 16-byte path is
+// taken when the contiguous extents are multiples of 4 and the pointers
+// 16-byte aligned. The fused epilogue (sketch-fuse-epilogue) runs on each
+// accumulator before the store.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/EmitEpilogue.h"
@@ -40,9 +42,10 @@ LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, StringRef wha
 
 void openSimtKernel(CudaWriter &w, StringRef name, const SimtTile &tile, StringRef params) {
   std::string threads = std::to_string(tile.threads());
-  std::string minBlocks = std::to_string(512 / tile.threads());
+  int64_t minBlocks = tile.minBlocksPerSm();
   w.line("template <bool kVec>");
-  w.line("__global__ void __launch_bounds__(" + threads + ", kVec ? " + minBlocks + " : 1)");
+  w.line("__global__ void __launch_bounds__(" + threads +
+         (minBlocks > 1 ? ", kVec ? " + str(minBlocks) + " : 1)" : ", 1)"));
   w.open(name.str() + "(" + params.str() + ")");
 }
 
@@ -53,7 +56,18 @@ void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth) {
          ", THREADS = " + std::to_string(tile.threads()) + ";");
 }
 
-void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef args) {
+void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef args,
+                    int64_t dynamicBytes) {
+  if (dynamicBytes > 0) {
+    w.line("const int smem_bytes = " + str(dynamicBytes) +
+           ";  // the shared tiles: dynamic, above 48 KB by opt-in");
+    w.line("auto kernel = vec ? " + name.str() + "<true> : " + name.str() + "<false>;");
+    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
+    w.line("if (err != cudaSuccess)");
+    w.line("  return err;");
+    w.line("kernel<<<" + grid.str() + ", THREADS, smem_bytes, stream>>>(" + args.str() + ");");
+    return;
+  }
   std::string launch = "<<<" + grid.str() + ", THREADS, 0, stream>>>(" + args.str() + ");";
   w.line("if (vec)");
   w.line("  " + name.str() + "<true>" + launch);
@@ -62,8 +76,8 @@ void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef arg
 }
 
 void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
-                      StringRef ktiles, llvm::function_ref<void()> setup) {
-  w.line("float acc[8][8];");
+                      StringRef ktiles, llvm::function_ref<void()> setup, const SimtTile &tile) {
+  w.line("float acc[" + str(tile.microRows) + "][" + str(tile.microCols) + "];");
   w.line("{  // mainloop: the loaders live only here");
   w.indentMore();
   if (setup)
@@ -103,7 +117,7 @@ struct SimtGemmPlan {
   std::string accumulator;
   std::string m, n, k;
   std::vector<std::string> batchDims;
-  SimtTile tile;
+  SimtTile tile; // derived from the directives (deriveSimtTile)
   int64_t stages = 2;
   std::vector<Operation *> epilogue;
   mutable CopyOp store; // op handle: its accessors are not const
@@ -111,19 +125,27 @@ struct SimtGemmPlan {
 
 struct SimtGemmReader {
   KernelOp kernel;
+  StringRef arch;
   SimtGemmPlan p;
 
+  /// The tile by deriveSimtTile's rules (sketch-choose-defaults checked them
+  /// already, naming where each value came from).
   LogicalResult readDirectives() {
     auto tm = kernel.getTileM(), tn = kernel.getTileN(), tk = kernel.getTileK();
-    auto stages = kernel.getStages();
-    if (!tm || !tn || !tk || !stages)
+    auto warps = kernel.getWarps(), stages = kernel.getStages();
+    if (!tm || !tn || !tk || !warps || !stages)
       return kernel.emitError() << "kernel '" << p.sig.name
-                                << "' has no tile or stages directive; the compile pipeline "
-                                   "chooses them";
-    p.tile = SimtTile{int64_t(*tm), int64_t(*tn), int64_t(*tk)};
+                                << "' has no tile, warps or stages directive; the compile "
+                                   "pipeline chooses them";
     p.stages = std::min<int64_t>(*stages, 2);
-    return checkSimtTile(kernel, p.tile,
-                         "tile " + str(*tm) + "x" + str(*tn) + "x" + str(*tk));
+    std::string broken;
+    auto tile = deriveSimtTile(int64_t(*tm), int64_t(*tn), int64_t(*tk), int64_t(*warps),
+                               p.stages, plan::smemLimitBytes(arch), broken);
+    if (!tile)
+      return kernel.emitError() << "f32 GEMM tile " << *tm << "x" << *tn << "x" << *tk
+                                << " with " << *warps << " warps: " << broken;
+    p.tile = *tile;
+    return success();
   }
 
   LogicalResult readLoop(ForOp loop, GemmOp &gemm) {
@@ -232,6 +254,7 @@ struct SimtGemmWriter {
   CudaWriter &w;
 
   std::string kernelName() const { return p.sig.name + "_simt"; }
+  std::string microTile() const { return str(p.tile.microRows) + " x " + str(p.tile.microCols); }
   std::string dim(StringRef d) const { return p.sig.dim(d); }
 
   /// Element offset of batch element (bidx...) in `param`, "" when it has no batch dims.
@@ -265,8 +288,8 @@ struct SimtGemmWriter {
               (p.batchDims.empty() ? "" : ", one block per batch element of [" +
                                                   joined(p.batchDims) + "]"));
     w.comment("Block tile " + str(p.tile.rows) + " x " + str(p.tile.cols) + " x " +
-              str(p.tile.depth) + ", " + str(p.tile.threads()) +
-              " threads, 8 x 8 accumulators per thread; shared tiles k-major, padded, " +
+              str(p.tile.depth) + ", " + str(p.tile.threads()) + " threads, " + microTile() +
+              " accumulators per thread; shared tiles k-major, padded, " +
               (p.stages == 2 ? "double-buffered" : "single-buffered") + " (sketch/simt.cuh).");
     for (const std::string &line : epilogue.describe())
       w.comment("Epilogue: " + line);
@@ -306,8 +329,9 @@ struct SimtGemmWriter {
                  aSrc + ", " + (p.a.kContiguous ? "size_k" : "size_m") + ", m0, size_m, size_k"};
     SimtLoader b{loaderType(p.b.kContiguous, "COLS"), "load_b",
                  bSrc + ", " + (p.b.kContiguous ? "size_k" : "size_n") + ", n0, size_n, size_k"};
-    emitSimtMainloop(w, p.stages, a, b, "(size_k + DEPTH - 1) / DEPTH",
-                     [&] { emitBatchIndices(false); });
+    emitSimtMainloop(
+        w, p.stages, a, b, "(size_k + DEPTH - 1) / DEPTH", [&] { emitBatchIndices(false); },
+        p.tile);
   }
 
   ElementIndex elementIndex() const {
@@ -325,11 +349,12 @@ struct SimtGemmWriter {
         continue;
       if (operand.usesRow || operand.usesCol) {
         bool col = operand.usesCol;
-        w.line("float " + operand.var + "[8];  // " + operand.param->name +
+        std::string count = str(col ? p.tile.microCols : p.tile.microRows);
+        w.line("float " + operand.var + "[" + count + "];  // " + operand.param->name +
                (col ? ": per column" : ": per row"));
         w.line("#pragma unroll");
-        w.open(std::string("for (int ") + (col ? "j" : "i") + " = 0; " + (col ? "j" : "i") +
-               " < 8; ++" + (col ? "j" : "i") + ")");
+        w.open(std::string("for (int ") + (col ? "j" : "i") + " = 0; " + (col ? "j" : "i") + " < " +
+               count + "; ++" + (col ? "j" : "i") + ")");
         w.line(col ? "const int64_t col = n0 + micro.col(j);" : "const int64_t row = m0 + micro.row(i);");
         w.line(operand.var + (col ? "[j]" : "[i]") + " = " + epilogue.loadExpr(operand, at) + ";");
         w.close();
@@ -358,18 +383,23 @@ struct SimtGemmWriter {
   }
 
   void emitEpilogueAndStore() {
-    w.comment("Epilogue on each accumulator, then the store (16-byte where 4 columns fit)");
+    int64_t vector = simtVectorWidth(p.tile.microCols);
+    w.comment("Epilogue on each accumulator, then the store" +
+              (vector > 1 ? " (" + str(4 * vector) + "-byte where " + str(vector) +
+                                " columns fit)"
+                          : std::string()));
     emitOperandPreloads();
     std::string outType = cTypeOf(p.out->type);
     w.line(outType + " *d_dst = " + pointer(*p.out, outputBatchOffset()) + ";");
+    std::string rows = str(p.tile.microRows), cols = str(p.tile.microCols);
     w.line("#pragma unroll");
-    w.open("for (int i = 0; i < 8; ++i)");
+    w.open("for (int i = 0; i < " + rows + "; ++i)");
     w.line("const int64_t row = m0 + micro.row(i);");
     w.line("if (row >= size_m)");
     w.line("  continue;");
-    w.line("float out[8];");
+    w.line("float out[" + cols + "];");
     w.line("#pragma unroll");
-    w.open("for (int j = 0; j < 8; ++j)");
+    w.open("for (int j = 0; j < " + cols + "; ++j)");
     if (needsColumn())
       w.line("const int64_t col = n0 + micro.col(j);");
     epilogue.emitElement(
@@ -388,7 +418,8 @@ struct SimtGemmWriter {
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
     w.line("const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;");
-    w.line("const sketch::simt::MicroTile<ROWS, COLS> micro;  // this thread's 8 x 8 outputs");
+    w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(p.tile.microRows) + ", " +
+           str(p.tile.microCols) + "> micro;  // this thread's " + microTile() + " outputs");
     emitMainloop();
     emitBatchIndices(true);
     emitEpilogueAndStore();
@@ -431,7 +462,9 @@ struct SimtGemmWriter {
     w.line("if (sketch::ceil_div(size_n, COLS) > INT32_MAX || grid.y > 65535 || batches > 65535)");
     w.line("  return cudaErrorInvalidValue;");
     w.line("const bool vec = " + vecCondition() + ";");
-    emitSimtLaunch(w, kernelName(), "grid", kernelArgumentList(p.sig));
+    int64_t bytes = p.tile.sharedBytes(p.stages);
+    emitSimtLaunch(w, kernelName(), "grid", kernelArgumentList(p.sig),
+                   bytes > kStaticSharedBytes ? bytes : 0);
     w.line("return cudaGetLastError();");
     w.close();
   }
@@ -440,7 +473,7 @@ struct SimtGemmWriter {
 } // namespace
 
 KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w) {
-  SimtGemmReader reader{kernel, {}};
+  SimtGemmReader reader{kernel, options.arch, {}};
   if (failed(reader.run()))
     return failure();
   const SimtGemmPlan &p = reader.p;

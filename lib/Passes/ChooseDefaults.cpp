@@ -9,6 +9,7 @@
 #include "lib/Passes/BackendPlan.h"
 #include "lib/Passes/ChooseB2bResidency.h"
 #include "lib/Passes/Passes.h"
+#include "lib/Passes/SimtTile.h"
 #include "lib/Passes/SketchAnalysis.h"
 
 #include "mlir/IR/Builders.h"
@@ -59,6 +60,11 @@ constexpr const char *kNames[5] = {"BM", "BN", "BK", "warps", "stages"};
 enum { kBM, kBN, kBK, kWarps, kStages };
 
 bool isTensorCoreType(ElementType type) { return type != ElementType::f32; }
+
+/// An f32 GEMM: the SIMT path, whose tiles keep deriveSimtTile's rules.
+bool isSimtGemm(const Problem &problem) {
+  return problem.kind == ProblemKind::gemm && !isTensorCoreType(problem.element);
+}
 
 ElementType elementOf(KernelOp kernel, ArrayRef<StringRef> names, ElementType fallback) {
   for (StringRef name : names)
@@ -151,8 +157,8 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
       set(128, 256, 32, 8, 4);
     else if (tensorCores)
       set(128, 128, 32, 4, 3);
-    else // f32 SIMT: a k step of 16 measured 0.84x cuBLAS SGEMM at 4096^3, 8 0.74x (H100)
-      set(128, 128, 16, 8, 2);
+    else // f32 SIMT: a k step of 16 measured 0.84x cuBLAS SGEMM at 4096^3, 8 0.74x (H100);
+      set(128, 128, 16, 8, 2); // warps as given, else derived from the tile (chooseSimtWarps)
     break;
   case ProblemKind::conv:
     // sm_90a runs nhwc convolutions with wgmma, whose cp.async loop keeps STAGES - 2
@@ -253,6 +259,33 @@ LogicalResult validate(KernelOp kernel, const Problem &problem, const Config &co
            << "must be " << problem.headDim << ", the head dimension: attention reduces over "
            << "it in one step";
   return success();
+}
+
+/// "tile BM = 64, BN = 64 (from the program), BK = 8 (from the command line),
+/// warps 8, stages 2 (from the default)": each value, then where it came from.
+std::string describeValues(const Config &config) {
+  std::string text = "tile ";
+  for (int i = 0; i < 5; ++i) {
+    text += std::string(kNames[i]) + (i < kWarps ? " = " : " ") + std::to_string(config.values[i]);
+    if (i == 4 || config.from[i] != config.from[i + 1])
+      text += " (from " + config.from[i].str() + ")";
+    text += i < 4 ? ", " : "";
+  }
+  return text;
+}
+
+/// An f32 GEMM: warps the program and command line leave open are derived
+/// from the tile (defaultSimtWarps); then the tile must keep the SIMT rules.
+LogicalResult chooseSimtWarps(KernelOp kernel, Config &config, StringRef arch) {
+  int64_t smemLimit = plan::smemLimitBytes(arch);
+  if (config.from[kWarps] == "the default")
+    config.values[kWarps] = defaultSimtWarps(config.values[kBM], config.values[kBN],
+                                             config.values[kBK], config.values[kStages], smemLimit);
+  std::string broken;
+  if (deriveSimtTile(config.values[kBM], config.values[kBN], config.values[kBK],
+                     config.values[kWarps], config.values[kStages], smemLimit, broken))
+    return success();
+  return emitError(kernel.getLoc()) << "f32 GEMM " << describeValues(config) << ": " << broken;
 }
 
 /// Checks the `algorithm` directive: `winograd` only where Winograd F(2x2, 3x3)
@@ -366,6 +399,8 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       fitB2bDefaults(kernel, problem, *config);
     applyDirectives(kernel, *config);
     if (failed(applyOverrides(kernel, *config)) || failed(validate(kernel, problem, *config)))
+      return failure();
+    if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch)))
       return failure();
     Builder b(kernel.getContext());
     kernel.setTileMAttr(b.getI64IntegerAttr(config->values[kBM]));

@@ -2,10 +2,14 @@
 
 Each kernel is checked on random inputs with a NaN-poisoned output against an
 f64 reference of its epilogue (gemm_cases.py: rtol 1e-4, f16 outputs 1e-2).
-Sizes: 1x1x1, 127x257x65, odd and partial tiles, 4000x3000x2000 and 4096^3;
-K = 0 and 1; misaligned base pointers (the scalar path); bad arguments return
-cudaErrorInvalidValue without writing.
+Sizes: 1x1x1, 127x257x65, primes, odd and partial tiles, 4000x3000x2000 and
+4096^3; K = 0 and 1; misaligned base pointers (the scalar path); bad arguments
+return cudaErrorInvalidValue without writing. The test_rule_tiles_* tests run
+the tiles by rule of sgemm_rule_tiles.sketch alone:
+    SKETCH_FILES=sgemm_rule_tiles test/gpu/run.sh -k test_sgemm::test_rule_tiles
 """
+import re
+
 import torch
 import torch.nn.functional as F
 
@@ -36,6 +40,14 @@ EPILOGUES = {
     "t64x64x8_atbt": lambda acc, t, s: acc + t["bias"],
     "t64x64x8": lambda acc, t, s: acc + t["bias"],
     "stages1": lambda acc, t, s: acc + t["bias"],
+    # sgemm_rule_tiles.sketch: bias per column, per row ("rowbias"), ReLU ("relu")
+    **{suffix: lambda acc, t, s: acc + t["bias"] for suffix in (
+        "r64x64x16", "r64x64x16_w8", "r32x32x8", "r16x16x8", "r256x64x8_w4",
+        "r256x64x32_atbt", "r96x96x32_w6", "r32x96x12", "r24x40x4", "r48x80x8_w2",
+        "r128x32x8_w8_s1", "r64x256x32_s1")},
+    "r256x64x32": lambda acc, t, s: relu(acc + t["bias"]),
+    "r96x96x32": lambda acc, t, s: acc + t["bias"][:, None],
+    "r24x40x4_atbt": lambda acc, t, s: acc + t["bias"][:, None],
 }
 
 CASES = GemmCases("sgemm", EPILOGUES)
@@ -76,3 +88,28 @@ def test_large_4096():
 def test_rejects_bad_arguments():
     """Null pointers and negative sizes: cudaErrorInvalidValue, nothing written; M = 0: a no-op."""
     CASES.check_rejects_bad_arguments("sg_f32_bias_relu")
+
+
+def rule_tiles():
+    """The kernels of sgemm_rule_tiles.sketch: tiles by rule, micro-tiles other than 8 x 8."""
+    return sorted(name for name in CASES.kernels() if re.match(r"sg_f32_r\d", name))
+
+
+def test_rule_tiles_ragged_sizes():
+    """1x1x1, primes and odd sizes (the scalar path), multiples of 4 with partial tiles (vector)."""
+    CASES.sweep(rule_tiles(), [(1, 1, 1), (2, 3, 5), (97, 101, 103), (127, 257, 65), (33, 5, 7),
+                               (211, 307, 401), (132, 136, 200), (244, 292, 404)])
+
+
+def test_rule_tiles_k_zero_and_one():
+    """K = 0 (the epilogue of zero) and K = 1 (one partial k-tile)."""
+    CASES.sweep(rule_tiles(), [(33, 40, 0), (33, 40, 1), (97, 101, 1)])
+
+
+def test_rule_tiles_misaligned_base_pointers():
+    """Bases one element off 16 bytes: the host function picks the scalar path."""
+    CASES.sweep(rule_tiles(), [(136, 264, 72)], misalign=True)
+
+
+def test_rule_tiles_large_4000x3000x2000():
+    CASES.sweep(rule_tiles(), [(4000, 3000, 2000)])

@@ -1,34 +1,41 @@
 // sketch/simt.cuh - the f32 SIMT (CUDA-core) GEMM mainloop: SGEMM and nchw convolution.
 //
-// A block computes a Rows x Cols tile of the output with Rows*Cols/64 threads,
-// each owning an 8x8 register micro-tile made of four 4x4 pieces: thread rows
-// ty*4 + {0..3} and Rows/2 + ty*4 + {0..3}, columns likewise with tx. A warp is
-// 4 (ty) x 8 (tx) threads, so a k step reads 4 distinct float4 of the A tile and
-// 8 of the B tile from shared memory: broadcasts, no bank conflicts.
+// A block computes a Rows x Cols tile of the output, each thread a TM x TN
+// register micro-tile (MicroTile; 8 x 8 unless the emitter derived another
+// from the block's threads, lib/Passes/SimtTile.cpp). The micro-tile's rows are
+// TM / VM pieces of VM = vector_width(TM) consecutive rows, piece p starting at
+// p * Rows / (TM / VM): thread row ty owns rows ty*VM + {0..VM-1} of each piece
+// (8 x 8: two 4-row pieces, ty*4 + {0..3} and Rows/2 + ty*4 + {0..3}); columns
+// likewise with tx. A warp covers 4 (ty) x 8 (tx) threads where the thread grid
+// allows, so a k step reads 4 distinct float4 of the A tile and 8 of the B tile
+// from shared memory: broadcasts, no bank conflicts.
 //
 // Shared memory holds both operand tiles k-major, `tile[k][row]`, rows padded to
 // Rows + 4 floats (the transposed 4-float stores of a K-contiguous operand then
 // land in 32 distinct banks), twice (double buffering): while the block
 // multiplies tile kt out of one buffer, each thread has already loaded its part
 // of tile kt+1 from global memory into registers; it stores them into the other
-// buffer afterwards, and one barrier per k tile separates the two.
+// buffer afterwards, and one barrier per k tile separates the two. Tiles up to
+// 48 KB are static shared memory, larger ones dynamic (the host opts in).
 //
-// Operand loaders (each thread moves 4-float chunks; `fetch(kt, tile)` global ->
-// registers, `stash(tile)` registers -> shared; a loader with kAsync copies
-// global -> shared with cp.async in `fetch` and its `stash` does nothing):
+// Operand loaders (`fetch(kt, tile)` global -> registers, `stash(tile)`
+// registers -> shared; a loader with kAsync copies global -> shared with
+// cp.async in `fetch` and its `stash` does nothing). Each deals its tile's
+// chunks of V floats to the block's threads (ChunkDeal: V = 4 where the sizes
+// allow, else 2 or 1; every thread moves as many chunks):
 //   KContiguousLoader<Rows, BK, Threads, Vec>   rows contiguous along k
 //       (A [M, K] row-major, B^T stored [N, K], a kcrs filter [K, C*R*S])
 //   RowContiguousLoader<Rows, BK, Threads, Vec> k rows contiguous along the tile's rows
 //       (B [K, N] row-major, A^T stored [K, M]); Vec: cp.async, no registers
 //   Im2colNchwLoader (sketch/conv.cuh)        nchw activations, the im2col gather
-// Vec = true loads float4 and needs the contiguous extent to be a multiple of 4
-// and the base pointer 16-byte aligned; Vec = false loads scalars. Both zero-fill
-// outside the matrix, so any size works.
+// Vec = true loads whole chunks and needs the contiguous extent to be a
+// multiple of 4 and the base pointer 16-byte aligned; Vec = false loads
+// scalars. Both zero-fill outside the matrix, so any size works.
 //
 //   mainloop<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, micro, acc)
 //       Stages 2: double buffering as above; Stages 1: load, barrier, multiply
 //   store_row<Vec>(dst_row, micro, col0, cols, out)   one micro-tile row of a
-//       row-major output (float4 where 4 columns fit)
+//       row-major output (whole pieces where they fit)
 //   block_z()   blockIdx.z read again after the mainloop (batch indices)
 #ifndef SKETCH_SIMT_CUH
 #define SKETCH_SIMT_CUH
@@ -46,45 +53,140 @@ namespace simt {
 /// Shared-memory row length (floats) of a tile with `rows` rows.
 __host__ __device__ constexpr int padded(int rows) { return rows + 4; }
 
-/// Threads of a block computing a rows x cols tile with 8x8 per thread.
-__host__ __device__ constexpr int threads_for(int rows, int cols) { return rows * cols / 64; }
+/// The floats one access moves for a run of `n` (4, 2 or 1: the widest dividing n).
+__host__ __device__ constexpr int vector_width(int n) {
+  return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+}
 
-/// This thread's place in the block tile and the rows/columns of its micro-tile.
-template <int Rows, int Cols>
+/// V floats from `src` (V-aligned) to dst[0..V-1]; Global: a read-only global load.
+template <int V, bool Global = false>
+__device__ __forceinline__ void load_vector(const float *src, float *dst) {
+  if constexpr (V == 4) {
+    const float4 x = Global ? __ldg(reinterpret_cast<const float4 *>(src))
+                            : *reinterpret_cast<const float4 *>(src);
+    dst[0] = x.x, dst[1] = x.y, dst[2] = x.z, dst[3] = x.w;
+  } else if constexpr (V == 2) {
+    const float2 x = Global ? __ldg(reinterpret_cast<const float2 *>(src))
+                            : *reinterpret_cast<const float2 *>(src);
+    dst[0] = x.x, dst[1] = x.y;
+  } else {
+    dst[0] = Global ? __ldg(src) : *src;
+  }
+}
+
+/// src[0..V-1] to `dst` (V-aligned) as one store.
+template <int V>
+__device__ __forceinline__ void store_vector(float *dst, const float *src) {
+  if constexpr (V == 4)
+    *reinterpret_cast<float4 *>(dst) = make_float4(src[0], src[1], src[2], src[3]);
+  else if constexpr (V == 2)
+    *reinterpret_cast<float2 *>(dst) = make_float2(src[0], src[1]);
+  else
+    *dst = src[0];
+}
+
+/// cp.async of V floats (V-aligned); zero-fills the destination when !pred.
+template <int V>
+__device__ __forceinline__ void cp_async_floats(uint32_t dst, const float *src, bool pred) {
+  if constexpr (V == 4)
+    cp_async_16(dst, src, pred);
+  else if constexpr (V == 2)
+    cp_async_8(dst, src, pred);
+  else
+    cp_async_4(dst, src, pred);
+}
+
+/// Lanes of a warp along the thread columns: 8 (a warp of 4 x 8 threads) where
+/// the Rows x Cols thread grid allows, else the first of 4, 16, 2, 32, 1 that fits.
+__host__ __device__ constexpr int lane_cols(int rows, int cols) {
+  constexpr int kChoices[] = {8, 4, 16, 2, 32, 1};
+  for (int c : kChoices)
+    if (cols % c == 0 && rows % (32 / c) == 0)
+      return c;
+  return 0;
+}
+
+/// This thread's place in the block tile and the rows/columns of its TM x TN micro-tile.
+template <int Rows, int Cols, int TM = 8, int TN = 8>
 struct MicroTile {
-  static_assert(Rows % 32 == 0 && Cols % 64 == 0, "tile must be a multiple of 32 x 64");
-  static constexpr int kWarpCols = Cols / 64; // warps across the columns
+  static constexpr int kRows = TM, kCols = TN;
+  static constexpr int kThreadRows = Rows / TM, kThreadCols = Cols / TN; // the thread grid
+  static constexpr int kVecRows = vector_width(TM), kVecCols = vector_width(TN);
+  static constexpr int kRowPieces = TM / kVecRows, kColPieces = TN / kVecCols;
+  static constexpr int kLaneCols = lane_cols(kThreadRows, kThreadCols), kLaneRows = 32 / kLaneCols;
+  static constexpr int kWarpCols = kThreadCols / kLaneCols; // warps across the columns
+  static_assert(Rows % TM == 0 && Cols % TN == 0 && kThreadRows * kThreadCols % 32 == 0 &&
+                    kLaneCols > 0,
+                "the micro-tile must divide the block tile among whole warps");
   int ty, tx;
   __device__ MicroTile() {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    ty = (warp / kWarpCols) * 4 + lane / 8;
-    tx = (warp % kWarpCols) * 8 + lane % 8;
+    ty = (warp / kWarpCols) * kLaneRows + lane / kLaneCols;
+    tx = (warp % kWarpCols) * kLaneCols + lane % kLaneCols;
   }
-  /// Block-tile row of micro-tile row i (0..7).
-  __device__ int row(int i) const { return ty * 4 + (i & 3) + (i >> 2) * (Rows / 2); }
-  /// Block-tile column of micro-tile column j (0..7).
-  __device__ int col(int j) const { return tx * 4 + (j & 3) + (j >> 2) * (Cols / 2); }
+  /// Block-tile row of micro-tile row i (0..TM-1).
+  __device__ int row(int i) const {
+    return ty * kVecRows + i % kVecRows + i / kVecRows * (Rows / kRowPieces);
+  }
+  /// Block-tile column of micro-tile column j (0..TN-1).
+  __device__ int col(int j) const {
+    return tx * kVecCols + j % kVecCols + j / kVecCols * (Cols / kColPieces);
+  }
+};
+
+/// Greatest common divisor (compile time).
+__host__ __device__ constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
+
+/// A tile of Lines lines of Width floats (contiguous along a line) split into
+/// chunks of kVector floats, dealt to Threads threads. The threads form a
+/// grid of Threads / G rows by G columns, G = gcd(Threads, chunks a line):
+/// thread t starts at line t / G, chunk t % G of it, and moves on by G chunks
+/// along the line (kAcross times), then by Threads / G lines. Consecutive
+/// threads copy consecutive chunks; every step is a compile-time constant.
+/// (When Threads is a multiple of the chunks a line, G is all of them: a
+/// thread's chunks are kLineStep lines apart at one offset.)
+template <int Lines, int Width, int Threads>
+struct ChunkDeal {
+  static constexpr int kVector = Lines * Width / 4 % Threads == 0 && Width % 4 == 0   ? 4
+                                 : Lines * Width / 2 % Threads == 0 && Width % 2 == 0 ? 2
+                                                                                      : 1;
+  static constexpr int kPerLine = Width / kVector;
+  static constexpr int kChunks = Lines * kPerLine / Threads; // chunks a thread
+  static constexpr int kColumns = gcd(Threads, kPerLine);      // G
+  static constexpr int kAcross = kPerLine / kColumns;          // a thread's chunks a line
+  static constexpr int kLineStep = Threads / kColumns;
+  static_assert(Lines * Width % Threads == 0 && kChunks >= 1 && Lines % kLineStep == 0,
+                "each thread copies as many floats of the tile");
+  /// Line and float offset of thread t's chunk 0 (t = threadIdx.x; unsigned
+  /// arithmetic: the divisions become shifts).
+  __device__ static int line(unsigned t) { return t / kColumns; }
+  __device__ static int offset(unsigned t) { return t % kColumns * kVector; }
+  /// Lines and floats from a thread's chunk 0 to its chunk c.
+  __host__ __device__ static constexpr int line_step(int c) { return c / kAcross * kLineStep; }
+  __host__ __device__ static constexpr int offset_step(int c) {
+    return c % kAcross * kColumns * kVector;
+  }
 };
 
 /// Operand rows contiguous along k: global `base[row * ld + k]`, `extent` rows, `depth` k.
-/// Chunk c of a thread covers row `row + c * kStep`, k `koff..koff+3` of the tile.
+/// Thread t's chunk c covers row `row + dr`, k `koff + dk .. + V-1` of the tile
+/// (dr, dk: the deal's compile-time steps).
 template <int Rows, int BK, int Threads, bool Vec>
 struct KContiguousLoader {
-  static constexpr int kChunks = Rows * BK / 4 / Threads; // 4-float chunks per thread
-  static constexpr int kStep = Threads / (BK / 4);         // rows between a thread's chunks
-  static_assert(kChunks >= 1 && Rows * BK / 4 % Threads == 0, "tile too small for the block");
+  using Deal = ChunkDeal<Rows, BK, Threads>;
+  static constexpr int V = Deal::kVector, kChunks = Deal::kChunks;
   const float *ptr; // chunk 0 in k tile 0
   int ld;           // < 2^31: the host checks that every matrix has fewer elements
   int row, koff;
   int rows_left;    // rows of the matrix from this thread's first row on
   int depth;
-  float v[kChunks][4];
+  float v[kChunks][V];
   static constexpr bool kAsync = false;
 
   __device__ KContiguousLoader(const float *base, int ld_, int row0, int extent, int depth_)
       : ld(ld_), depth(depth_) {
-    row = threadIdx.x / (BK / 4);
-    koff = threadIdx.x % (BK / 4) * 4;
+    row = Deal::line(threadIdx.x);
+    koff = Deal::offset(threadIdx.x);
     rows_left = extent - row0 - row;
     ptr = base + int64_t(row0 + row) * ld_ + koff;
   }
@@ -93,17 +195,19 @@ struct KContiguousLoader {
     const int k = kt * BK + koff;
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-      const bool live = c * kStep < rows_left;
-      const float *p = ptr + int64_t(c * kStep) * ld + kt * BK;
+      const int dr = Deal::line_step(c), dk = Deal::offset_step(c);
+      const bool live = dr < rows_left;
+      const float *p = ptr + int64_t(dr) * ld + kt * BK + dk;
       if (Vec) {
-        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (live && k < depth)
-          x = __ldg(reinterpret_cast<const float4 *>(p));
-        v[c][0] = x.x, v[c][1] = x.y, v[c][2] = x.z, v[c][3] = x.w;
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          v[c][e] = 0.f;
+        if (live && k + dk < depth)
+          load_vector<V, true>(p, v[c]);
       } else {
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          v[c][e] = live && k + e < depth ? __ldg(p + e) : 0.f;
+        for (int e = 0; e < V; ++e)
+          v[c][e] = live && k + dk + e < depth ? __ldg(p + e) : 0.f;
       }
     }
   }
@@ -111,34 +215,36 @@ struct KContiguousLoader {
   /// Transposed store: tile[k][row].
   __device__ __forceinline__ void stash(float (*tile)[padded(Rows)]) const {
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c)
+    for (int c = 0; c < kChunks; ++c) {
+      const int dr = Deal::line_step(c), dk = Deal::offset_step(c);
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        tile[koff + e][row + c * kStep] = v[c][e];
+      for (int e = 0; e < V; ++e)
+        tile[koff + dk + e][row + dr] = v[c][e];
+    }
   }
 };
 
 /// Operand k rows contiguous along the tile's rows: global `base[k * ld + row]`.
-/// Chunk c of a thread covers k row `krow + c * kStep`, rows `row..row+3` of the tile.
-/// Vec: the chunks need no transposition, so they go straight to shared memory
-/// (cp.async, zero-filled outside the matrix) and take no registers.
+/// Thread t's chunk c covers k row `krow + dk`, rows `row + dr .. + V-1` of the
+/// tile (dk, dr: the deal's compile-time steps). Vec: the chunks need no transposition, so
+/// they go straight to shared memory (cp.async, zero-filled outside the matrix)
+/// and take no registers.
 template <int Rows, int BK, int Threads, bool Vec>
 struct RowContiguousLoader {
-  static constexpr int kChunks = Rows * BK / 4 / Threads;
-  static constexpr int kStep = Threads / (Rows / 4);
-  static_assert(kChunks >= 1 && Rows * BK / 4 % Threads == 0, "tile too small for the block");
+  using Deal = ChunkDeal<BK, Rows, Threads>;
+  static constexpr int V = Deal::kVector, kChunks = Deal::kChunks;
   static constexpr bool kAsync = Vec;
   const float *ptr;
   int ld; // < 2^31 (see KContiguousLoader)
   int krow, row;
   int rows_left; // matrix rows from this thread's first row on
   int depth;
-  float v[Vec ? 1 : kChunks][4];
+  float v[Vec ? 1 : kChunks][V];
 
   __device__ RowContiguousLoader(const float *base, int ld_, int row0, int extent, int depth_)
       : ld(ld_), depth(depth_) {
-    krow = threadIdx.x / (Rows / 4);
-    row = threadIdx.x % (Rows / 4) * 4;
+    krow = Deal::line(threadIdx.x);
+    row = Deal::offset(threadIdx.x);
     rows_left = extent - row0 - row;
     ptr = base + int64_t(krow) * ld_ + row0 + row;
   }
@@ -146,26 +252,28 @@ struct RowContiguousLoader {
   __device__ __forceinline__ void fetch(int kt, float (*tile)[padded(Rows)]) {
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-      const bool k_ok = kt * BK + krow + c * kStep < depth;
-      const float *p = ptr + int64_t(kt * BK + c * kStep) * ld;
+      const int dk = Deal::line_step(c), dr = Deal::offset_step(c);
+      const bool k_ok = kt * BK + krow + dk < depth;
+      const float *p = ptr + int64_t(kt * BK + dk) * ld + dr;
       if constexpr (Vec) {
-        const bool in = k_ok && rows_left > 0;
-        cp_async_16(smem_addr(&tile[krow + c * kStep][row]), in ? p : ptr, in);
+        const bool in = k_ok && dr < rows_left;
+        cp_async_floats<V>(smem_addr(&tile[krow + dk][row + dr]), in ? p : ptr, in);
       } else {
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          v[c][e] = k_ok && e < rows_left ? __ldg(p + e) : 0.f;
+        for (int e = 0; e < V; ++e)
+          v[c][e] = k_ok && dr + e < rows_left ? __ldg(p + e) : 0.f;
       }
     }
   }
 
-  /// Direct 16-byte store: tile[krow][row..row+3] (Vec: cp.async did it).
+  /// Direct store of whole chunks: tile[krow][row..] (Vec: cp.async did it).
   __device__ __forceinline__ void stash(float (*tile)[padded(Rows)]) const {
     if constexpr (!Vec) {
 #pragma unroll
-      for (int c = 0; c < kChunks; ++c)
-        *reinterpret_cast<float4 *>(&tile[krow + c * kStep][row]) =
-            make_float4(v[c][0], v[c][1], v[c][2], v[c][3]);
+      for (int c = 0; c < kChunks; ++c) {
+        const int dk = Deal::line_step(c), dr = Deal::offset_step(c);
+        store_vector<V>(&tile[krow + dk][row + dr], v[c]);
+      }
     }
   }
 };
@@ -187,31 +295,34 @@ __device__ __forceinline__ unsigned block_z() {
 }
 
 /// Multiplies one shared k tile into the accumulators.
-template <int Rows, int Cols, int BK>
+template <int Rows, int Cols, int BK, int TM, int TN>
 __device__ __forceinline__ void multiply_tile(const float (*a)[padded(Rows)],
                                               const float (*b)[padded(Cols)],
-                                              const MicroTile<Rows, Cols> &t, float (&acc)[8][8]) {
+                                              const MicroTile<Rows, Cols, TM, TN> &t,
+                                              float (&acc)[TM][TN]) {
+  using Micro = MicroTile<Rows, Cols, TM, TN>;
 #pragma unroll
   for (int k = 0; k < BK; ++k) {
-    const float4 a0 = *reinterpret_cast<const float4 *>(&a[k][t.ty * 4]);
-    const float4 a1 = *reinterpret_cast<const float4 *>(&a[k][t.ty * 4 + Rows / 2]);
-    const float4 b0 = *reinterpret_cast<const float4 *>(&b[k][t.tx * 4]);
-    const float4 b1 = *reinterpret_cast<const float4 *>(&b[k][t.tx * 4 + Cols / 2]);
-    const float x[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-    const float y[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+    float x[TM], y[TN];
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < TM; i += Micro::kVecRows)
+      load_vector<Micro::kVecRows>(&a[k][t.row(i)], &x[i]);
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
+    for (int j = 0; j < TN; j += Micro::kVecCols)
+      load_vector<Micro::kVecCols>(&b[k][t.col(j)], &y[j]);
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j)
         acc[i][j] = fmaf(x[i], y[j], acc[i][j]);
   }
 }
 
 /// The Stages = 2 mainloop (see mainloop below), for ktiles >= 1.
-template <int Rows, int Cols, int BK, typename LoadA, typename LoadB>
+template <int Rows, int Cols, int BK, typename LoadA, typename LoadB, int TM, int TN>
 __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &load_b, int ktiles,
-                                                         const MicroTile<Rows, Cols> &t,
-                                                         float (&acc)[8][8],
+                                                         const MicroTile<Rows, Cols, TM, TN> &t,
+                                                         float (&acc)[TM][TN],
                                                          float (*a_tile)[BK][padded(Rows)],
                                                          float (*b_tile)[BK][padded(Cols)]) {
   load_a.fetch(0, a_tile[0]);
@@ -237,20 +348,17 @@ __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &l
   }
 }
 
-/// acc = sum over `ktiles` k tiles of A-tile^T * B-tile. `load_a` fills
-/// tile[k][row] for the Rows rows, `load_b` tile[k][col] for the Cols columns.
-/// Stages 2: double buffering (tile kt+1 is in registers while tile kt is
-/// multiplied); Stages 1: load, barrier, multiply, barrier.
-template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB>
-__device__ __forceinline__ void mainloop(LoadA &load_a, LoadB &load_b, int ktiles,
-                                         const MicroTile<Rows, Cols> &t, float (&acc)[8][8]) {
-  static_assert(Stages == 1 || Stages == 2, "the SIMT mainloop has 1 or 2 stages");
-  __shared__ __align__(16) float a_tile[Stages][BK][padded(Rows)];
-  __shared__ __align__(16) float b_tile[Stages][BK][padded(Cols)];
+/// The mainloop on the shared tiles a_tile[Stages], b_tile[Stages].
+template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int TM, int TN>
+__device__ __forceinline__ void mainloop_on(LoadA &load_a, LoadB &load_b, int ktiles,
+                                            const MicroTile<Rows, Cols, TM, TN> &t,
+                                            float (&acc)[TM][TN],
+                                            float (*a_tile)[BK][padded(Rows)],
+                                            float (*b_tile)[BK][padded(Cols)]) {
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < 8; ++j)
+    for (int j = 0; j < TN; ++j)
       acc[i][j] = 0.f;
   if constexpr (Stages == 1) {
     for (int kt = 0; kt < ktiles; ++kt) {
@@ -269,27 +377,58 @@ __device__ __forceinline__ void mainloop(LoadA &load_a, LoadB &load_b, int ktile
   }
 }
 
-/// Stores the 8 values of a micro-tile row: out[0..3] at columns col(0..3),
-/// out[4..7] at col(4..7) of `dst_row` (the row's first element), columns >=
-/// `cols` skipped. Vec: 16-byte stores where 4 columns fit (f32 outputs; the
-/// row must be 16-byte aligned).
-template <bool Vec, int Rows, int Cols, typename T>
-__device__ __forceinline__ void store_row(T *dst_row, const MicroTile<Rows, Cols> &t, int col0,
-                                          int cols, const float (&out)[8]) {
+/// Bytes of the shared tiles of mainloop<Rows, Cols, BK, Stages>; above
+/// kStaticSharedBytes they are dynamic shared memory, which the launch must
+/// provide (lib/Passes/SimtTile.cpp computes the same).
+template <int Rows, int Cols, int BK, int Stages>
+__host__ __device__ constexpr int shared_bytes() {
+  return Stages * BK * (padded(Rows) + padded(Cols)) * int(sizeof(float));
+}
+constexpr int kStaticSharedBytes = 48 * 1024;
+
+/// acc = sum over `ktiles` k tiles of A-tile^T * B-tile. `load_a` fills
+/// tile[k][row] for the Rows rows, `load_b` tile[k][col] for the Cols columns.
+/// Stages 2: double buffering (tile kt+1 is in registers while tile kt is
+/// multiplied); Stages 1: load, barrier, multiply, barrier.
+template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int TM, int TN>
+__device__ __forceinline__ void mainloop(LoadA &load_a, LoadB &load_b, int ktiles,
+                                         const MicroTile<Rows, Cols, TM, TN> &t,
+                                         float (&acc)[TM][TN]) {
+  static_assert(Stages == 1 || Stages == 2, "the SIMT mainloop has 1 or 2 stages");
+  if constexpr (shared_bytes<Rows, Cols, BK, Stages>() <= kStaticSharedBytes) {
+    __shared__ __align__(16) float a_tile[Stages][BK][padded(Rows)];
+    __shared__ __align__(16) float b_tile[Stages][BK][padded(Cols)];
+    mainloop_on<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, t, acc, a_tile, b_tile);
+  } else {
+    extern __shared__ __align__(16) float simt_shared_tiles[];
+    auto *a_tile = reinterpret_cast<float (*)[BK][padded(Rows)]>(simt_shared_tiles);
+    auto *b_tile = reinterpret_cast<float (*)[BK][padded(Cols)]>(simt_shared_tiles +
+                                                                 Stages * BK * padded(Rows));
+    mainloop_on<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, t, acc, a_tile, b_tile);
+  }
+}
+
+/// Stores the TN values of a micro-tile row: out[j] at column col(j) of
+/// `dst_row` (the row's first element), columns >= `cols` skipped. Vec: one
+/// store per piece of the micro-tile's row where the piece fits (f32 outputs;
+/// the row must be 16-byte aligned).
+template <bool Vec, int Rows, int Cols, int TM, int TN, typename T>
+__device__ __forceinline__ void store_row(T *dst_row, const MicroTile<Rows, Cols, TM, TN> &t,
+                                          int col0, int cols, const float (&out)[TN]) {
+  constexpr int V = MicroTile<Rows, Cols, TM, TN>::kVecCols;
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int col = col0 + t.col(4 * half);
+  for (int piece = 0; piece < TN; piece += V) {
+    const int col = col0 + t.col(piece);
     if constexpr (Vec && std::is_same<T, float>::value) {
-      if (col + 4 <= cols) {
-        *reinterpret_cast<float4 *>(dst_row + col) =
-            make_float4(out[4 * half], out[4 * half + 1], out[4 * half + 2], out[4 * half + 3]);
+      if (col + V <= cols) {
+        store_vector<V>(dst_row + col, &out[piece]);
         continue;
       }
     }
 #pragma unroll
-    for (int e = 0; e < 4; ++e)
+    for (int e = 0; e < V; ++e)
       if (col + e < cols)
-        dst_row[col + e] = from_float<T>(out[4 * half + e]);
+        dst_row[col + e] = from_float<T>(out[piece + e]);
   }
 }
 

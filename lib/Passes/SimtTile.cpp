@@ -1,0 +1,156 @@
+//===- SimtTile.cpp - the f32 SIMT block and its rules --------------------===//
+#include "lib/Passes/SimtTile.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace sketch {
+namespace {
+
+constexpr int64_t kPartitionRegisters = 16384; // an SM: 4 partitions of 16384 registers
+constexpr int64_t kMaxRegistersPerThread = 255;
+constexpr int64_t kMaxThreadsPerSm = 2048;
+constexpr int64_t kMaxBlocksPerSm = 32;
+
+/// The registers each thread may have when `warps` warps share an SM: its 4
+/// partitions hold a quarter of the warps each (rounded up); ptxas allocates
+/// in steps of 8.
+int64_t registerCap(int64_t warps) {
+  int64_t perPartition = (warps + 3) / 4;
+  return std::min(kMaxRegistersPerThread, kPartitionRegisters / (perPartition * 32) / 8 * 8);
+}
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+/// The micro-tile of `outputs` accumulators for a rows x cols block: microRows
+/// divides rows, microCols divides cols; fewest loads a k step, then squarest.
+SimtTile chooseMicroTile(int64_t rows, int64_t cols, int64_t depth, int64_t outputs) {
+  SimtTile best{rows, cols, depth, 0, 0};
+  auto cost = [](int64_t m, int64_t n) {
+    return std::make_tuple(m / simtVectorWidth(m) + n / simtVectorWidth(n), m + n, m);
+  };
+  for (int64_t m = 1; m <= outputs; ++m) {
+    if (outputs % m != 0 || rows % m != 0 || cols % (outputs / m) != 0)
+      continue;
+    int64_t n = outputs / m;
+    if (best.microRows == 0 || cost(m, n) < cost(best.microRows, best.microCols)) {
+      best.microRows = m;
+      best.microCols = n;
+    }
+  }
+  return best;
+}
+
+} // namespace
+
+int64_t simtVectorWidth(int64_t n) { return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1; }
+
+int64_t SimtTile::copyChunks() const {
+  // ChunkDeal's widest chunk whose count the threads divide, for a tile whose
+  // rows are `contiguous` floats long; an operand tile is contiguous along BK
+  // (A, B^T) or along its BM / BN rows (A^T, B).
+  auto chunk = [&](int64_t floats, int64_t contiguous) {
+    for (int64_t width : {4, 2})
+      if (contiguous % width == 0 && floats / width % threads() == 0)
+        return width;
+    return int64_t(1);
+  };
+  int64_t chunks = 0;
+  for (int64_t extent : {rows, cols}) {
+    int64_t floats = extent * depth;
+    chunks += floats / std::min(chunk(floats, depth), chunk(floats, extent)) / threads();
+  }
+  return chunks;
+}
+
+int64_t SimtTile::registers() const {
+  return accumulators() + microRows + microCols + stagedFloats() + 3 * copyChunks() +
+         kSimtOtherRegisters;
+}
+
+int64_t SimtTile::scalarRegisters() const { return registers() + stagedFloats() / 2; }
+
+int64_t SimtTile::minBlocksPerSm() const {
+  int64_t warps = threads() / 32, most = std::min(kMaxBlocksPerSm, kMaxThreadsPerSm / threads());
+  int64_t blocks = 1;
+  while (blocks < most && registerCap((blocks + 1) * warps) >= registers())
+    ++blocks;
+  return blocks;
+}
+
+int64_t SimtTile::sharedBytes(int64_t stages) const {
+  return std::min<int64_t>(stages, 2) * depth * ((rows + 4) + (cols + 4)) * 4;
+}
+
+namespace {
+
+std::string threadsText(int64_t threads) { return "the " + str(threads) + " threads (32 x warps)"; }
+
+/// Rules 1, 2 and 4 (the sizes alone); empty when kept.
+std::string brokenDivision(int64_t rows, int64_t cols, int64_t depth, int64_t threads) {
+  int64_t outputs = rows * cols;
+  if (outputs % threads != 0)
+    return "rule 1, threads divide the tile: " + threadsText(threads) +
+           " must divide the BM x BN = " + str(outputs) +
+           " outputs evenly (each thread computes a micro-tile of the same size)";
+  if (outputs / threads > kSimtMaxAccumulators)
+    return "rule 2, at most " + str(kSimtMaxAccumulators) + " accumulators a thread: " +
+           threadsText(threads) + " would hold " + str(outputs / threads) +
+           " each (BM x BN / threads): use more warps (at most 32) or a smaller tile";
+  for (auto [extent, name] : {std::pair{rows, "BM"}, std::pair{cols, "BN"}})
+    if (extent * depth % threads != 0)
+      return "rule 4, threads divide the copies: " + threadsText(threads) +
+             " must divide the " + name + " x BK = " + str(extent * depth) +
+             " elements of an operand tile evenly (each thread copies as many): use fewer "
+             "warps or a larger tile";
+  return "";
+}
+
+/// Rules 3 and 5 (the derived tile); empty when kept.
+std::string brokenResources(const SimtTile &tile, int64_t warps, int64_t stages,
+                            int64_t smemLimit) {
+  if (tile.scalarRegisters() > registerCap(warps))
+    return "rule 3, registers: a thread needs about " + str(tile.scalarRegisters()) + " (" +
+           str(tile.accumulators()) + " accumulators, " + str(tile.microRows + tile.microCols) +
+           " operands, " + str(tile.stagedFloats()) + " staged copy floats, " +
+           str(3 * tile.copyChunks()) + " for the copies' addresses and guards, " +
+           str(tile.stagedFloats() / 2) + " for the scalar copies' element guards, " +
+           str(kSimtOtherRegisters) + " others), more than the " + str(registerCap(warps)) +
+           " each of " + str(tile.threads()) +
+           " threads can have (65536 an SM, at most 255 a thread): use a smaller tile or BK";
+  if (tile.sharedBytes(stages) > smemLimit)
+    return "rule 5, shared memory: the tiles need " + str(tile.sharedBytes(stages)) + " bytes (" +
+           str(std::min<int64_t>(stages, 2)) +
+           " stages x BK x (BM + 4 + BN + 4) floats), more than the " + str(smemLimit) +
+           " a block may use on the target: use a smaller tile or 1 stage";
+  return "";
+}
+
+} // namespace
+
+std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth, int64_t warps,
+                                       int64_t stages, int64_t smemLimit, std::string &broken) {
+  int64_t threads = 32 * warps;
+  broken = brokenDivision(rows, cols, depth, threads);
+  if (!broken.empty())
+    return std::nullopt;
+  // A micro-tile always exists here: microRows = gcd(outputs a thread, rows) leaves
+  // a microCols that divides cols.
+  SimtTile tile = chooseMicroTile(rows, cols, depth, rows * cols / threads);
+  broken = brokenResources(tile, warps, stages, smemLimit);
+  if (!broken.empty())
+    return std::nullopt;
+  return tile;
+}
+
+int64_t defaultSimtWarps(int64_t rows, int64_t cols, int64_t depth, int64_t stages,
+                         int64_t smemLimit) {
+  int64_t most = std::clamp<int64_t>(rows * cols / (32 * 64), 1, 32);
+  std::string broken;
+  for (int64_t warps = most; warps >= 1; --warps)
+    if (deriveSimtTile(rows, cols, depth, warps, stages, smemLimit, broken))
+      return warps;
+  return most;
+}
+
+} // namespace sketch

@@ -1,0 +1,87 @@
+//===- SimtTile.h - the f32 SIMT block and its rules -------------*- C++ -*-===//
+//
+// The f32 CUDA-core mainloop (runtime/include/sketch/simt.cuh) computes a
+// block tile of rows x cols outputs with k steps of `depth`; each thread owns
+// a microRows x microCols tile of accumulators. deriveSimtTile finds that
+// micro-tile for a block of 32 x warps threads, or names the rule the block
+// breaks (docs/language.md, "f32 GEMM tiles"); sketch-choose-defaults reports
+// it at the kernel and the SIMT GEMM emitter derives the same tile.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SKETCH_PASSES_SIMTTILE_H
+#define SKETCH_PASSES_SIMTTILE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sketch {
+
+/// The SIMT block tile: `rows` x `cols` outputs, reduction steps of `depth`,
+/// microRows x microCols accumulators a thread.
+struct SimtTile {
+  int64_t rows = 128, cols = 128, depth = 8;
+  int64_t microRows = 8, microCols = 8;
+
+  int64_t threads() const { return rows * cols / (microRows * microCols); }
+  int64_t accumulators() const { return microRows * microCols; }
+  /// Floats of both operand tiles a thread holds between a k tile's global
+  /// loads and its shared stores (at most: cp.async copies need none).
+  int64_t stagedFloats() const { return (rows + cols) * depth / threads(); }
+  /// The copies (chunks of 4, 2 or 1 floats, simt.cuh's ChunkDeal) a thread
+  /// issues a k tile for both operand tiles, at the narrower chunks of either
+  /// operand layout.
+  int64_t copyChunks() const;
+  /// The registers a thread is planned with: accumulators, the micro-tile's
+  /// operands (microRows + microCols), staged floats, 3 a copy for its address
+  /// and guard, kSimtOtherRegisters for indices and pointers (the default
+  /// tile, 128x128x16 with 8 warps: 64 + 16 + 16 + 12 + 20 = 128).
+  int64_t registers() const;
+  /// The same for the scalar kernel (unaligned operands), whose copies guard
+  /// each element: half a register more a staged float.
+  int64_t scalarRegisters() const;
+  /// The blocks per SM the 16-byte kernel asks ptxas for (__launch_bounds__):
+  /// the most whose warps leave registers() a thread (rule 3 with that many
+  /// blocks), at least 1.
+  int64_t minBlocksPerSm() const;
+  /// Bytes of shared memory: `stages` (1 or 2) copies of both k-major tiles,
+  /// rows padded by 4 floats.
+  int64_t sharedBytes(int64_t stages) const;
+};
+
+/// Floats one shared-memory access moves along a micro-tile side of `n`: 4, 2
+/// or 1, the widest dividing n (simt.cuh's vector_width).
+int64_t simtVectorWidth(int64_t n);
+
+/// Registers a SIMT thread needs besides its accumulators, operands and copies.
+constexpr int64_t kSimtOtherRegisters = 20;
+/// Most accumulators a SIMT thread holds.
+constexpr int64_t kSimtMaxAccumulators = 128;
+/// Static shared memory a block may declare; the SIMT tiles above it are dynamic.
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+/// The tile a block of 32 x `warps` threads computes rows x cols x depth with
+/// on the SIMT mainloop (stages >= 3 act as 2), when it keeps every rule:
+///   1. the threads divide the rows x cols outputs evenly (a micro-tile each);
+///   2. at most kSimtMaxAccumulators accumulators a thread;
+///   3. scalarRegisters() a thread fit the SM's register file with one block on it
+///      (4 partitions of 16384 registers, each running a quarter of the
+///      warps; at most 255 a thread);
+///   4. the threads divide each operand tile's rows x depth and cols x depth
+///      elements evenly (every thread copies as many);
+///   5. the shared tiles fit `smemLimit` bytes.
+/// Otherwise nullopt, with the broken rule in `broken`. The micro-tile is the
+/// factorisation of the outputs a thread that needs the fewest shared-memory
+/// loads a k step (4-float pieces), then the squarest.
+std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth, int64_t warps,
+                                       int64_t stages, int64_t smemLimit, std::string &broken);
+
+/// The warps of an f32 GEMM block that `warps` does not set: the most (at most
+/// 32) that leave each thread at least 64 accumulators (8 x 8) and keep the
+/// rules (at least 1); when none does, that most (the rules then report it).
+int64_t defaultSimtWarps(int64_t rows, int64_t cols, int64_t depth, int64_t stages,
+                         int64_t smemLimit);
+
+} // namespace sketch
+
+#endif // SKETCH_PASSES_SIMTTILE_H
