@@ -49,9 +49,11 @@ void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec) {
   w.line("constexpr int THREADS = " + str(T::threads) + ";");
   w.comment("shared memory: U[2][16][BC][LDU] transformed filters, V[2][16][BC][BT] transformed");
   w.comment("patches (two stages each); after the loop E[16][BK / 2][LDE] over them");
-  w.line("extern __shared__ __align__(16) float smem[];");
-  w.line("auto u = reinterpret_cast<float (*)[16][BC][LDU]>(smem);");
-  w.line("auto v = reinterpret_cast<float (*)[16][BC][BT]>(smem + 2 * 16 * BC * LDU);");
+  // The same declaration as every other kernel's: one file may hold kernels of several kinds.
+  w.line("extern __shared__ __align__(128) unsigned char smem[];");
+  w.line("float *const smem_f = reinterpret_cast<float *>(smem);");
+  w.line("auto u = reinterpret_cast<float (*)[16][BC][LDU]>(smem_f);");
+  w.line("auto v = reinterpret_cast<float (*)[16][BC][BT]>(smem_f + 2 * 16 * BC * LDU);");
   spec.derivedSizes();
   w.comment("output channels fastest: neighbouring blocks read the same input patches");
   w.line("const int k_blocks = (shape.k + BK - 1) / BK;");
@@ -119,7 +121,7 @@ void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec) {
   w.comment("Epilogue, channels k0 + half * BK / 2 + 0..BK / 2 - 1 at a time: warp xi writes its");
   w.comment("M[xi] rows to E[xi], then each thread reads all 16 components of (channel, tile)");
   w.comment("pairs threadIdx.x + r * THREADS and applies Y = A^T M A and the fused statements.");
-  w.line("auto e = reinterpret_cast<float (*)[BK / 2][LDE]>(smem);  // the loop's last barrier "
+  w.line("auto e = reinterpret_cast<float (*)[BK / 2][LDE]>(smem_f);  // the loop's last barrier "
          "freed U, V");
   w.line("#pragma unroll");
   w.open("for (int half = 0; half < 2; ++half)");
