@@ -857,7 +857,7 @@ void emitSplitReduceStore(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   int64_t perChunk = out.perChunk;
   std::string n = slices.count, q = slices.slice;
   w.comment("split-K (docs/backend.md): each K slice stages its f32 partial tile in its shared");
-  w.comment("memory; slice " + q + " then sums its share of the tile's output chunks over slices");
+  w.comment("memory; slice `" + q + "` then sums its share of the tile's output chunks over slices");
   w.comment("0, 1, ... in that order (the same bits every run), applies the epilogue and stores them");
   w.line("sketch::cp_async_wait_all();");
   w.line("__syncthreads();  // the pipeline buffers become the partial tile");
