@@ -400,7 +400,7 @@ private:
       emitSplitReduceStore(w, config, epilogue, gemmStoreSpec(g),
                            {"SLICES", "slice", "slice * SLICE_SMEM_BYTES",
                             "sketch::smem_addr(smem) + q * SLICE_SMEM_BYTES",
-                            "sketch::ld_shared_f32x4", "__syncthreads();", false});
+                            "sketch::ld_shared_128", "__syncthreads();", false});
     else
       emitAccumulatorStore(w, config, epilogue, gemmStoreSpec(g));
     w.indentLess();

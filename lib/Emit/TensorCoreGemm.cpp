@@ -880,11 +880,8 @@ void emitSplitReduceStore(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   w.line("const int64_t row = " + s.m0 + " + r;");
   w.line("const uint32_t at = (r * LD + c) * 4;");
   std::string quads = str(perChunk / 4);
-  w.line("float sum[" + str(perChunk) + "];");
-  unrolledFor(w, "j", quads);
-  w.line("sketch::set_f32x4(sum + 4 * j, " + slices.load + "(slice_tile(0) + at + 16 * j));");
-  w.close();
-  w.open("for (int q = 1; q < " + n + "; ++q)");
+  w.line("float sum[" + str(perChunk) + "] = {};");
+  w.open("for (int q = 0; q < " + n + "; ++q)");
   unrolledFor(w, "j", quads);
   w.line("sketch::add_f32x4(sum + 4 * j, " + slices.load + "(slice_tile(q) + at + 16 * j));");
   w.close();

@@ -470,7 +470,7 @@ private:
       emitSplitReduceStore(w, block.storeConfig(), epilogue, gemmStoreSpec(g),
                            {"slices", "slice", "0",
                             "sketch::cluster_shared_addr(sketch::smem_addr(smem), q)",
-                            "sketch::ld_cluster_f32x4", "sketch::cluster_sync();", true});
+                            "sketch::ld_cluster_128", "sketch::cluster_sync();", true});
     }
     w.indentLess();
     w.line("}");

@@ -3,18 +3,19 @@
 // shared memory; each slice then sums its share of the tile over every slice, in slice
 // order (the same bits every run), and applies the epilogue to it.
 //
-//   ld_shared_f32x4(addr)              16 bytes at a shared address of this block
-//   set_f32x4(sum, x), add_f32x4(sum, x)   sum[0..3] = x, sum[0..3] += x
+//   add_f32x4(sum, x)                  sum[0..3] += the 4 floats of a 16-byte load x
 // On sm_90 (thread-block clusters: the slices are the blocks of one cluster):
 //   cluster_rank(), cluster_size()     this block's rank in its cluster, the cluster's blocks
 //   cluster_sync()                     every thread of every block of the cluster; shared
 //                                      stores before it are seen by any block's loads after it
 //   cluster_shared_addr(addr, rank)    shared address `addr` in block `rank` of the cluster
-//   ld_cluster_f32x4(addr)             16 bytes at such an address (distributed shared memory)
+//   ld_cluster_128(addr)               16 bytes at such an address (distributed shared memory)
 #ifndef SKETCH_SPLIT_CUH
 #define SKETCH_SPLIT_CUH
 
 #include <cstdint>
+
+#include "sketch/copy.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define SKETCH_HAS_CLUSTERS 1
@@ -24,26 +25,12 @@
 
 namespace sketch {
 
-__device__ __forceinline__ float4 ld_shared_f32x4(uint32_t addr) {
-  float4 v;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(addr));
-  return v;
-}
-
-__device__ __forceinline__ void set_f32x4(float *sum, float4 x) {
-  sum[0] = x.x;
-  sum[1] = x.y;
-  sum[2] = x.z;
-  sum[3] = x.w;
-}
-
-__device__ __forceinline__ void add_f32x4(float *sum, float4 x) {
-  sum[0] += x.x;
-  sum[1] += x.y;
-  sum[2] += x.z;
-  sum[3] += x.w;
+/// sum[0..3] += the four floats of a 16-byte load (sketch::ld_shared_128, ld_cluster_128).
+__device__ __forceinline__ void add_f32x4(float *sum, uint4 x) {
+  sum[0] += __uint_as_float(x.x);
+  sum[1] += __uint_as_float(x.y);
+  sum[2] += __uint_as_float(x.z);
+  sum[3] += __uint_as_float(x.w);
 }
 
 __device__ __forceinline__ uint32_t cluster_rank() {
@@ -81,16 +68,16 @@ __device__ __forceinline__ uint32_t cluster_shared_addr(uint32_t addr, uint32_t 
 #endif
 }
 
-__device__ __forceinline__ float4 ld_cluster_f32x4(uint32_t addr) {
+__device__ __forceinline__ uint4 ld_cluster_128(uint32_t addr) {
 #if SKETCH_HAS_CLUSTERS
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+  uint4 v;
+  asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "r"(addr)
                : "memory");
   return v;
 #else
-  return ld_shared_f32x4(addr);
+  return ld_shared_128(addr);
 #endif
 }
 
