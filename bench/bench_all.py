@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Every benchmark in one run: GEMM, GEMM+bias+ReLU, b2b, convolution, SIMT SGEMM, attention.
+"""Every benchmark in one run: GEMM, GEMM+bias+ReLU, LLM projections, b2b, convolution, SIMT SGEMM, attention.
 
 Run by `bench/run.sh --all` on the GPU machine (after bench/generate.sh here),
 which builds .gen/bench into one library. Each module keeps its own cases,
 checks and timing (bench.py: GEMM and GEMM+bias+ReLU against cuBLAS /
 cuBLASLt; bench_b2b.py: back-to-back GEMMs against torch's unfused chain;
 bench_conv.py: ResNet-50 convolutions against cuDNN and the SIMT SGEMM against
-cuBLAS; bench_attention.py: attention against torch SDPA's flash backend);
+cuBLAS; bench_attention.py: attention against torch SDPA's flash backend;
+bench_projections.py: Y = X W^T at LLM projection shapes against cuBLAS);
 this script calls them in turn, in one process, and gathers their rows into
 one table:
 
@@ -17,7 +18,8 @@ It appends the table, with the device, date, commit and versions, to
 bench/RESULTS.md (and $OUT/RESULTS.md), and draws the ratios as a bar chart
 into bench/ratios.png (and $OUT/ratios.png): matplotlib when it is
 installed, else a small built-in PNG writer (bars only, in table order).
---only gemm,b2b,conv,attention runs some groups.
+Each group's geometric mean ratio follows the table (the projections group's
+per-row summary too). --only gemm,projections,b2b,conv,attention runs some groups.
 """
 import argparse
 import datetime
@@ -34,7 +36,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
 import sketch_gpu  # noqa: E402
 
-GROUPS = ["gemm", "b2b", "conv", "attention"]
+GROUPS = ["gemm", "projections", "b2b", "conv", "attention"]
 NOTES = [
     "Triton's matmul is not in the table: triton.ops (its packaged matmul) is gone from "
     "Triton 3.x, and a hand-written Triton kernel would be ours, not a library's.",
@@ -92,6 +94,13 @@ def gemm_group(table, quick):
     if not quick:
         m, n, k = 8192, 4096, 4096
         table.run("gemm", 2 * (m * k + k * n + m * n + n), bench.bias_relu_case)
+
+
+def projections_group(table):
+    import bench_projections
+    for t, m, n, k in bench_projections.cases():
+        table.run("projections", bench_projections.min_bytes(m, n, k),
+                  bench_projections.projection_case, t, m, n, k)
 
 
 def b2b_group(table):
@@ -212,12 +221,40 @@ def markdown(table, commit, copy_bw):
                      f"{fmt(best_ratio, '.2f')}{'x' if best_ratio else ''} | {lib} | "
                      f"{lib_ms:.3f} | {lib_tf:.1f} | {fmt(ratio, '.2f')}{'x' if ratio else ''} | "
                      f"{'' if target is None else f'>= {target:.2f}x'} | {met} |")
-    lines += [""] + [f"- {note}" for note in NOTES]
+    lines += [""] + [f"- {note}" for note in NOTES] + [""] + geomeans(table)
+    lines += projections_summary(table)
     lines += ["", "<details><summary>every configuration</summary>", "",
               "| kernel | case | ms | TFLOP/s | rel. error |", "| --- | --- | --- | --- | --- |"]
     lines += [f"| {n} | {c} | {ms:.3f} | {tf:.1f} | {e:.1e} |" for n, c, ms, tf, e in table.detail]
     lines += ["", "</details>", ""]
     return "\n".join(lines)
+
+
+def geomean(values):
+    values = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def geomeans(table):
+    """One line per group: the geometric means of its rows' ratios (default, best listed)."""
+    lines = []
+    for group in dict.fromkeys(row[0] for row in table.rows):
+        rows = [row for row in table.rows if row[0] == group]
+        default, best = geomean([ratio_of(r) for r in rows]), geomean([ratio_of(r, True) for r in rows])
+        lines.append(f"- {group}: geometric mean ratio {fmt(default, '.3f')}x (default), "
+                     f"{fmt(best, '.3f')}x (best listed), over {len(rows)} rows")
+    return lines
+
+
+def projections_summary(table):
+    """The projections group's per-row summary (bench_projections.summary), when it ran."""
+    rows = [row for row in table.rows if row[0] == "projections"]
+    if not rows:
+        return []
+    import bench_projections
+    results = [(r[2], r[11], r[3], r[4], r[7]) for r in rows]
+    return ["", "### LLM projections: the default beside the best listed configuration", "",
+            bench_projections.summary(results)]
 
 
 def png_bytes(width, height, pixels):
@@ -314,6 +351,8 @@ def main():
         try:
             if group == "gemm":
                 gemm_group(table, args.quick)
+            elif group == "projections":
+                projections_group(table)
             elif group == "b2b":
                 copy_bw = b2b_group(table)
             elif group == "conv":

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Compiles the benchmark sketches (bench/**/*.sketch) to CUDA in .gen/bench/.
+# Compiles the benchmark sketches (bench/**/*.sketch: bench/gemm, bench/projections, ...) to
+# CUDA in .gen/bench/.
 # Run it here, where sketchc is built; bench/run.sh runs them on the GPU machine.
 #   SKETCHC=path/to/sketchc ARCH=sm_90a [SKETCH_GEN_OUT=dir] bench/generate.sh
 source "$(dirname "$0")/../test/gpu/generate_common.sh"

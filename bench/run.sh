@@ -5,6 +5,8 @@
 # writes bench/RESULTS.md rows (to $OUT too when set). Arguments go to bench.py.
 #   bench/run.sh --ceiling   only the mma.sync ceiling (bench/ceiling), no library
 #   bench/run.sh --all       every module, then the ceiling
+#   bench/run.sh --projections [args]   only bench/bench_projections.py (the LLM projection
+#                            GEMMs; with SKETCH_FILES='bench_projections_*' only their kernels are built)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 gen=${SKETCH_BENCH_GEN:-$root/.gen/bench}
@@ -24,6 +26,7 @@ export SKETCH_GPU_LIB="$build/libsketch_bench.so" SKETCH_GPU_GEN="$gen"
 # then the Llama decoder layer, ResNet-50 and the ceiling.
 main=bench.py
 if [ "${1:-}" = "--all" ]; then main=bench_all.py; shift; fi
+if [ "${1:-}" = "--projections" ]; then main=bench_projections.py; shift; fi
 PYTHONUNBUFFERED=1 python3 "$root/bench/$main" --commit "$(cat "$gen/COMMIT" 2>/dev/null || echo unknown)" "$@"
 status=$?
 if [ "$main" = bench_all.py ]; then

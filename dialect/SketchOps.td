@@ -21,6 +21,8 @@ def Sketch_KernelOp : Sketch_Op<"kernel", [IsolatedFromAbove, Symbol, NoTerminat
     and `stages`; each is absent until the user or the defaults pass sets it.
     `algorithm` (`algorithm winograd` / `algorithm implicit_gemm`, an extension)
     picks a convolution's kernel; absent, sketch-choose-defaults chooses.
+    `split_k` (`split_k auto` / `split_k N`, an extension) splits a GEMM's K
+    loop: "auto" (the host function chooses by the sizes) or N slices.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        OptionalAttr<I64Attr>:$tile_m,
@@ -28,7 +30,8 @@ def Sketch_KernelOp : Sketch_Op<"kernel", [IsolatedFromAbove, Symbol, NoTerminat
                        OptionalAttr<I64Attr>:$tile_k,
                        OptionalAttr<I64Attr>:$warps,
                        OptionalAttr<I64Attr>:$stages,
-                       OptionalAttr<StrAttr>:$algorithm);
+                       OptionalAttr<StrAttr>:$algorithm,
+                       OptionalAttr<StrAttr>:$split_k);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;

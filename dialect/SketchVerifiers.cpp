@@ -249,5 +249,10 @@ LogicalResult KernelOp::verify() {
   if (auto algorithm = getAlgorithm(); algorithm && *algorithm != "winograd" &&
                                        *algorithm != "implicit_gemm")
     return emitError("algorithm '") << *algorithm << "' is not winograd or implicit_gemm";
+  if (auto split = getSplitK()) {
+    int64_t slices = 0;
+    if (*split != "auto" && (split->getAsInteger(10, slices) || slices < 1))
+      return emitError("split_k '") << *split << "' is not auto or a positive integer";
+  }
   return NameChecker(*this).run();
 }

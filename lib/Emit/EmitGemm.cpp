@@ -60,17 +60,17 @@ void emitGemmHeaderComment(CudaWriter &w, const GemmAnalysis &g, const EpilogueE
     w.comment("    " + line);
 }
 
-void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g) {
+void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g, StringRef block) {
   w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) +
          ", size_k = " + g.sig.dim(g.k) + ";");
   w.comment("block -> output tile: groups of 8 tile rows, column by column inside a group "
             "(L2 reuse)");
   w.line("const int tiles_m = (int)sketch::ceil_div(size_m, BM), tiles_n = "
          "(int)sketch::ceil_div(size_n, BN);");
-  w.line("const int group = 8 * tiles_n, first = (int)blockIdx.x / group * 8;");
+  std::string b = block.str();
+  w.line("const int group = 8 * tiles_n, first = " + b + " / group * 8;");
   w.line("const int rows = min(tiles_m - first, 8);");
-  w.line("const int tile_m = first + (int)blockIdx.x % group % rows, tile_n = (int)blockIdx.x "
-         "% group / rows;");
+  w.line("const int tile_m = first + " + b + " % group % rows, tile_n = " + b + " % group / rows;");
   w.line("const int64_t m0 = (int64_t)tile_m * BM, n0 = (int64_t)tile_n * BN;");
   if (g.batchDims.empty())
     return;
@@ -131,37 +131,128 @@ std::string vecCondition(const GemmAnalysis &g) {
 
 } // namespace
 
-void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, int64_t threads, int64_t smemBytes,
-                  const TensorMapArgs &maps) {
-  std::string kernel = g.sig.name + "_kernel";
-  w.open(hostPrototype(g.sig));
-  emitHostChecks(w, g.sig);
+namespace {
+
+/// The sizes and the number of output tiles at `g`'s tile.
+void emitGemmTiles(CudaWriter &w, const GemmAnalysis &g) {
   w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) + ";");
   w.line("const int64_t batch = " + g.sig.product(g.batchDims) + ";");
   w.line("const int64_t tiles = sketch::ceil_div(size_m, " + str(g.tileM) +
          ") * sketch::ceil_div(size_n, " + str(g.tileN) + ");");
-  w.line("if (tiles == 0 || batch == 0) return cudaSuccess;  // empty output: nothing to do");
-  w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
+}
+
+/// From the 16-byte path's choice to the launch: `blocks` along x, in clusters of
+/// `slices` blocks when `cluster`.
+void emitGemmLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch,
+                    const std::string &blocks, bool cluster) {
   w.line("const bool vec = " + vecCondition(g) + ";");
   std::string args = kernelArgumentList(g.sig);
+  const TensorMapArgs &maps = launch.maps;
   if (!maps.names.empty()) {
     w.comment("the 16-byte path loads by TMA: its tensor maps (the element path ignores them)");
     w.line("CUtensorMap " + joined(maps.names, "{}, ") + "{};");
     w.line("const bool maps = vec &&");
     for (size_t i = 0; i < maps.encodes.size(); ++i)
       w.line("    " + maps.encodes[i] + (i + 1 < maps.encodes.size() ? " &&" : ";"));
-    w.line("auto kernel = maps ? " + kernel + "<true> : " + kernel + "<false>;");
+    w.line("auto kernel = maps ? " + launch.kernel + "<true> : " + launch.kernel + "<false>;");
     args += ", " + joined(maps.names, ", ");
   } else {
-    w.line("auto kernel = vec ? " + kernel + "<true> : " + kernel + "<false>;");
+    w.line("auto kernel = vec ? " + launch.kernel + "<true> : " + launch.kernel + "<false>;");
   }
-  w.line("const int smem_bytes = " + str(smemBytes) + ";  // dynamic; above 48 KB by opt-in");
+  w.line("const int smem_bytes = " + str(launch.smemBytes) + ";  // dynamic; above 48 KB by opt-in");
   w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
   w.line("if (err != cudaSuccess) return err;");
-  w.line("kernel<<<dim3((unsigned)tiles, 1, (unsigned)batch), " + str(threads) +
-         ", smem_bytes, stream>>>(" + args + ");");
+  std::string grid = "dim3(" + blocks + ", 1, (unsigned)batch)";
+  if (cluster) {
+    w.line("return sketch::launch_cluster(kernel, " + grid + ", " + str(launch.threads) +
+           ", smem_bytes, slices, stream, " + args + ");");
+    return;
+  }
+  w.line("kernel<<<" + grid + ", " + str(launch.threads) + ", smem_bytes, stream>>>(" + args + ");");
   w.line("return cudaGetLastError();");
+}
+
+std::string splitLauncherName(const GemmAnalysis &g) { return g.sig.name + "_splitk_launch"; }
+
+/// The split form's launch, a static function the host function calls.
+void emitSplitLauncher(CudaWriter &w, const SplitForm &split, const GemmLaunch &launch) {
+  const GemmAnalysis &g = split.g;
+  w.comment("the split-K form: tiles of " + str(g.tileM) + " x " + str(g.tileN) + ", K split over " +
+            (split.cluster ? "`slices` blocks of a cluster" : str(split.slices) + " warp groups a block"));
+  w.open("static cudaError_t " + splitLauncherName(g) + "(" + hostParameterList(g.sig) +
+         (split.cluster ? ", int slices" : "") + ", cudaStream_t stream)");
+  emitGemmTiles(w, g);
+  std::string blocks = split.cluster ? "tiles * slices" : "tiles";
+  w.line("if (" + blocks + " > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
+  emitGemmLaunch(w, g, launch, "(unsigned)(" + blocks + ")", split.cluster);
   w.close();
+  w.line();
+}
+
+/// The host function's choice of the split form: always (`split_k N`), or by
+/// plan::SplitRule beside the kernel's own tile (`split_k auto`).
+void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split) {
+  using Rule = plan::SplitRule;
+  std::string call = splitLauncherName(g) + "(" + kernelArgumentList(g.sig);
+  if (!split.beside) {
+    w.comment("split_k " + str(split.slices) + ": K split over " + str(split.slices) + " slices");
+    w.line("return " + call + (split.cluster ? ", " + str(split.slices) : "") + ", stream);");
+    return;
+  }
+  std::string tile = str(split.g.tileM) + " x " + str(split.g.tileN);
+  w.comment("split_k auto (docs/backend.md): a grid under " + str(Rule::fillNum) + "/" +
+            str(Rule::fillDen) + " of the SMs runs the split form instead,");
+  if (split.cluster)
+    w.comment("tiles of " + tile + " with K split over min(" + str(Rule::maxSlices) +
+              ", SMs / its tiles, k-tiles / " + str(Rule::minKTiles) +
+              ") blocks of a cluster, at least 1");
+  else
+    w.comment("tiles of " + tile + " with K split over " + str(split.slices) +
+              " warp groups a block");
+  w.line("const int sms = sketch::sm_count();  // the current device's, read once");
+  w.open("if (tiles * batch * " + str(Rule::fillDen) + " < (int64_t)sms * " + str(Rule::fillNum) + ")");
+  if (split.cluster) {
+    w.line("const int64_t split_tiles = sketch::ceil_div(size_m, " + str(split.g.tileM) +
+           ") * sketch::ceil_div(size_n, " + str(split.g.tileN) + ") * batch;");
+    w.line("const int slices = sketch::split_slices(sms, split_tiles, sketch::ceil_div(" +
+           g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + str(Rule::maxSlices) + ", " +
+           str(Rule::minKTiles) + ");");
+    w.line("return " + call + ", slices, stream);");
+  } else {
+    w.line("return " + call + ", stream);");
+  }
+  w.close();
+}
+
+} // namespace
+
+void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
+                  const SplitForm *split, const GemmLaunch *splitLaunch) {
+  if (split)
+    emitSplitLauncher(w, *split, *splitLaunch);
+  w.open(hostPrototype(g.sig));
+  emitHostChecks(w, g.sig);
+  emitGemmTiles(w, g);
+  w.line("if (tiles == 0 || batch == 0) return cudaSuccess;  // empty output: nothing to do");
+  w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
+  if (split)
+    emitSplitDispatch(w, g, *split);
+  if (own)
+    emitGemmLaunch(w, g, *own, "(unsigned)tiles", /*cluster=*/false);
+  w.close();
+}
+
+std::string splitKernelName(const GemmAnalysis &g) { return g.sig.name + "_splitk_kernel"; }
+
+void emitSplitKWindow(CudaWriter &w, const GemmAnalysis &g, StringRef count, StringRef slice) {
+  std::string n = count.str(), q = slice.str();
+  w.comment("K slice `" + q + "` of `" + n + "`: k-tiles " + q + " * k_per .. + k_per - 1 (the last slices");
+  w.comment("may get fewer or none), its operands seen from column k0 of K on, k_len columns");
+  w.line("const int k_per = (int)sketch::ceil_div(sketch::ceil_div(size_k, BK), " + n + ");");
+  w.line("const int64_t k0 = min((int64_t)" + q + " * k_per * BK, size_k);");
+  w.line("const int64_t k_len = min(size_k - k0, (int64_t)k_per * BK);");
+  w.line(std::string("a_src += ") + (g.a.kContiguous ? "k0" : "k0 * size_m") + ";");
+  w.line(std::string("b_src += ") + (g.b.kContiguous ? "k0" : "k0 * size_n") + ";");
 }
 
 namespace {
@@ -182,17 +273,39 @@ TensorCoreConfig configOf(const GemmAnalysis &g) {
   return c;
 }
 
+/// The mma.sync GEMM kernel; with a SplitForm (its `g` given as the GEMM), the split
+/// kernel whose K slices are warp groups of one block.
 class GemmWriter {
 public:
-  GemmWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w)
-      : g(g), epilogue(epilogue), w(w), config(configOf(g)) {}
+  GemmWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w,
+             const SplitForm *split = nullptr)
+      : g(g), epilogue(epilogue), w(w), config(configOf(g)), split(split) {
+    if (split) {
+      config.slices = split->slices;
+      config.sliceSmemBytes = sliceSmemBytes(g);
+    }
+  }
 
   void run() {
+    GemmLaunch launch = writeKernelAndComment();
+    w.line();
+    emitGemmHost(w, g, &launch);
+    w.line();
+  }
+
+  /// The header comment and the kernel; how the host function launches it.
+  GemmLaunch writeKernelAndComment() {
     writeHeaderComment();
+    if (split)
+      w.line("#include \"sketch/split.cuh\"  // the split-K reduction");
     writeKernel();
-    w.line();
-    emitGemmHost(w, g, config.threads(), g.smemBytes);
-    w.line();
+    return {kernelName(), config.threads() * config.slices, smemBytes(), {}};
+  }
+
+  /// Shared memory of one K slice: its pipeline, the f32 partial tile reusing it.
+  static int64_t sliceSmemBytes(const GemmAnalysis &g) {
+    int64_t bytes = std::max(g.smemBytes, g.staging.endBytes());
+    return (bytes + 127) / 128 * 128;
   }
 
 private:
@@ -200,16 +313,28 @@ private:
   const EpilogueEmitter &epilogue;
   CudaWriter &w;
   TensorCoreConfig config;
+  const SplitForm *split;
 
-  std::string kernelName() const { return g.sig.name + "_kernel"; }
+  std::string kernelName() const { return split ? splitKernelName(g) : g.sig.name + "_kernel"; }
+  int64_t smemBytes() const { return split ? config.slices * config.sliceSmemBytes : g.smemBytes; }
+  std::string kExtent() const { return split ? "k_len" : "size_k"; }
 
   void writeHeaderComment() {
+    std::string warps = str(g.warps) + " warps as " + str(g.warpsM) + " x " + str(g.warpsN) +
+                        " of " + str(g.tileM / g.warpsM) + " x " + str(g.tileN / g.warpsN) +
+                        " (mma.sync m16n8k16), " + str(g.stages) + " stages (" + g.pipeline + ")";
+    if (split) {
+      emitGemmHeaderComment(
+          w, g, epilogue,
+          {"  split-K form: tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(g.tileK) +
+               ", K split over " + str(config.slices) + " slices a block, each " + warps,
+           "  shared memory " + str(smemBytes()) + " bytes: " + str(config.sliceSmemBytes) +
+               " a slice (its pipeline, then its f32 partial tile)"});
+      return;
+    }
     emitGemmHeaderComment(
         w, g, epilogue,
-        {"  tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(g.tileK) + ", " +
-             str(g.warps) + " warps as " + str(g.warpsM) + " x " + str(g.warpsN) + " of " +
-             str(g.tileM / g.warpsM) + " x " + str(g.tileN / g.warpsN) +
-             " (mma.sync m16n8k16), " + str(g.stages) + " stages (" + g.pipeline + ")",
+        {"  tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(g.tileK) + ", " + warps,
          "  shared memory " + str(g.smemBytes) + " bytes"});
   }
 
@@ -222,9 +347,9 @@ private:
     std::string mn = isA ? "size_m" : "size_n", origin = isA ? "m0" : "n0";
     std::string k = "(int64_t)kt * BK";
     if (op.kContiguous) {
-      s.rows = mn, s.cols = "size_k", s.ld = "size_k", s.rowOrigin = origin, s.colOrigin = k;
+      s.rows = mn, s.cols = kExtent(), s.ld = "size_k", s.rowOrigin = origin, s.colOrigin = k;
     } else {
-      s.rows = "size_k", s.cols = mn, s.ld = mn, s.rowOrigin = k, s.colOrigin = origin;
+      s.rows = kExtent(), s.cols = mn, s.ld = mn, s.rowOrigin = k, s.colOrigin = origin;
     }
     // The 16-byte path's addresses and bounds set up once before the main loop, and
     // k-tiles wholly inside the matrix copied without bounds: 3-5% faster on an
@@ -240,13 +365,18 @@ private:
       return p.name == g.a.param->name || p.name == g.b.param->name;
     };
     w.line("template <bool kVec>");
-    w.line("__global__ void __launch_bounds__(" + str(config.threads()) + ") " + kernelName() +
-           "(" + kernelParameterList(g.sig, restrictPtr) + ") {");
+    // the split block: its slices' warps may use every register of the SM (ptxas capped a
+    // 2-slice 64 x 128 block at 128 registers and spilled without the minimum of 1)
+    std::string bounds = split ? str(config.threads() * config.slices) + ", 1" : str(config.threads());
+    w.line("__global__ void __launch_bounds__(" + bounds + ") " + kernelName() + "(" +
+           kernelParameterList(g.sig, restrictPtr) + ") {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];");
     emitTensorCorePreamble(w, config);
     emitGemmBlockCoordinates(w, g);
     emitGemmOperandPointers(w, g);
+    if (split)
+      emitSplitKWindow(w, g, "SLICES", "slice");
     MatrixTileLoader::Spec as = loaderSpec(g.a, true), bs = loaderSpec(g.b, false);
     // Over 4 copies a thread, the main loop spreads the refill between its MMAs
     // (emitTensorCoreMainloop), one copy at a time: there the set-up form was 0-8%
@@ -264,15 +394,87 @@ private:
                           MatrixTileLoader(bs).copiesPerThread() <= 6;
     as.persistentSources = bs.persistentSources = persistent;
     MatrixTileLoader a(as), b(bs);
-    emitTensorCoreMainloop(w, config, a, b, "(int)sketch::ceil_div(size_k, BK)");
-    emitAccumulatorStore(w, config, epilogue, gemmStoreSpec(g));
+    // Every slice runs k_per k-tiles (zero-filled past its K window): their barriers meet.
+    emitTensorCoreMainloop(w, config, a, b, split ? "k_per" : "(int)sketch::ceil_div(size_k, BK)");
+    if (split)
+      emitSplitReduceStore(w, config, epilogue, gemmStoreSpec(g),
+                           {"SLICES", "slice", "slice * SLICE_SMEM_BYTES",
+                            "sketch::smem_addr(smem) + q * SLICE_SMEM_BYTES",
+                            "sketch::ld_shared_128", "__syncthreads();", false});
+    else
+      emitAccumulatorStore(w, config, epilogue, gemmStoreSpec(g));
     w.indentLess();
     w.line("}");
   }
-
 };
 
+int64_t alignUp(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
 } // namespace
+
+FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
+  const plan::SplitPlan &plan = *g.split;
+  SplitForm split;
+  split.beside = plan.beside;
+  GemmAnalysis &s = split.g;
+  s = g;
+  s.tileM = plan.tileM;
+  s.tileN = plan.tileN;
+  s.tileK = plan.tileK;
+  s.warps = plan.warps;
+  s.stages = plan.stages;
+  KernelOp kernel = g.kernel;
+  if (!chooseWarpGrid(s.tileM, s.tileN, s.warps, s.warpsM, s.warpsN))
+    return kernel.emitError() << "split_k: the split form's tile " << s.tileM << "x" << s.tileN
+                              << " cannot be split among " << s.warps
+                              << " warps into warp tiles that are multiples of 16x16";
+  // the operand buffers as sketch-plan-shared-memory plans them, one after the other
+  int64_t offset = 0;
+  for (GemmOperand *op : {&s.a, &s.b}) {
+    int64_t mn = op == &s.a ? s.tileM : s.tileN;
+    plan::SmemBuffer buffer = plan::chooseLayout(op->kContiguous ? mn : s.tileK,
+                                                 op->kContiguous ? s.tileK : mn, 2);
+    buffer.stages = op->smem.stages;
+    buffer.offset = offset;
+    offset = alignUp(offset + buffer.stages * buffer.stageBytes, 128);
+    op->smem = buffer;
+  }
+  s.smemBytes = offset;
+  s.staging = plan::StagingBuffer{0, s.tileM, s.tileN, plan::stagingLd(s.tileN, 4), 4};
+  s.stagedEpilogue = true;
+  split.cluster = plan.cluster;
+  split.slices = plan.slices;
+  if (plan.cluster) {
+    if (arch != "sm_90a" || !wgmmaSupports(s))
+      return kernel.emitError() << "split_k: the split form's tile " << s.tileM << "x" << s.tileN
+                                << " with " << s.stages
+                                << " stages does not fit the shared memory of sm_90a's wgmma "
+                                   "path, whose blocks are a cluster's K slices: use fewer stages";
+    return split;
+  }
+  if (!split.slices)
+    split.slices = plan::SplitRule::warpSlices;
+  // warp groups of one block: the block's warps, registers and shared memory
+  int64_t warps = s.warps * split.slices;
+  int64_t accumulators = (s.tileM / s.warpsM) * (s.tileN / s.warpsN) / 32;
+  int64_t fragments = 2 * ((s.tileM / s.warpsM / 16) * 4 + (s.tileN / s.warpsN / 8) * 2);
+  int64_t registers = accumulators + fragments + 40;
+  if (warps > 32 || registers * 32 * warps > 65536)
+    return kernel.emitError() << "split_k: " << split.slices << " K slices of " << s.warps
+                              << " warps in one block are " << warps << " warps of about "
+                              << registers << " registers a thread, more than a block can have "
+                              << "(32 warps, 65536 registers): use fewer slices or warps";
+  int64_t bytes = split.slices * GemmWriter::sliceSmemBytes(s);
+  if (bytes > plan::smemLimitBytes(arch))
+    return kernel.emitError() << "split_k: " << split.slices << " K slices need " << bytes
+                              << " bytes of shared memory (a pipeline and an f32 partial tile "
+                                 "each), more than the "
+                              << plan::smemLimitBytes(arch) << " bytes a block can use on " << arch
+                              << ": use fewer slices or stages";
+  return split;
+}
 
 KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &options,
                                        CudaWriter &w) {
@@ -283,10 +485,29 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
   auto epilogue = EpilogueEmitter::createFor(g);
   if (failed(epilogue))
     return failure();
-  if (options.arch == "sm_90a" && wgmmaSupports(g))
-    emitWgmmaGemm(g, *epilogue, w);  // Hopper: wgmma (WgmmaGemm.cpp)
-  else
-    GemmWriter(g, *epilogue, w).run();
+  bool wgmma = options.arch == "sm_90a" && wgmmaSupports(g);
+  if (!g.split) {
+    if (wgmma)
+      emitWgmmaGemm(g, *epilogue, w); // Hopper: wgmma (WgmmaGemm.cpp)
+    else
+      GemmWriter(g, *epilogue, w).run();
+    return g.sig;
+  }
+  FailureOr<SplitForm> split = splitFormOf(g, options.arch);
+  if (failed(split))
+    return failure();
+  std::optional<GemmLaunch> own;
+  if (split->beside) {
+    own = wgmma ? emitWgmmaGemmKernel(g, *epilogue, w)
+                : GemmWriter(g, *epilogue, w).writeKernelAndComment();
+    w.line();
+  }
+  GemmLaunch launch = split->cluster
+                          ? emitWgmmaGemmKernel(split->g, *epilogue, w, &*split)
+                          : GemmWriter(split->g, *epilogue, w, &*split).writeKernelAndComment();
+  w.line();
+  emitGemmHost(w, g, own ? &*own : nullptr, &*split, &launch);
+  w.line();
   return g.sig;
 }
 

@@ -25,8 +25,10 @@ void emitGemmHeaderComment(CudaWriter &w, const GemmAnalysis &g, const EpilogueE
                            llvm::ArrayRef<std::string> plan);
 
 /// size_m/n/k, the block's output tile (m0, n0; groups of 8 tile rows, for L2
-/// reuse) and its batch indices (bidx0, ...). Expects BM and BN declared.
-void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g);
+/// reuse) and its batch indices (bidx0, ...). Expects BM and BN declared. `block`
+/// is the index of the block's tile (a split-K cluster's blocks share one).
+void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g,
+                              llvm::StringRef block = "(int)blockIdx.x");
 
 /// a_src, b_src and d_dst: the operands at the block's batch index.
 void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g);
@@ -40,12 +42,45 @@ struct TensorMapArgs {
   std::vector<std::string> names, encodes;
 };
 
-/// The host function: argument checks, one block of `threads` per output tile
-/// and batch index, kernel<true> when the 16-byte path's conditions hold (and,
-/// with `maps`, the maps encode), the dynamic shared memory opt-in for
-/// `smemBytes`, the launch.
-void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, int64_t threads, int64_t smemBytes,
-                  const TensorMapArgs &maps = {});
+/// One GEMM kernel as its host function launches it: `kernel`<true> when the
+/// 16-byte path's conditions hold (and the `maps` encode), else <false>; blocks of
+/// `threads`, `smemBytes` of dynamic shared memory.
+struct GemmLaunch {
+  std::string kernel;
+  int64_t threads = 0, smemBytes = 0;
+  TensorMapArgs maps;
+};
+
+/// The split-K form of a GEMM (g.split; docs/backend.md "Split-K GEMM"): the GEMM at
+/// the split tile, its result staged as an f32 partial tile, and how its K slices run.
+struct SplitForm {
+  GemmAnalysis g;
+  /// The slices are the blocks of a cluster (sm_90a, wgmma), counted at run time;
+  /// else warp groups of one block (mma.sync), `slices` of them.
+  bool cluster = false;
+  int64_t slices = 0; // fixed (`split_k N`); 0 on a cluster: SplitRule's, at run time
+  bool beside = false; // the kernel's own tile stays, the host function picks (`auto`)
+};
+
+/// The split form of `g`: its tile and warps, operand buffers planned as
+/// sketch-plan-shared-memory plans them, the f32 partial tile as its staging.
+/// A located error when its block does not fit the architecture.
+mlir::FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, llvm::StringRef arch);
+
+/// The K slice `slice` of `count` (C++ expressions) of a split-K block: k-tiles
+/// slice * k_per .., its operands (a_src, b_src) moved to column k0 of K, its K
+/// extent k_len (the last slices may get fewer k-tiles, or none).
+void emitSplitKWindow(CudaWriter &w, const GemmAnalysis &g, llvm::StringRef count,
+                      llvm::StringRef slice);
+
+/// The split kernel's name: NAME_splitk_kernel.
+std::string splitKernelName(const GemmAnalysis &g);
+
+/// The host function: argument checks, one block per output tile and batch index;
+/// with `split`, its dispatch to the split form (always, or by SplitRule beside
+/// `own`), written before it as a static launch function.
+void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
+                  const SplitForm *split = nullptr, const GemmLaunch *splitLaunch = nullptr);
 
 } // namespace sketch
 

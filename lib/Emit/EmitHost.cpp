@@ -11,13 +11,20 @@ static std::string scalarType(const ParamInfo &param) {
   return param.scalar == ScalarKind::i32 ? "int32_t " : "float ";
 }
 
-std::string hostPrototype(const KernelSignature &sig) {
-  std::string text = "extern \"C\" cudaError_t " + sig.name + "(";
+std::string hostParameterList(const KernelSignature &sig) {
+  std::string text;
+  auto add = [&](const std::string &item) { text += (text.empty() ? "" : ", ") + item; };
   for (const ParamInfo &param : sig.params)
-    text += (param.isTensor ? pointerType(param) : scalarType(param)) + param.cname + ", ";
+    add((param.isTensor ? pointerType(param) : scalarType(param)) + param.cname);
   for (const std::string &symbol : sig.sizeSymbols)
-    text += "int64_t " + cIdent(symbol) + ", ";
-  return text + "cudaStream_t stream)";
+    add("int64_t " + cIdent(symbol));
+  return text;
+}
+
+std::string hostPrototype(const KernelSignature &sig) {
+  std::string params = hostParameterList(sig);
+  return "extern \"C\" cudaError_t " + sig.name + "(" + (params.empty() ? "" : params + ", ") +
+         "cudaStream_t stream)";
 }
 
 std::string kernelParameterList(const KernelSignature &sig,

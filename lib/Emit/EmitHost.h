@@ -21,6 +21,9 @@ namespace sketch {
 /// `extern "C" cudaError_t NAME(...)` without the trailing `;` or body.
 std::string hostPrototype(const KernelSignature &sig);
 
+/// The host function's parameters without the stream: tensors, scalars, size symbols.
+std::string hostParameterList(const KernelSignature &sig);
+
 /// The parameters of the __global__ kernel: the same tensors, scalars and size
 /// symbols as the host function (no stream); `restrictPtr` says which pointers
 /// get __restrict__.

@@ -50,6 +50,10 @@ std::string cIdent(StringRef name) {
       "tiles", "smem_bytes", "group", "first", "rows", "next", "value",
       // the wgmma GEMM's TMA pipeline (WgmmaGemm.cpp)
       "a_map", "b_map", "maps", "bars", "load_stage", "full", "done",
+      // the split-K kernels and their host dispatch (EmitGemm.cpp, TensorCoreGemm.cpp)
+      "slice", "slices", "SLICES", "SLICE_SMEM_BYTES", "k_per", "k0", "k_len", "k_first",
+      "partial", "slice_tile", "rows_in", "chunks", "chunk_end", "at", "sum", "q", "sms",
+      "split_tiles",
       // names the SIMT and convolution kernels declare (EmitSimtGemm.cpp, EmitConv*.cpp)
       "micro", "batches", "shape", "pixel", "pixels", "image", "channel", "x_src", "w_src", "y_dst",
       "load_x", "load_w", "pq", "ROWS", "COLS", "DEPTH", "THREADS"};
@@ -387,6 +391,7 @@ struct GemmReader {
       return error(store) << "the staging plan does not match the epilogue plan";
     g.staging = *staging;
     g.smemBytes = smemBytes.getInt();
+    g.split = plan::splitPlanFrom(kernel->getAttr(plan::kSplitAttr));
     return success();
   }
 };

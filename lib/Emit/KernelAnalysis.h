@@ -145,6 +145,8 @@ struct GemmAnalysis {
   int64_t smemBytes = 0;
   std::vector<mlir::Operation *> epilogue; // fused statements, in order
   mlir::Operation *store = nullptr;
+  /// The split-K form sketch-choose-defaults planned (`split_k`), if any.
+  std::optional<plan::SplitPlan> split;
 };
 
 /// Reads a GEMM kernel; located errors for what the tensor-core path cannot do.

@@ -305,8 +305,16 @@ void emitTensorCorePreamble(CudaWriter &w, const TensorCoreConfig &c) {
          "warp tile");
   if (c.stages > 1)
     w.line("constexpr int STAGES = " + str(c.stages) + ";");
-  w.line("const uint32_t smem_base = sketch::smem_addr(smem);");
-  w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
+  if (c.slices > 1) {
+    w.line("constexpr int SLICES = " + str(c.slices) + ", SLICE_SMEM_BYTES = " +
+           str(c.sliceSmemBytes) + ";  // K slices: warp groups of THREADS threads,");
+    w.line("const int slice = threadIdx.x / THREADS;  // each with its own shared memory");
+    w.line("const uint32_t smem_base = sketch::smem_addr(smem) + slice * SLICE_SMEM_BYTES;");
+    w.line("const int tid = threadIdx.x % THREADS, lane = tid % 32, warp = tid / 32;");
+  } else {
+    w.line("const uint32_t smem_base = sketch::smem_addr(smem);");
+    w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
+  }
   w.line("const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;");
 }
 
@@ -774,6 +782,43 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   out.closeLoop(w, c);
 }
 
+/// The f32 accumulators into the shared tile `tile` (LD floats a row), each thread its fragments.
+void emitStageF32Accumulators(CudaWriter &w, StringRef tile) {
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  unrolledFor(w, "h", "2");
+  w.line("const int r = warp_m * WM + mi * 16 + g + h * 8, c = warp_n * WN + ni * 8 + 2 * t;");
+  w.line("*reinterpret_cast<float2 *>(" + tile.str() +
+         " + r * LD + c) = make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);");
+  w.close();
+  w.close();
+  w.close();
+}
+
+/// The epilogue on the `perChunk` f32 values of one output chunk at tile row r, column c
+/// (element e being `value`, an expression of e), then the chunk's guarded store.
+void emitChunkEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
+                       int64_t perChunk, StringRef value) {
+  w.line("float vals[" + str(perChunk) + "];");
+  unrolledFor(w, "e", str(perChunk));
+  w.line("const int64_t col = " + s.n0 + " + c + e;");
+  ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
+  epilogue.emitElement(
+      w, value, [&](const EpilogueOperand &operand) { return epilogue.loadExpr(operand, at); },
+      "vals[e]");
+  w.close();
+  std::string words;
+  for (int64_t i = 0; i < 4; ++i) {
+    std::string word = s.outBytes == 4 ? "__float_as_uint(vals[" + str(i) + "])"
+                                       : "sketch::pack2<" + s.outType + ">(vals[" + str(2 * i) +
+                                             "], vals[" + str(2 * i + 1) + "])";
+    words += (i ? ", " : "") + word;
+  }
+  w.line("const int64_t col = " + s.n0 + " + c;");
+  emitChunkStore(w, s, perChunk, "make_uint4(" + words + ")",
+                 "sketch::from_float<" + s.outType + ">(vals[e])");
+}
+
 /// The f32 accumulators staged first; the epilogue then runs on row-major
 /// chunks of the output, so full-tensor operands load coalesced.
 void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
@@ -788,36 +833,11 @@ void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilogue
   emitEpilogueStart(w);
   w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
   w.line("float *staged = reinterpret_cast<float *>(smem + " + str(st.offset) + ");");
-  unrolledFor(w, "mi", "MI");
-  unrolledFor(w, "ni", "NI");
-  unrolledFor(w, "h", "2");
-  w.line("const int r = warp_m * WM + mi * 16 + g + h * 8, c = warp_n * WN + ni * 8 + 2 * t;");
-  w.line("*reinterpret_cast<float2 *>(staged + r * LD + c) = make_float2(acc[mi][ni][2 * h], "
-         "acc[mi][ni][2 * h + 1]);");
-  w.close();
-  w.close();
-  w.close();
+  emitStageF32Accumulators(w, "staged");
   w.line("__syncthreads();");
   w.comment(str(out.chunks) + " output chunks of 16 bytes, guarded at the edges");
   out.openLoop(w, c, s, /*unrolled=*/false);
-  w.line("float vals[" + str(perChunk) + "];");
-  unrolledFor(w, "e", str(perChunk));
-  w.line("const int64_t col = " + s.n0 + " + c + e;");
-  ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
-  epilogue.emitElement(
-      w, "staged[r * LD + c + e]",
-      [&](const EpilogueOperand &operand) { return epilogue.loadExpr(operand, at); }, "vals[e]");
-  w.close();
-  std::string words;
-  for (int64_t i = 0; i < 4; ++i) {
-    std::string word = s.outBytes == 4 ? "__float_as_uint(vals[" + str(i) + "])"
-                                       : "sketch::pack2<" + s.outType + ">(vals[" + str(2 * i) +
-                                             "], vals[" + str(2 * i + 1) + "])";
-    words += (i ? ", " : "") + word;
-  }
-  w.line("const int64_t col = " + s.n0 + " + c;");
-  emitChunkStore(w, s, perChunk, "make_uint4(" + words + ")",
-                 "sketch::from_float<" + s.outType + ">(vals[e])");
+  emitChunkEpilogue(w, epilogue, s, perChunk, "staged[r * LD + c + e]");
   out.closeLoop(w, c);
 }
 
@@ -829,6 +849,47 @@ void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const Epilog
     emitStagedEpilogue(w, c, epilogue, s);
   else
     emitRegisterEpilogue(w, c, epilogue, s);
+}
+
+void emitSplitReduceStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
+                          const StoreSpec &s, const SplitSlices &slices) {
+  OutputChunks out(s, c);
+  int64_t perChunk = out.perChunk;
+  std::string n = slices.count, q = slices.slice;
+  w.comment("split-K (docs/backend.md): each K slice stages its f32 partial tile in its shared");
+  w.comment("memory; slice `" + q + "` then sums its share of the tile's output chunks over slices");
+  w.comment("0, 1, ... in that order (the same bits every run), applies the epilogue and stores them");
+  w.line("sketch::cp_async_wait_all();");
+  w.line("__syncthreads();  // the pipeline buffers become the partial tile");
+  w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
+  w.line("constexpr int LD = " + str(s.staging.ld) + ";  // partial tile row, padded against bank conflicts");
+  w.line("float *partial = reinterpret_cast<float *>(smem + " + slices.partialOffset + ");");
+  emitStageF32Accumulators(w, "partial");
+  w.line(slices.barrier + "  // every slice's partial tile is complete");
+  w.line("auto slice_tile = [&](int q) { return " + slices.sliceTile +
+         "; };  // slice q's partial tile");
+  w.line("const int rows_in = (int)min(" + s.rows + " - " + s.m0 +
+         ", (int64_t)BM);  // tile rows inside the output");
+  w.line("const int chunks = rows_in * " + str(out.chunksPerRow) + ", chunk_end = (" + q +
+         " + 1) * chunks / " + n + ";");
+  w.comment("this slice's chunks: " + q + " * chunks / " + n + " .. chunk_end - 1, row-major");
+  w.line("#pragma unroll 1");
+  w.open("for (int idx = " + q + " * chunks / " + n + " + tid; idx < chunk_end; idx += THREADS)");
+  w.line("const int r = idx / " + str(out.chunksPerRow) + ", c = idx % " + str(out.chunksPerRow) +
+         " * " + str(perChunk) + ";");
+  w.line("const int64_t row = " + s.m0 + " + r;");
+  w.line("const uint32_t at = (r * LD + c) * 4;");
+  std::string quads = str(perChunk / 4);
+  w.line("float sum[" + str(perChunk) + "] = {};");
+  w.open("for (int q = 0; q < " + n + "; ++q)");
+  unrolledFor(w, "j", quads);
+  w.line("sketch::add_f32x4(sum + 4 * j, " + slices.load + "(slice_tile(q) + at + 16 * j));");
+  w.close();
+  w.close();
+  emitChunkEpilogue(w, epilogue, s, perChunk, "sum[e]");
+  w.close();
+  if (slices.otherBlocks)
+    w.line(slices.barrier + "  // no block leaves while another reads its partial tile");
 }
 
 } // namespace sketch

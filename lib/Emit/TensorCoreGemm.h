@@ -45,6 +45,9 @@ struct TensorCoreConfig {
   int64_t copiesA = 0, copiesB = 0;
   std::string operandType = "__half"; // __half or __nv_bfloat16
   MmaOperandPlan a, b;
+  /// K slices in one block (split-K, docs/backend.md): SLICES warp groups of
+  /// threads() threads, each with its own SLICE_SMEM_BYTES of shared memory.
+  int64_t slices = 1, sliceSmemBytes = 0;
   int64_t threads() const { return 32 * warpsM * warpsN; }
 };
 
@@ -136,6 +139,27 @@ struct StoreSpec {
 /// in shared memory and stores it with 16-byte coalesced, guarded stores.
 void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &config,
                           const EpilogueEmitter &epilogue, const StoreSpec &store);
+
+/// Where the K slices of a split-K block tile live (C++ expressions of the kernel):
+/// their count and this thread's slice, this slice's partial tile (a byte offset into
+/// `smem`), slice q's partial tile as a shared address (uses `q`), the 16-byte load of
+/// such an address, and the barrier between all slices of the tile.
+struct SplitSlices {
+  std::string count, slice;
+  std::string partialOffset, sliceTile, load;
+  std::string barrier;
+  /// The slices are other blocks (a cluster): none may leave while another reads its
+  /// shared memory, so the reduction ends with the barrier too.
+  bool otherBlocks = false;
+};
+
+/// The split-K store: waits for the pipeline, stages this slice's f32 accumulators
+/// (store.staging: f32, offset 0 of the slice's shared memory), then this slice sums
+/// its share of the output chunks over slices 0, 1, ... in that order, applies the
+/// epilogue and stores them (16-byte coalesced, guarded).
+void emitSplitReduceStore(CudaWriter &w, const TensorCoreConfig &config,
+                          const EpilogueEmitter &epilogue, const StoreSpec &store,
+                          const SplitSlices &slices);
 
 } // namespace sketch
 

@@ -33,7 +33,7 @@ namespace sketch {
 
 namespace {
 
-constexpr int64_t kTileK = 64;      // 64 f16/bf16 = one 128-byte swizzle row
+constexpr int64_t kTileK = kWgmmaTileK; // 64 f16/bf16 = one 128-byte swizzle row
 constexpr int64_t kAtomBytes = 1024; // 8 rows of 128 bytes: the swizzle atom
 
 } // namespace
@@ -82,7 +82,7 @@ void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b) {
 }
 
 void emitWgmmaBuffers(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef aLayout,
-                      llvm::StringRef bLayout) {
+                      llvm::StringRef bLayout, llvm::StringRef kSize) {
   w.comment("shared memory (sm_90a path, planned here): STAGES x (A " + str(b.tileM * kTileK * 2) +
             " + B " + str(b.tileN * kTileK * 2) + ") bytes, 1024-byte aligned,");
   w.comment("128-byte swizzle (chunk c of row r at c ^ (r & 7)); A" + aLayout.str() + "; B" +
@@ -96,7 +96,7 @@ void emitWgmmaBuffers(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef aLayou
   w.line("#pragma unroll");
   w.line("for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;");
   w.close();
-  w.line("const int k_tiles = (int)sketch::ceil_div(size_k, BK);");
+  w.line("const int k_tiles = (int)sketch::ceil_div(" + kSize.str() + ", BK);");
 }
 
 namespace {
@@ -220,6 +220,7 @@ struct OperandTile {
   bool isA;
   std::string mnSize, mnOrigin, mnTile; // "size_m", "m0", "BM"
   int64_t mnExtent;                     // BM or BN
+  std::string kExtent = "size_k";       // "k_len" in a split-K slice
   bool kMajor() const { return op->kContiguous; }
 };
 
@@ -236,13 +237,13 @@ public:
     s.base = t.isA ? "a_src" : "b_src";
     s.threads = threads;
     if (t.kMajor()) {
-      s.rows = t.mnSize, s.cols = "size_k", s.ld = "size_k";
+      s.rows = t.mnSize, s.cols = t.kExtent, s.ld = "size_k";
       s.rowOrigin = t.mnOrigin, s.colOrigin = "(int64_t)kt * BK";
       s.smem = wgmmaSwizzle128(t.mnExtent);
       MatrixTileLoader(s).emitLoad(w);
       return;
     }
-    s.rows = "size_k", s.cols = t.mnSize, s.ld = t.mnSize;
+    s.rows = t.kExtent, s.cols = t.mnSize, s.ld = t.mnSize;
     s.rowOrigin = "(int64_t)kt * BK";
     s.smem = wgmmaSwizzle128(kTileK);
     for (int64_t j = 0; j < t.mnExtent / 64; ++j) {
@@ -268,19 +269,28 @@ private:
 
 class WgmmaWriter {
 public:
-  WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w)
-      : g(g), epilogue(epilogue), w(w), block(blockOf(g)) {}
+  WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w,
+              const SplitForm *split = nullptr)
+      : g(g), epilogue(epilogue), w(w), block(blockOf(g)), split(split) {}
 
   void run() {
+    GemmLaunch launch = writeKernelAndComment();
+    w.line();
+    emitGemmHost(w, g, &launch);
+    w.line();
+  }
+
+  /// The header comment, includes and kernel; how the host function launches it.
+  GemmLaunch writeKernelAndComment() {
     writeHeaderComment();
     w.line("#include \"sketch/wgmma.cuh\"");
     if (usesTma(g))
       w.line("#include \"sketch/tma.cuh\"  // tensor-map (TMA) loads and mbarriers");
+    if (split)
+      w.line("#include \"sketch/split.cuh\"  // the split-K reduction over a cluster");
     w.line();
     writeKernel();
-    w.line();
-    emitGemmHost(w, g, block.threads(), smemBytesOf(g), tensorMaps());
-    w.line();
+    return {kernelName(), block.threads(), smemBytesOf(g), tensorMaps()};
   }
 
 private:
@@ -288,22 +298,35 @@ private:
   const EpilogueEmitter &epilogue;
   CudaWriter &w;
   WgmmaBlock block;
+  const SplitForm *split;
 
-  std::string kernelName() const { return g.sig.name + "_kernel"; }
-  OperandTile tileA() const { return {&g.a, true, "size_m", "m0", "BM", g.tileM}; }
-  OperandTile tileB() const { return {&g.b, false, "size_n", "n0", "BN", g.tileN}; }
+  std::string kernelName() const { return split ? splitKernelName(g) : g.sig.name + "_kernel"; }
+  std::string kExtent() const { return split ? "k_len" : "size_k"; }
+  /// The K coordinate of k-tile kt in the tensor maps (a split-K slice starts at k_first).
+  std::string kCoord() const { return split ? "(k_first + kt) * BK" : "kt * BK"; }
+  OperandTile tileA() const { return {&g.a, true, "size_m", "m0", "BM", g.tileM, kExtent()}; }
+  OperandTile tileB() const { return {&g.b, false, "size_n", "n0", "BN", g.tileN, kExtent()}; }
 
   void writeHeaderComment() {
-    emitGemmHeaderComment(
-        w, g, epilogue,
-        {"  sm_90a: tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
-             str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" +
-             str(g.tileN) + "k16), " + str(block.stages) + " stages (" +
-             (usesTma(g) ? "TMA; cp.async on the element path" : "cp.async") +
-             ", one wgmma group in flight)",
-         "  shared memory " + str(smemBytesOf(g)) +
-             " bytes: operand tiles 128-byte swizzled (planned here), then the staging tile" +
-             (usesTma(g) ? ", then the TMA mbarriers" : "")});
+    std::string plan = "tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) +
+                       ", " + str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) +
+                       " (wgmma m64n" + str(g.tileN) + "k16), " + str(block.stages) + " stages (" +
+                       (usesTma(g) ? "TMA; cp.async on the element path" : "cp.async") +
+                       ", one wgmma group in flight)";
+    std::string memory = "  shared memory " + str(smemBytesOf(g)) +
+                         " bytes: operand tiles 128-byte swizzled (planned here), then the " +
+                         (split ? "f32 partial tile" : "staging tile") +
+                         (usesTma(g) ? ", then the TMA mbarriers" : "");
+    if (split)
+      emitGemmHeaderComment(w, g, epilogue,
+                            {"  sm_90a split-K form: " + plan,
+                             "  K split over the blocks of a cluster (" +
+                                 (split->slices ? str(split->slices)
+                                                : std::string("1 to 8, the host function's choice")) +
+                                 "), partial tiles summed through distributed shared memory",
+                             memory});
+    else
+      emitGemmHeaderComment(w, g, epilogue, {"  sm_90a: " + plan, memory});
   }
 
   /// The host's tensor maps: a K-major operand (rows along M or N, K contiguous) in
@@ -343,12 +366,12 @@ private:
              x + ", " + y + (batched ? ", (int)blockIdx.z" : "") + ", full);");
     };
     if (t.kMajor()) {
-      load(dst.str(), "kt * BK", "(int)" + t.mnOrigin);
+      load(dst.str(), kCoord(), "(int)" + t.mnOrigin);
       return;
     }
     for (int64_t j = 0; j < t.mnExtent / 64; ++j) {
       auto plus = [&](int64_t offset) { return j == 0 ? std::string() : " + " + str(offset); };
-      load(dst.str() + plus(j * kTileK * 128), "(int)" + t.mnOrigin + plus(64 * j), "kt * BK");
+      load(dst.str() + plus(j * kTileK * 128), "(int)" + t.mnOrigin + plus(64 * j), kCoord());
     }
   }
 
@@ -358,7 +381,7 @@ private:
       return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
                         : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
     };
-    emitWgmmaBuffers(w, block, describe(a), describe(b));
+    emitWgmmaBuffers(w, block, describe(a), describe(b), kExtent());
     if (usesTma(g)) {
       w.open("if constexpr (kVec)");
       writeTmaLoop(a, b);
@@ -431,10 +454,24 @@ private:
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     emitWgmmaPreamble(w, block);
-    emitGemmBlockCoordinates(w, g);
-    emitGemmOperandPointers(w, g);
-    writeMainloop();
-    emitAccumulatorStore(w, block.storeConfig(), epilogue, gemmStoreSpec(g));
+    if (!split) {
+      emitGemmBlockCoordinates(w, g);
+      emitGemmOperandPointers(w, g);
+      writeMainloop();
+      emitAccumulatorStore(w, block.storeConfig(), epilogue, gemmStoreSpec(g));
+    } else {
+      w.line("const int slices = (int)sketch::cluster_size(), slice = (int)sketch::cluster_rank();"
+             "  // K slices: the blocks of this block's cluster");
+      emitGemmBlockCoordinates(w, g, "(int)blockIdx.x / slices");
+      emitGemmOperandPointers(w, g);
+      emitSplitKWindow(w, g, "slices", "slice");
+      w.line("const int k_first = (int)(k0 / BK);  // the slice's first k-tile (tensor-map coordinates)");
+      writeMainloop();
+      emitSplitReduceStore(w, block.storeConfig(), epilogue, gemmStoreSpec(g),
+                           {"slices", "slice", "0",
+                            "sketch::cluster_shared_addr(sketch::smem_addr(smem), q)",
+                            "sketch::ld_cluster_128", "sketch::cluster_sync();", true});
+    }
     w.indentLess();
     w.line("}");
   }
@@ -446,9 +483,7 @@ private:
 bool wgmmaSupports(const GemmAnalysis &g) {
   if (g.operandType != ElementType::f16 && g.operandType != ElementType::bf16)
     return false;
-  if (g.tileM != 64 && g.tileM != 128)
-    return false;
-  if (g.tileN != 64 && g.tileN != 128 && g.tileN != 256)
+  if (!plan::wgmmaTileShape(g.tileM, g.tileN))
     return false;
   if (g.staging.rows != g.tileM || g.staging.cols != g.tileN)
     return false;
@@ -457,6 +492,11 @@ bool wgmmaSupports(const GemmAnalysis &g) {
 
 void emitWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w) {
   WgmmaWriter(g, epilogue, w).run();
+}
+
+GemmLaunch emitWgmmaGemmKernel(const GemmAnalysis &g, const EpilogueEmitter &epilogue,
+                               CudaWriter &w, const SplitForm *split) {
+  return WgmmaWriter(g, epilogue, w, split).writeKernelAndComment();
 }
 
 } // namespace sketch

@@ -10,10 +10,14 @@
 
 #include "lib/Emit/CudaWriter.h"
 #include "lib/Emit/EmitEpilogue.h"
+#include "lib/Emit/EmitGemm.h"
 #include "lib/Emit/KernelAnalysis.h"
 #include "lib/Emit/TensorCoreGemm.h"
 
 namespace sketch {
+
+/// The wgmma path's k-tile: 64 f16/bf16, one 128-byte swizzle row.
+inline constexpr int64_t kWgmmaTileK = 64;
 
 /// The block of a wgmma main loop, which the GEMM and the nhwc convolution share:
 /// BM / 64 warpgroups of 4 warps, warpgroup wg owning rows 64 wg .. 64 wg + 63 with
@@ -41,7 +45,7 @@ plan::SmemBuffer wgmmaSwizzle128(int64_t rows);
 /// each k-tile's wgmma group (emitWgmmaMultiply) in it; the final wait.
 void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b);
 void emitWgmmaBuffers(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef aLayout,
-                      llvm::StringRef bLayout);
+                      llvm::StringRef bLayout, llvm::StringRef kSize = "size_k");
 void emitWgmmaCpAsyncLoop(CudaWriter &w, const WgmmaBlock &b, const TileLoader &loadA,
                           const TileLoader &loadB);
 void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b);
@@ -54,6 +58,11 @@ bool wgmmaSupports(const GemmAnalysis &g);
 /// Writes the kernel and its host function (same host signature and epilogue
 /// as the mma.sync path).
 void emitWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w);
+
+/// Writes the kernel's header comment and the kernel (with `split`: the split-K
+/// kernel of split->g, its K slices the blocks of a cluster); returns its launch.
+GemmLaunch emitWgmmaGemmKernel(const GemmAnalysis &g, const EpilogueEmitter &epilogue,
+                               CudaWriter &w, const SplitForm *split = nullptr);
 
 } // namespace sketch
 

@@ -92,6 +92,7 @@ private:
   LogicalResult parseDirective(KernelOp kernel);
   LogicalResult parseTileDirective(KernelOp kernel);
   LogicalResult parseAlgorithmDirective(KernelOp kernel);
+  LogicalResult parseSplitDirective(KernelOp kernel);
   LogicalResult parseCountDirective(KernelOp kernel);
 
   // Statements.
@@ -184,7 +185,7 @@ static bool startsStatement(const Token &token) {
     return false;
   return llvm::StringSwitch<bool>(token.spelling)
       .Cases("Allocate", "Copy", "Compute", "Reshape", "for", true)
-      .Cases("kernel", "tile", "warps", "stages", "algorithm", true)
+      .Cases("kernel", "tile", "warps", "stages", "algorithm", "split_k", true)
       .Default(false);
 }
 
@@ -418,7 +419,7 @@ LogicalResult Parser::parseKernel() {
   statements = 0;
   auto kernel = builder.create<KernelOp>(locationOf(start), name->spelling, IntegerAttr(),
                                          IntegerAttr(), IntegerAttr(), IntegerAttr(),
-                                         IntegerAttr(), StringAttr());
+                                         IntegerAttr(), StringAttr(), StringAttr());
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&kernel.getBody().emplaceBlock());
   if (failed(expect(TokenKind::LParen, "'(' and the parameter list after the kernel name")) ||
@@ -513,7 +514,7 @@ LogicalResult Parser::parseScalarParam(const Token &name, const Token &type) {
 
 bool Parser::isDirective(const Token &token) {
   return token.isWord("tile") || token.isWord("warps") || token.isWord("stages") ||
-         token.isWord("algorithm");
+         token.isWord("algorithm") || token.isWord("split_k");
 }
 
 /// Directives, then at least one statement, then the end of the block.
@@ -540,7 +541,28 @@ LogicalResult Parser::parseDirective(KernelOp kernel) {
     return parseTileDirective(kernel);
   if (atWord("algorithm"))
     return parseAlgorithmDirective(kernel);
+  if (atWord("split_k"))
+    return parseSplitDirective(kernel);
   return parseCountDirective(kernel);
+}
+
+/// `split_k auto` or `split_k N` (an extension: a GEMM's K loop split over N
+/// slices, or split as the host function chooses; sketch-choose-defaults checks it).
+LogicalResult Parser::parseSplitDirective(KernelOp kernel) {
+  Token word = consume();
+  if (kernel.getSplitK())
+    return errorAt(word) << "directive 'split_k' is given twice";
+  if (consumeWordIf("auto")) {
+    kernel.setSplitKAttr(builder.getStringAttr("auto"));
+    return expectEndOfStatement();
+  }
+  if (!at(TokenKind::Integer))
+    return expected("'auto' or the number of K slices after 'split_k'");
+  FailureOr<int64_t> value = parsePositiveInteger("split_k");
+  if (failed(value))
+    return failure();
+  kernel.setSplitKAttr(builder.getStringAttr(std::to_string(*value)));
+  return expectEndOfStatement();
 }
 
 /// `algorithm winograd` or `algorithm implicit_gemm` (an extension: which
@@ -637,7 +659,7 @@ LogicalResult Parser::unknownStatement() {
        (peek(1).is(TokenKind::Identifier) && peek(2).is(TokenKind::Equal)));
   if (looksLikeDirective)
     return errorAt(start) << "unknown directive '" << start.spelling
-                          << "' (expected tile, warps, stages or algorithm)";
+                          << "' (expected tile, warps, stages, algorithm or split_k)";
   return errorAt(start) << "unknown statement '" << start.spelling
                         << "' (expected Allocate, Copy, Compute, Reshape or for)";
 }

@@ -219,10 +219,44 @@ private:
       indent(1) << "stages " << *stages << "\n";
     if (auto algorithm = kernel.getAlgorithm())
       indent(1) << "algorithm " << *algorithm << "\n";
+    if (auto split = kernel.getSplitK()) {
+      indent(1) << "split_k " << *split << "\n";
+      std::optional<plan::SplitPlan> plan = plan::splitPlanFrom(kernel->getAttr(plan::kSplitAttr));
+      if (plan && kernel->hasAttr(plan::kSmemBytesAttr)) // with the backend plan's comments
+        for (const std::string &line : describeSplit(*split, *plan))
+          indent(1) << "# " << line << "\n";
+    }
     if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
       indent(1) << "# shared memory: " << bytes.getInt() << " bytes a block\n";
   }
 
+
+  /// The split form and, for `split_k auto`, the host function's rule (plan::SplitRule),
+  /// as comment lines of at most 90 columns.
+  static SmallVector<std::string> describeSplit(StringRef directive, const plan::SplitPlan &split) {
+    using Rule = plan::SplitRule;
+    auto n = [](int64_t value) { return std::to_string(value); };
+    std::string where = split.cluster ? "the blocks of a cluster"
+                                      : "warp groups of one block, " + n(split.warps) + " warps each";
+    std::string count = split.slices ? n(split.slices) + " slices (" + where + ")"
+                                     : "S slices (" + where + "), S = min(" + n(Rule::maxSlices) +
+                                           ", SMs / its tiles, k-tiles / " + n(Rule::minKTiles) +
+                                           ") and at least 1";
+    std::string text = "split_k " + directive.str() + ": ";
+    if (split.beside)
+      text += "the host function runs the tile above when its grid covers " + n(Rule::fillNum) +
+              "/" + n(Rule::fillDen) + " of the SMs, else the split form: tile " + n(split.tileM) +
+              " x " + n(split.tileN) + " x " + n(split.tileK) + ", ";
+    text += "K split over " + count +
+            "; the slices' f32 partial tiles summed in slice order, then the epilogue and one store";
+    SmallVector<std::string> lines(1);
+    for (StringRef word : llvm::split(text, ' ')) {
+      if (!lines.back().empty() && lines.back().size() + 1 + word.size() > 84)
+        lines.push_back("  ");
+      lines.back() += (lines.back().empty() || lines.back() == "  " ? "" : " ") + word.str();
+    }
+    return lines;
+  }
 
   raw_ostream &indent(unsigned depth) {
     for (unsigned i = 0; i < depth; ++i)

@@ -81,6 +81,40 @@ std::optional<StagingBuffer> stagingBufferFrom(Attribute attr) {
   return StagingBuffer{*offset, *rows, *cols, *ld, *elementBytes};
 }
 
+DictionaryAttr toAttr(MLIRContext *context, const SplitPlan &split) {
+  Builder b(context);
+  SmallVector<NamedAttribute> fields = {
+      named(b, "tile_m", split.tileM),     named(b, "tile_n", split.tileN),
+      named(b, "tile_k", split.tileK),     named(b, "warps", split.warps),
+      named(b, "stages", split.stages),    named(b, "slices", split.slices),
+      named(b, "cluster", split.cluster),  named(b, "beside", split.beside)};
+  return b.getDictionaryAttr(fields);
+}
+
+std::optional<SplitPlan> splitPlanFrom(Attribute attr) {
+  auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
+  if (!dict)
+    return std::nullopt;
+  auto tileM = getInt(dict, "tile_m"), tileN = getInt(dict, "tile_n"),
+       tileK = getInt(dict, "tile_k"), warps = getInt(dict, "warps"),
+       stages = getInt(dict, "stages"), slices = getInt(dict, "slices"),
+       cluster = getInt(dict, "cluster"), beside = getInt(dict, "beside");
+  if (!tileM || !tileN || !tileK || !warps || !stages || !slices || !cluster || !beside)
+    return std::nullopt;
+  return SplitPlan{*tileM, *tileN, *tileK, *warps, *stages, *slices, *cluster != 0, *beside != 0};
+}
+
+bool wgmmaTileShape(int64_t tileM, int64_t tileN) {
+  return (tileM == 64 || tileM == 128) && (tileN == 64 || tileN == 128 || tileN == 256);
+}
+
+int64_t stagingLd(int64_t cols, int64_t elementBytes) {
+  int64_t rowWords = cols * elementBytes / 4;
+  int64_t target = elementBytes == 2 ? 4 : 8;
+  int64_t padWords = ((target - rowWords % 32) % 32 + 32) % 32;
+  return cols + padWords * 4 / elementBytes;
+}
+
 SmemBuffer chooseLayout(int64_t rows, int64_t cols, int64_t elementBytes) {
   SmemBuffer buffer;
   buffer.rows = rows;

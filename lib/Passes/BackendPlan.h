@@ -37,6 +37,11 @@ constexpr llvm::StringLiteral kFragmentBuffersAttr = "sketch.fragment_buffers";
 /// directive, else chosen (docs/passes.md).
 constexpr llvm::StringLiteral kConvAlgorithmAttr = "sketch.conv_algorithm";
 
+// sketch-choose-defaults (the `split_k` directive)
+/// On a GEMM kernel whose K loop is split (`split_k auto` or N >= 2): the split
+/// form's tile and slices (a dictionary, see SplitPlan).
+constexpr llvm::StringLiteral kSplitAttr = "sketch.split";
+
 // sketch-plan-shared-memory
 /// On each global->shared Copy: the tensor's shared buffer (a dictionary, see SmemBuffer).
 constexpr llvm::StringLiteral kSmemAttr = "sketch.smem";
@@ -94,6 +99,43 @@ struct StagingBuffer {
 
 mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const StagingBuffer &buffer);
 std::optional<StagingBuffer> stagingBufferFrom(mlir::Attribute attr);
+
+/// The split-K form of a GEMM (docs/backend.md "Split-K"): its block tile, and
+/// `slices` K slices whose f32 partial tiles are summed in slice order. `cluster`:
+/// the slices are the blocks of a thread-block cluster (sm_90a's wgmma path),
+/// else warp groups of one block. slices == 0: chosen at run time (`split_k auto`
+/// on a cluster). `beside`: the kernel also keeps its own tile, and the host
+/// function picks one of the two by SplitRule.
+struct SplitPlan {
+  int64_t tileM = 0, tileN = 0, tileK = 0, warps = 0, stages = 0;
+  int64_t slices = 0;
+  bool cluster = false;
+  bool beside = false;
+};
+
+mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const SplitPlan &split);
+std::optional<SplitPlan> splitPlanFrom(mlir::Attribute attr);
+
+/// The host function's rule for `split_k auto` (the generated code and
+/// `--emit=sketch` state it): the kernel's own tile when its grid covers at
+/// least fillNum / fillDen of the SMs; else the split form, on a cluster with
+/// slices = min(maxSlices, SMs / its tiles, K's k-tiles / minKTiles), at least 1.
+struct SplitRule {
+  static constexpr int64_t fillNum = 3, fillDen = 4;
+  static constexpr int64_t maxSlices = 8;  // a portable cluster's blocks
+  static constexpr int64_t minKTiles = 4;  // k-tiles a slice should get at least
+  static constexpr int64_t warpSlices = 2; // slices of the warp-group form (`auto`)
+  /// The split form's tile for `split_k auto`: 64 rows (wgmma m64), at most 128 columns.
+  static constexpr int64_t tileM = 64, maxTileN = 128;
+};
+
+/// Whether sm_90a's wgmma path takes a GEMM of this block tile: 64 or 128 rows
+/// by 64, 128 or 256 columns (within shared memory, which its emitter checks).
+bool wgmmaTileShape(int64_t tileM, int64_t tileN);
+
+/// Elements a staging row holds (`cols` and padding), so that a warp's fragment
+/// writes (4-byte pairs of 16-bit outputs, 8-byte pairs of f32) hit distinct banks.
+int64_t stagingLd(int64_t cols, int64_t elementBytes);
 
 /// The XOR swizzle (or padding) that makes both 16-byte row-chunk stores and
 /// ldmatrix reads of 8 consecutive rows free of bank conflicts, for a tile

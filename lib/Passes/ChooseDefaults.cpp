@@ -306,6 +306,63 @@ LogicalResult checkConvAlgorithm(KernelOp kernel) {
   return failure(walk.wasInterrupted());
 }
 
+/// What a `split_k` directive cannot split, for its error ("" when it can): the
+/// split form is the tensor-core GEMM's.
+std::string unsplittable(const Problem &problem) {
+  if (problem.kind != ProblemKind::gemm)
+    return "a " + spellKind(problem.kind).str();
+  if (!isTensorCoreType(problem.element))
+    return "an f32 GEMM (CUDA cores)";
+  return "";
+}
+
+/// The `split_k` directive: checked, defaulted to `auto` for a tensor-core GEMM
+/// whose BM and BN are the defaults, and its split form recorded (plan::kSplitAttr).
+LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config &config,
+                          StringRef arch) {
+  kernel->removeAttr(plan::kSplitAttr);
+  std::optional<StringRef> asked = kernel.getSplitK();
+  std::string why = unsplittable(problem);
+  if (asked && !why.empty())
+    return kernel.emitError() << "directive 'split_k' splits the K loop of a tensor-core GEMM, and '"
+                              << kernel.getSymName() << "' is " << why;
+  if (!asked) {
+    bool defaultTile = config.from[kBM] == "the default" && config.from[kBN] == "the default";
+    if (!why.empty() || !defaultTile)
+      return success();
+    kernel.setSplitKAttr(Builder(kernel.getContext()).getStringAttr("auto"));
+    asked = kernel.getSplitK();
+  }
+  plan::SplitPlan split;
+  split.stages = config.values[kStages];
+  split.tileK = config.values[kBK];
+  if (*asked == "auto") {
+    using Rule = plan::SplitRule;
+    split.tileM = std::min(Rule::tileM, config.values[kBM]);
+    split.tileN = std::min(Rule::maxTileN, config.values[kBN]);
+    split.warps = 4;
+    split.cluster = arch == "sm_90a" && plan::wgmmaTileShape(split.tileM, split.tileN);
+    split.slices = split.cluster ? 0 : Rule::warpSlices;
+    split.beside = true;
+  } else {
+    int64_t slices = 0;
+    asked->getAsInteger(10, slices);
+    if (slices > plan::SplitRule::maxSlices)
+      return kernel.emitError() << "split_k " << slices << " (from the program) is more than "
+                                << plan::SplitRule::maxSlices
+                                << " K slices (a portable cluster holds 8 blocks)";
+    if (slices == 1)
+      return success(); // one slice: the kernel as it is
+    split.tileM = config.values[kBM];
+    split.tileN = config.values[kBN];
+    split.warps = config.values[kWarps];
+    split.cluster = arch == "sm_90a" && plan::wgmmaTileShape(split.tileM, split.tileN);
+    split.slices = slices;
+  }
+  kernel->setAttr(plan::kSplitAttr, plan::toAttr(kernel.getContext(), split));
+  return success();
+}
+
 struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass> {
   using ChooseDefaultsBase::ChooseDefaultsBase;
 
@@ -408,7 +465,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     kernel.setTileKAttr(b.getI64IntegerAttr(config->values[kBK]));
     kernel.setWarpsAttr(b.getI64IntegerAttr(config->values[kWarps]));
     kernel.setStagesAttr(b.getI64IntegerAttr(config->values[kStages]));
-    return success();
+    return chooseSplit(kernel, problem, *config, arch);
   }
 
   void runOnOperation() override {

@@ -59,15 +59,6 @@ FailureOr<std::pair<int64_t, int64_t>> tileShape(KernelOp kernel, Operation *op,
   return std::make_pair(rows, cols);
 }
 
-/// Elements of padding per staging row so that a warp's fragment writes
-/// (4-byte pairs for 16-bit outputs, 8-byte pairs for f32) hit distinct banks.
-int64_t stagingPad(int64_t cols, int64_t elementBytes) {
-  int64_t rowWords = cols * elementBytes / 4;
-  int64_t target = elementBytes == 2 ? 4 : 8;
-  int64_t padWords = ((target - rowWords % 32) % 32 + 32) % 32;
-  return padWords * 4 / elementBytes;
-}
-
 struct KernelPlanner {
   KernelOp kernel;
   std::string arch;
@@ -128,7 +119,7 @@ struct KernelPlanner {
     auto mode = store->getAttrOfType<StringAttr>(plan::kEpilogueModeAttr);
     bool stagedF32 = mode && mode.getValue() == "staged"; // raw f32 accumulators
     staging.elementBytes = stagedF32 ? 4 : plan::elementBytes(param.getElementType());
-    staging.ld = staging.cols + stagingPad(staging.cols, staging.elementBytes);
+    staging.ld = plan::stagingLd(staging.cols, staging.elementBytes);
     staging.offset = 0; // the pipeline buffers are dead after the main loop
     stagingBytes = std::max(stagingBytes, staging.endBytes());
     store->setAttr(plan::kStagingAttr, plan::toAttr(kernel.getContext(), staging));

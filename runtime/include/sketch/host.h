@@ -8,11 +8,19 @@
 //   all_multiple_of(k, n, ...)     every size is a multiple of k
 //   allow_dynamic_smem(kernel, b)  lets `kernel` use b bytes of dynamic shared memory
 //                                  (cudaFuncSetAttribute, needed above 48 KB)
+//   sm_count()                     the current device's multiprocessors, read once a device
+//   split_slices(sms, tiles, k_tiles, most, min_k_tiles)
+//                                  `split_k auto`'s K slices: min(most, sms / tiles,
+//                                  k_tiles / min_k_tiles), at least 1
+//   launch_cluster(kernel, grid, block, smem, cluster, stream, args...)
+//                                  a launch in clusters of `cluster` blocks along x
 #ifndef SKETCH_HOST_H
 #define SKETCH_HOST_H
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <cuda_runtime.h>
 
 namespace sketch {
@@ -50,6 +58,55 @@ inline cudaError_t allow_dynamic_smem(Kernel kernel, int bytes) {
   if (bytes <= 48 * 1024)
     return cudaSuccess;
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+
+/// The current device's multiprocessor count, read from the driver once a device and
+/// cached; 0 when it cannot be read (the split-K rule then keeps the kernel's own tile).
+inline int sm_count() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> counts[kDevices];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices)
+    return 0;
+  int count = counts[device].load(std::memory_order_relaxed);
+  if (count == 0) {
+    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+      return 0;
+    counts[device].store(count, std::memory_order_relaxed);
+  }
+  return count;
+}
+
+/// The K slices `split_k auto` gives a split form of `tiles` blocks (docs/backend.md):
+/// as many as keep one block an SM (sms / tiles), at most `most` (a cluster's blocks)
+/// and at most k_tiles / min_k_tiles (each slice at least that many k-tiles); at least 1.
+inline int split_slices(int sms, int64_t tiles, int64_t k_tiles, int most, int min_k_tiles) {
+  int64_t slices = most;
+  if (tiles > 0 && sms / tiles < slices)
+    slices = sms / tiles;
+  if (k_tiles / min_k_tiles < slices)
+    slices = k_tiles / min_k_tiles;
+  return slices < 1 ? 1 : (int)slices;
+}
+
+/// Launches `kernel` on `grid` (grid.x a multiple of `cluster`) in thread-block clusters
+/// of `cluster` blocks along x (sm_90); returns the launch's error.
+template <typename... Params, typename... Args>
+inline cudaError_t launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, int smem,
+                                  int cluster, cudaStream_t stream, Args &&...args) {
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = cluster;
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
 } // namespace sketch

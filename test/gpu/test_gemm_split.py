@@ -1,0 +1,115 @@
+"""GPU tests of the split-K GEMM (test/gpu/split/*.sketch, docs/backend.md "Split-K GEMM").
+
+split_auto.sketch: kernels without directives (`split_k auto`): small grids (under 3/4
+of the SMs at the kernel's own tile) run the split form, whose K slice count the host
+function chooses from M, N, K and the SM count; split_fixed.sketch: `split_k N` kernels
+that always run the split form with N slices (sm_90a: a cluster of N blocks; sm_80 /
+sm_90: N warp groups a block). Every case: random inputs, the output poisoned with NaN,
+every element against an f64 reference of the kernel's epilogue (gemm_cases.py: rtol
+1e-2 for f16/bf16 outputs, 1e-4 for f32). M in {1, 2, 7, 16, 77, 128}, ragged N and K
+(K = 0, 1, primes, 14336), every epilogue form (bias per column and per row, the
+residual add, silu(.) * U, the expression form, f32 output), A^T, B^T, batches, the
+element path (misaligned bases); two runs give the same bits.
+"""
+import torch
+import torch.nn.functional as F
+
+import sketch_gpu
+from gemm_cases import GemmCases, expr, relu
+
+# The epilogue of each kernel, by the name after its second '_' (gemm_cases.py).
+EPILOGUES = {
+    "plain": lambda acc, t, s: acc,
+    "linear": lambda acc, t, s: acc,
+    "bias_relu": lambda acc, t, s: relu(acc + t["bias"]),
+    "rowbias_gelu": lambda acc, t, s: F.gelu(acc + t["bias"][:, None]),
+    "residual": lambda acc, t, s: acc + t["C"],
+    "silu_mul": lambda acc, t, s: F.silu(acc) * t["C"],
+    "expr": expr,
+    "at": lambda acc, t, s: acc,
+    "at_bt": lambda acc, t, s: acc,
+    "f32out": lambda acc, t, s: acc + t["bias"],
+    "batched": lambda acc, t, s: acc + t["bias"],
+    "bcast": lambda acc, t, s: acc,
+    "s2_plain": lambda acc, t, s: acc,
+    "s3_linear": lambda acc, t, s: acc,
+    "s4_bias_relu": lambda acc, t, s: relu(acc + t["bias"]),
+    "s4_residual": lambda acc, t, s: acc + t["C"],
+    "s2_at_bt": lambda acc, t, s: acc,
+    "s3_f32out": lambda acc, t, s: acc + t["bias"],
+    "s2_batched": lambda acc, t, s: acc,
+}
+
+CASES = GemmCases("split", EPILOGUES)
+SMALL_M = [1, 2, 7, 16, 77, 128]
+
+
+def all_kernels():
+    return sorted(CASES.kernels())
+
+
+def test_small_m_ragged():
+    """Every kernel, M = 1 .. 128, N and K not multiples of any tile (1, primes, odd)."""
+    shapes = [(m, n, k) for m in SMALL_M for n, k in [(1, 1), (257, 65), (131, 1031), (1000, 397)]]
+    CASES.sweep(all_kernels(), shapes)
+
+
+def test_k_zero_one_and_primes():
+    """K = 0 (the epilogue of zero), K = 1, and prime K (a partial last k-tile in one slice)."""
+    shapes = [(m, 200, k) for m in [1, 16, 77] for k in [0, 1, 13, 127, 509, 4099]]
+    CASES.sweep(all_kernels(), shapes)
+
+
+def test_large_k():
+    """K = 14336 (the MLP's down projection): the most slices the rule gives, 8 on an H100."""
+    CASES.sweep(all_kernels(), [(1, 384, 14336), (16, 136, 14336), (77, 520, 14336)])
+
+
+def test_projection_shapes():
+    """The LLM projection shapes at small M (N, K of 4096 and 6144), nn.Linear's layout."""
+    names = ["sk_bf16_linear", "sk_f16_residual", "sk_bf16_silu_mul", "sk_bf16_s3_linear"]
+    CASES.sweep(names, [(m, n, 4096) for m in [1, 16, 128] for n in [4096, 6144]])
+
+
+def test_grids_around_the_rule():
+    """Grids just under and over 3/4 of the SMs at the kernels' own tiles: both forms."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    shapes = [(128, 256 * n, 512) for n in [sms * 3 // 4 - 1, sms * 3 // 4 + 1]]
+    shapes += [(128 * n, 256, 777) for n in [sms * 3 // 4 - 1, sms * 3 // 4 + 1]]
+    CASES.sweep(["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"], shapes)
+
+
+def test_misaligned_base_pointers():
+    """Bases one element off 16 bytes: the element path of both forms (no tensor maps)."""
+    CASES.sweep(["sk_f16_bias_relu", "sk_bf16_linear", "sk_f16_residual", "sk_bf16_batched",
+                 "sk_f16_s4_bias_relu", "sk_bf16_s3_f32out"],
+                [(1, 136, 520), (77, 264, 1032), (128, 72, 72)], misalign=True)
+
+
+def test_same_bits_twice():
+    """Same inputs, same bits: the slices' partial tiles are summed in a fixed order."""
+    failures = []
+    for name in all_kernels():
+        for m, n, k in [(1, 1000, 4099), (77, 264, 14336), (16, 4096, 4096)]:
+            sizes = {"M": m, "N": n, "K": k, **CASES.batch_sizes(name)}
+            values, tensors = CASES.make_inputs(name, sizes)
+            call = sketch_gpu.kernel(name)
+            used = {p for _, p in call.params}
+            outs = []
+            for _ in range(2):
+                tensors["D"].fill_(float("nan"))
+                status = call(**{p: v for p, v in values.items() if p in used})
+                torch.cuda.synchronize()
+                assert status == 0, f"{name} {m}x{n}x{k}: returned cudaError {status}"
+                outs.append(tensors["D"].clone())
+            bits = [o.view(torch.int16 if o.element_size() == 2 else torch.int32) for o in outs]
+            if not torch.equal(bits[0], bits[1]):
+                failures.append(f"{name} {m}x{n}x{k}: {(bits[0] != bits[1]).sum().item()} "
+                                "elements differ between two runs")
+    assert not failures, "; ".join(failures[:4])
+
+
+def test_rejects_bad_arguments():
+    """Null pointers and negative sizes: cudaErrorInvalidValue, nothing written; M = 0: a no-op."""
+    CASES.check_rejects_bad_arguments("sk_f16_bias_relu")
+    CASES.check_rejects_bad_arguments("sk_f16_s4_bias_relu")
