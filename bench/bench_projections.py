@@ -5,7 +5,7 @@ Workload (issue 16): tokens M in {1, 16, 128, 4096, 16384} times (N, K) in
 {(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336)}, f16 and bf16: 40 rows.
 "Ours" is bp_<type>_default, the kernel sketchc generates with no directives (its own
 tile, and for small grids the split-K form by the host function's rule); every listed
-configuration of bench/projections (make_sketches.py: single tiles, `split_k 1`, and
+configuration of bench/projections (make_projection_sketches.py: single tiles, `split_k 1`, and
 fixed split forms, `split_k N`) is timed beside it, in the same run as
 torch.matmul(X, W.t()) (cuBLAS, what F.linear calls). Targets: the default >= 0.9x
 cuBLAS on every row and >= 1.0x in the geometric mean; the default within 5% of the
@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
 sys.path.insert(0, os.path.join(HERE, "projections"))
 import sketch_gpu  # noqa: E402
 from bench_common import measure_kernel, publish, time_ms  # noqa: E402
-from make_sketches import CONFIGS, TYPES  # noqa: E402
+from make_projection_sketches import CONFIGS, TYPES  # noqa: E402  (not bench/gemm's make_sketches, imported by bench.py in the same process)
 
 TOKENS = [1, 16, 128, 4096, 16384]
 SHAPES = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336)]  # (N, K)

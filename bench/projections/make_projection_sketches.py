@@ -36,7 +36,7 @@ def kernel(t, config):
 
 
 def main():
-    header = "# LLM projection kernels (bench/bench_projections.py), written by make_sketches.py.\n\n"
+    header = "# LLM projection kernels (bench/bench_projections.py), written by make_projection_sketches.py.\n\n"
     for t in TYPES:
         with open(os.path.join(HERE, f"bench_projections_{t}.sketch"), "w") as f:
             f.write(header + "\n".join(kernel(t, c) for c in CONFIGS))
