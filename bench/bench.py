@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
 import sketch_gpu  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "gemm"))
-from make_sketches import CONFIGS, MMA_CONFIGS  # noqa: E402  (the sketches' configurations)
+from make_sketches import CONFIGS, F32_CONFIGS, MMA_CONFIGS  # noqa: E402  (the sketches' configurations)
 from bench_common import comparison_markdown, measure_kernel, time_ms  # noqa: E402
 
 
@@ -56,7 +56,7 @@ def best_of_ours(prefix, data, m, n, k, dtype, reference, rows_detail, configs=N
     """Times every configuration of `prefix`; returns (best ms, best name, error)."""
     best = (float("inf"), None, None)
     d = torch.empty(m, n, device="cuda", dtype=dtype)
-    for config in configs if configs is not None else list(CONFIGS) + ["sgemm"]:
+    for config in configs if configs is not None else list(CONFIGS) + ["sgemm"] + F32_CONFIGS:
         name = f"{prefix}_{config}"
         if name not in sketch_gpu.prototypes():
             continue

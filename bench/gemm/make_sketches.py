@@ -16,6 +16,10 @@ CONFIGS = ["default", "128x128x32_w4_s3", "128x128x32_w4_s4", "128x256x32_w8_s3"
 # w8 s5 were measured no faster than these on an H100: not listed.)
 MMA_CONFIGS = ["default", "128x128x32_w4_s3", "128x256x32_w8_s3", "128x256x32_w8_s4", "256x128x32_w8_s4",
                "128x256x64_w8_s3", "256x128x64_w8_s3"]
+# f32 SIMT tiles timed beside the default ("sgemm" is the 128x128x16 w8 s2 tile the
+# default picks): any tile the rules of docs/language.md "f32 GEMM tiles" accept.
+F32_CONFIGS = ["128x128x8_w8_s2", "128x256x8_w8_s2", "256x128x8_w8_s2", "128x128x16_w4_s2",
+               "64x128x16_w4_s2", "128x128x32_w8_s2", "128x256x16_w8_s2", "64x64x16_w2_s2"]
 MMA_MARKER = "# sketchc-arch: sm_90 (mma.sync kernels beside the sm_90a ones; bench/generate.sh)\n"
 LOOP = """    for k in 0:K:
         Copy A from global to shared
@@ -53,7 +57,8 @@ def main():
     groups["bench_f32_gemm"] = [kernel(f"bg_f32_{name}", "A: f32[M, K], B: f32[K, N], D: f32[M, N]",
                                        directives(config))
                                 for name, config in [("default", "default"),
-                                                     ("sgemm", "128x128x16_w8_s2")]]
+                                                     ("sgemm", "128x128x16_w8_s2")] +
+                                [(c, c) for c in F32_CONFIGS]]
     header = "# Benchmark kernels (bench/bench.py), written by make_sketches.py.\n\n"
     for group, kernels in groups.items():
         half = (len(kernels) + 1) // 2
