@@ -466,13 +466,27 @@ struct SimtConvWriter : ConvWriterBase {
     w.close();
   }
 
+  /// "kPointwise" when a 1x1 filter would make the input tile rows of whole
+  /// 16-byte chunks (stride 1, pad 0, and a tile PointwiseNchwLoader can deal);
+  /// the host picks that instantiation when R = S = 1 at run time.
+  std::string pointwiseFlag() const {
+    SimtTile t = tile();
+    bool dealFits = t.cols % 4 == 0 && t.threads() % (t.cols / 4) == 0 &&
+                    t.depth * (t.cols / 4) % t.threads() == 0;
+    bool unitWindow = p.strideH == 1 && p.strideW == 1 && p.padH == 0 && p.padW == 0;
+    auto mayBeOne = [](const std::string &dim) {
+      return dim == "1" || !std::isdigit(static_cast<unsigned char>(dim[0]));
+    };
+    return dealFits && unitWindow && mayBeOne(p.r) && mayBeOne(p.s) ? "kPointwise" : "";
+  }
+
   void emitKernel() {
     SimtTile t = tile();
     emitHeaderComment("f32 on the CUDA cores: block tile " + str(t.rows) + " channels x " +
                       str(t.cols) + " pixels x " + str(t.depth) + ", " + str(t.threads()) +
                       " threads, 8 x 8 accumulators each, shared tiles double-buffered "
                       "(sketch/simt.cuh, sketch/conv.cuh)");
-    openSimtKernel(w, kernelName(), t, kernelParams());
+    openSimtKernel(w, kernelName(), t, kernelParams(), pointwiseFlag());
     emitSimtConstants(w, t, true);
     emitDerivedSizes();
     w.line("const int k0 = blockIdx.y * ROWS, pix0 = blockIdx.x * COLS;  // first channel, pixel");
@@ -480,8 +494,14 @@ struct SimtConvWriter : ConvWriterBase {
     w.line("const sketch::simt::MicroTile<ROWS, COLS> micro;  // this thread's 8 x 8 outputs");
     SimtLoader filter{"sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec>", "load_w",
                       p.w->cname + ", depth, k0, shape.k, depth"};
-    SimtLoader input{"sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS>", "load_x",
-                     p.x->cname + ", shape, pix0"};
+    std::string im2col = "sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS>";
+    if (!pointwiseFlag().empty()) {
+      w.comment("kPointwise (R = S = 1, H * W % 4 == 0, X 16-byte aligned): 16-byte input copies");
+      w.line("using InputLoader = std::conditional_t<kPointwise, "
+             "sketch::simt::PointwiseNchwLoader<COLS, DEPTH, THREADS>, " + im2col + ">;");
+      im2col = "InputLoader";
+    }
+    SimtLoader input{im2col, "load_x", p.x->cname + ", shape, pix0"};
     emitSimtMainloop(w, p.stages, filter, input, "(depth + DEPTH - 1) / DEPTH");
     emitEpilogue();
     w.close();
@@ -499,7 +519,13 @@ struct SimtConvWriter : ConvWriterBase {
     w.comment("16-byte filter loads and output stores when rows are whole float4s");
     w.line("const bool vec = (" + p.sig.product({p.c, p.r, p.s}) +
            ") % 4 == 0 && sketch::aligned_to(" + p.w->cname + ", 16);");
-    emitSimtLaunch(w, kernelName(), "grid", kernelArgs());
+    if (!pointwiseFlag().empty()) {
+      w.comment("a 1x1 filter: the input tile is H * W-contiguous rows of channels");
+      w.line("const bool pointwise = " + dim(p.r) + " == 1 && " + dim(p.s) + " == 1 && (" +
+             dim(p.h) + " * " + dim(p.wd) + ") % 4 == 0 && sketch::aligned_to(" + p.x->cname +
+             ", 16);");
+    }
+    emitSimtLaunch(w, kernelName(), "grid", kernelArgs(), 0, pointwiseFlag(), "pointwise");
     w.line("return cudaGetLastError();");
     w.close();
   }

@@ -30,18 +30,21 @@ mlir::LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, llvm::S
 /// `template <bool kVec> __global__ void __launch_bounds__(...) NAME(PARAMS)`
 /// and its opening brace: the 16-byte path (kVec) asks for tile.minBlocksPerSm()
 /// blocks an SM (8 x 8 a thread: at most 128 registers), the scalar path may
-/// use more registers.
+/// use more registers. A non-empty `flag` adds a second `bool` template
+/// parameter of that name (a loader chosen by the host, see emitSimtLaunch).
 void openSimtKernel(CudaWriter &w, llvm::StringRef name, const SimtTile &tile,
-                    llvm::StringRef params);
+                    llvm::StringRef params, llvm::StringRef flag = "");
 
 /// The tile constants ROWS, COLS, (DEPTH when `depth`,) THREADS.
 void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth);
 
 /// The launch of both instantiations: `if (vec) NAME<true><<<...>>>(ARGS); else ...`;
 /// with `dynamicBytes` (shared tiles above kStaticSharedBytes) the chosen one is
-/// allowed that much dynamic shared memory and launched with it.
+/// allowed that much dynamic shared memory and launched with it. With a `flag`
+/// (openSimtKernel's), the host's bool `flagValue` picks its second argument.
 void emitSimtLaunch(CudaWriter &w, llvm::StringRef name, llvm::StringRef grid,
-                    llvm::StringRef args, int64_t dynamicBytes = 0);
+                    llvm::StringRef args, int64_t dynamicBytes = 0, llvm::StringRef flag = "",
+                    llvm::StringRef flagValue = "");
 
 /// One operand loader of the SIMT mainloop, declared `TYPE NAME(ARGS);`
 /// (a loader of sketch/simt.cuh or sketch/conv.cuh).

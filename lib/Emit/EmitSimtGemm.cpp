@@ -40,10 +40,11 @@ LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, StringRef wha
                                "128x64x8, 64x128x8, 64x64x8 and 128x128x16";
 }
 
-void openSimtKernel(CudaWriter &w, StringRef name, const SimtTile &tile, StringRef params) {
+void openSimtKernel(CudaWriter &w, StringRef name, const SimtTile &tile, StringRef params,
+                    StringRef flag) {
   std::string threads = std::to_string(tile.threads());
   int64_t minBlocks = tile.minBlocksPerSm();
-  w.line("template <bool kVec>");
+  w.line(flag.empty() ? "template <bool kVec>" : "template <bool kVec, bool " + flag.str() + ">");
   w.line("__global__ void __launch_bounds__(" + threads +
          (minBlocks > 1 ? ", kVec ? " + str(minBlocks) + " : 1)" : ", 1)"));
   w.open(name.str() + "(" + params.str() + ")");
@@ -57,7 +58,25 @@ void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth) {
 }
 
 void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef args,
-                    int64_t dynamicBytes) {
+                    int64_t dynamicBytes, StringRef flag, StringRef flagValue) {
+  if (!flag.empty()) {
+    auto instance = [&](StringRef vec) {
+      return "(" + flagValue.str() + " ? " + name.str() + "<" + vec.str() + ", true> : " +
+             name.str() + "<" + vec.str() + ", false>)";
+    };
+    w.line("auto kernel = vec ? " + instance("true") + " : " + instance("false") + ";");
+    std::string bytes = "0";
+    if (dynamicBytes > 0) {
+      w.line("const int smem_bytes = " + str(dynamicBytes) +
+             ";  // the shared tiles: dynamic, above 48 KB by opt-in");
+      w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
+      w.line("if (err != cudaSuccess)");
+      w.line("  return err;");
+      bytes = "smem_bytes";
+    }
+    w.line("kernel<<<" + grid.str() + ", THREADS, " + bytes + ", stream>>>(" + args.str() + ");");
+    return;
+  }
   if (dynamicBytes > 0) {
     w.line("const int smem_bytes = " + str(dynamicBytes) +
            ";  // the shared tiles: dynamic, above 48 KB by opt-in");

@@ -42,6 +42,7 @@ EPILOGUES = {
     "cv_nchw_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y + channel(t["bias"], nhwc)
                                                           + t["Res"]),
+    "cv_nchw_pointwise_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_s2p3_stem": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_s1p1_same": lambda y, t, s, nhwc: F.gelu(y),
     "cv_nhwc_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
@@ -216,6 +217,20 @@ def test_misaligned_base_pointers():
     """Bases one element off 16 bytes: the element paths."""
     sweep(["cv_nchw_s1p1", "cv_nchw_s1p2d2_residual", "cv_nhwc_f16_s2p1_bias_relu",
            "cv_nhwc_bf16_s12p01d21"], [(2, 64, 15, 15, 72, 3, 3)], misalign=True)
+
+
+# (N, C, H, W, K, 1, 1): H * W % 4 == 0 (16-byte input copies) with prime C, K and
+# images of 4 pixels; H * W odd (the gather); C = 1.
+POINTWISE = [(3, 13, 6, 6, 70, 1, 1), (1, 64, 28, 28, 65, 1, 1), (2, 256, 14, 14, 64, 1, 1),
+             (5, 4, 1, 4, 9, 1, 1), (1, 5, 3, 3, 7, 1, 1), (2, 1, 8, 2, 3, 1, 1),
+             (2, 24, 12, 12, 136, 1, 1)]
+
+
+def test_pointwise_nchw():
+    """1x1 stride-1 pad-0 kernels: the 16-byte input path and the gather, aligned or not."""
+    names = ["cv_nchw_pointwise_bias_relu", "cv_nchw_pointwise_t64x64x8", "cv_nchw_s1p0_stages1"]
+    sweep(names, POINTWISE)
+    sweep(names, POINTWISE[:3], misalign=True)
 
 
 def test_rejects_bad_arguments():

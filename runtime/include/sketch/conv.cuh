@@ -3,6 +3,7 @@
 //   FastDivmod               n / d and n % d by a precomputed multiply-shift (n < 2^31)
 //   ConvShape                sizes, stride, pad, dilation; make_conv_shape(...) derives P, Q
 //   Im2colNchwLoader<...>    the SIMT mainloop's loader of nchw activations (see simt.cuh)
+//   PointwiseNchwLoader<...> the same for a 1x1, stride-1, pad-0 convolution: 16-byte copies
 //   PixelCoord               output pixel -> (image, oh, ow) and its input window origin
 //   nchw_offset, store_nchw_row<Vec>(...)  one micro-tile row of an nchw output (SIMT path)
 //   WindowNhwc / window_nhwc, ReductionNhwc / reduction_nhwc, load_im2col_nhwc_16<kVec>
@@ -162,6 +163,54 @@ struct Im2colNchwLoader {
   }
 
   /// Nothing: fetch copied into the tile.
+  __device__ __forceinline__ void stash(float (*)[padded(Cols)]) const {}
+};
+
+/// Whether PointwiseNchwLoader can deal a Cols x BK tile to Threads threads.
+__host__ __device__ constexpr bool pointwise_deal_fits(int cols, int bk, int threads) {
+  return cols % 4 == 0 && threads % (cols / 4) == 0 && bk * (cols / 4) % threads == 0;
+}
+
+/// The im2col operand of a pointwise convolution (R = S = 1, stride 1, pad 0,
+/// so P * Q = H * W and tile[c][pixel] = X[n][c][pixel of image n]) when
+/// H * W % 4 == 0 and X is 16-byte aligned: 4 consecutive pixels of a chunk
+/// lie in one image, one 16-byte cp.async. A thread owns one 4-pixel chunk
+/// column (its image offset computed once) and channel rows kStep apart.
+template <int Cols, int BK, int Threads>
+struct PointwiseNchwLoader {
+  static constexpr int kChunkCols = Cols / 4;
+  static_assert(pointwise_deal_fits(Cols, BK, Threads), "tile does not fit the block");
+  static constexpr int kStep = Threads / kChunkCols; // channel rows between a thread's chunks
+  static constexpr int kChunks = BK / kStep;
+  static constexpr bool kAsync = true;
+  const float *x;
+  int plane;   // H * W: the distance between channels
+  int offset;  // image base + pixel in the image; -1 past the last pixel
+  int pixel, crow, channels;
+
+  __device__ PointwiseNchwLoader(const float *x_, const ConvShape &cs, int col0) : x(x_) {
+    pixel = threadIdx.x % kChunkCols * 4;
+    crow = threadIdx.x / kChunkCols;
+    plane = cs.h * cs.w;
+    channels = cs.c;
+    offset = -1;
+    if (col0 + pixel < cs.n * plane) {
+      int in_image;
+      const int image = cs.div_pq.divmod(col0 + pixel, in_image);
+      offset = image * cs.c * plane + in_image;
+    }
+  }
+
+  __device__ __forceinline__ void fetch(int kt, float (*tile)[padded(Cols)]) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int ch = kt * BK + crow + c * kStep;
+      const bool in = offset >= 0 && ch < channels;
+      cp_async_16(smem_addr(&tile[crow + c * kStep][pixel]), in ? x + offset + ch * plane : x,
+                  in);
+    }
+  }
+
   __device__ __forceinline__ void stash(float (*)[padded(Cols)]) const {}
 };
 
