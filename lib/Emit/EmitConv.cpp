@@ -421,8 +421,25 @@ struct ConvWriterBase {
 // nchw / kcrs, f32: the SIMT path
 //===----------------------------------------------------------------------===//
 
+/// The SIMT block of an implicit-GEMM nchw convolution by the rules of
+/// deriveSimtTile and simtIm2colBroken (sketch-choose-defaults checked them;
+/// a located error otherwise).
+FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
+  std::string broken;
+  auto tile = deriveSimtTile(p.tileN, p.tileM, p.tileK, p.warps, std::min<int64_t>(p.stages, 2),
+                             plan::smemLimitBytes(arch), broken);
+  if (tile)
+    broken = simtIm2colBroken(*tile);
+  if (broken.empty())
+    return *tile;
+  return kernel.emitError() << "f32 nchw convolution tile BM = " << p.tileM
+                            << " (pixels), BN = " << p.tileN << " (channels), BK = " << p.tileK
+                            << " with " << p.warps << " warps: " << broken;
+}
+
 struct SimtConvWriter : ConvWriterBase {
-  SimtTile tile() const { return SimtTile{p.tileN, p.tileM, p.tileK}; }
+  SimtTile simt; // rows: BN output channels; columns: BM output pixels (simtConvTile)
+  SimtTile tile() const { return simt; }
   std::string kernelName() const { return p.sig.name + "_simt"; }
 
   /// The value of an epilogue tensor at the element (channel, pixel), offset y_at.
@@ -441,10 +458,11 @@ struct SimtConvWriter : ConvWriterBase {
 
   void emitEpilogue() {
     w.comment("Epilogue: output channel k0 + micro.row(i), pixel pix0 + micro.col(j)");
+    SimtTile t = tile();
     w.line("const bool out_vec = shape.p * shape.q % 4 == 0 && sketch::aligned_to_device(" +
            p.y->cname + ", 16);");
     w.line("#pragma unroll");
-    w.open("for (int i = 0; i < 8; ++i)");
+    w.open("for (int i = 0; i < " + str(t.microRows) + "; ++i)");
     w.line("const int channel = k0 + micro.row(i);");
     w.line("if (channel >= shape.k)");
     w.line("  continue;");
@@ -452,9 +470,9 @@ struct SimtConvWriter : ConvWriterBase {
       if (p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel)
         w.line("const float " + operand.var + " = sketch::to_float(" + operand.param->cname +
                "[channel]);  // per output channel");
-    w.line("float out[8];");
+    w.line("float out[" + str(t.microCols) + "];");
     w.line("#pragma unroll");
-    w.open("for (int j = 0; j < 8; ++j)");
+    w.open("for (int j = 0; j < " + str(t.microCols) + "; ++j)");
     if (hasFullOperand())
       w.line("const int y_at = sketch::nchw_offset(shape, pix0 + micro.col(j), channel);");
     epilogue.emitElement(
@@ -484,14 +502,17 @@ struct SimtConvWriter : ConvWriterBase {
     SimtTile t = tile();
     emitHeaderComment("f32 on the CUDA cores: block tile " + str(t.rows) + " channels x " +
                       str(t.cols) + " pixels x " + str(t.depth) + ", " + str(t.threads()) +
-                      " threads, 8 x 8 accumulators each, shared tiles double-buffered "
+                      " threads, " + str(t.microRows) + " x " + str(t.microCols) +
+                      " accumulators each, shared tiles double-buffered "
                       "(sketch/simt.cuh, sketch/conv.cuh)");
     openSimtKernel(w, kernelName(), t, kernelParams(), pointwiseFlag());
     emitSimtConstants(w, t, true);
     emitDerivedSizes();
     w.line("const int k0 = blockIdx.y * ROWS, pix0 = blockIdx.x * COLS;  // first channel, pixel");
     w.line("const int depth = shape.c * shape.r * shape.s;  // reduction: (c, r, s), s fastest");
-    w.line("const sketch::simt::MicroTile<ROWS, COLS> micro;  // this thread's 8 x 8 outputs");
+    w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(t.microRows) + ", " +
+           str(t.microCols) + "> micro;  // this thread's " + str(t.microRows) + " x " +
+           str(t.microCols) + " outputs");
     SimtLoader filter{"sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec>", "load_w",
                       p.w->cname + ", depth, k0, shape.k, depth"};
     std::string im2col = "sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS>";
@@ -502,7 +523,7 @@ struct SimtConvWriter : ConvWriterBase {
       im2col = "InputLoader";
     }
     SimtLoader input{im2col, "load_x", p.x->cname + ", shape, pix0"};
-    emitSimtMainloop(w, p.stages, filter, input, "(depth + DEPTH - 1) / DEPTH");
+    emitSimtMainloop(w, p.stages, filter, input, "(depth + DEPTH - 1) / DEPTH", {}, t);
     emitEpilogue();
     w.close();
   }
@@ -781,17 +802,10 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   w.line("#include \"sketch/conv.cuh\"  // implicit-GEMM convolution helpers");
   w.line();
   if (!p.nhwc) {
-    // 64 pixels by 128 channels: not offered (the filter loader holds two
-    // float4 of its 128 rows; measured over 128 registers a thread).
-    std::string what = "tile BM = " + str(p.tileM) + " (pixels), BN = " + str(p.tileN) +
-                       " (channels), BK = " + str(p.tileK);
-    if (p.tileM == 64 && p.tileN != 64)
-      return kernel.emitError() << what
-                                << ": the f32 nchw convolution has kernels for BM x BN x BK = "
-                                   "128x128x8, 128x64x8, 64x64x8 and 128x128x16";
-    if (failed(checkSimtTile(kernel, SimtTile{p.tileN, p.tileM, p.tileK}, what)))
+    FailureOr<SimtTile> simt = simtConvTile(kernel, p, options.arch);
+    if (failed(simt))
       return failure();
-    SimtConvWriter writer{{p, *epilogue, w}};
+    SimtConvWriter writer{{p, *epilogue, w}, *simt};
     return emitKernelAndHost(writer, w, p.sig);
   }
   if (options.arch == "sm_90a") {

@@ -3,7 +3,7 @@
 // The f32 GEMM (EmitSimtGemm.cpp) and the nchw convolution (EmitConv.cpp) run
 // the CUDA-core mainloop of runtime/include/sketch/simt.cuh: a block tile of
 // Rows x Cols outputs, a micro-tile per thread (the GEMM's derived by
-// lib/Passes/SimtTile.h, the convolution's 8 x 8), k tiles of Depth,
+// lib/Passes/SimtTile.h, for the convolution too), k tiles of Depth,
 // double-buffered. These helpers write the parts of the kernel both emitters
 // share.
 //
@@ -19,13 +19,6 @@
 #include <string>
 
 namespace sketch {
-
-/// Checks the convolution's SIMT tile against the tiles it has kernels for
-/// (the kernel's directives, `what` naming them in the message); a located
-/// error on `kernel` otherwise: 128x128, 128x64, 64x128, 64x64 with a depth of
-/// 8, and 128x128 with a depth of 16, 8 x 8 accumulators a thread. (The f32
-/// GEMM derives its tile by rule instead: deriveSimtTile, lib/Passes/SimtTile.h.)
-mlir::LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, llvm::StringRef what);
 
 /// `template <bool kVec> __global__ void __launch_bounds__(...) NAME(PARAMS)`
 /// and its opening brace: the 16-byte path (kVec) asks for tile.minBlocksPerSm()

@@ -27,19 +27,6 @@ namespace sketch {
 // Shared SIMT pieces (EmitSimt.h)
 //===----------------------------------------------------------------------===//
 
-LogicalResult checkSimtTile(KernelOp kernel, const SimtTile &tile, StringRef what) {
-  bool ok = (tile.depth == 8 && ((tile.rows == 128 && tile.cols == 128) ||
-                                 (tile.rows == 128 && tile.cols == 64) ||
-                                 (tile.rows == 64 && tile.cols == 128))) ||
-            (tile.depth == 8 && tile.rows == 64 && tile.cols == 64) ||
-            (tile.depth == 16 && tile.rows == 128 && tile.cols == 128);
-  if (ok)
-    return success();
-  return kernel.emitError() << what
-                            << ": the f32 SIMT path has kernels for BM x BN x BK = 128x128x8, "
-                               "128x64x8, 64x128x8, 64x64x8 and 128x128x16";
-}
-
 void openSimtKernel(CudaWriter &w, StringRef name, const SimtTile &tile, StringRef params,
                     StringRef flag) {
   std::string threads = std::to_string(tile.threads());

@@ -274,18 +274,38 @@ std::string describeValues(const Config &config) {
   return text;
 }
 
-/// An f32 GEMM: warps the program and command line leave open are derived
-/// from the tile (defaultSimtWarps); then the tile must keep the SIMT rules.
-LogicalResult chooseSimtWarps(KernelOp kernel, Config &config, StringRef arch) {
+/// An f32 GEMM or implicit-GEMM nchw convolution (`conv`: rows are the BN
+/// output channels, columns the BM pixels, and rule 6 holds too): warps the
+/// program and command line leave open are derived from the tile
+/// (defaultSimtWarps); then the tile must keep the SIMT rules.
+LogicalResult chooseSimtWarps(KernelOp kernel, Config &config, StringRef arch, bool conv) {
   int64_t smemLimit = plan::smemLimitBytes(arch);
+  int64_t rows = config.values[conv ? kBN : kBM], cols = config.values[conv ? kBM : kBN];
   if (config.from[kWarps] == "the default")
-    config.values[kWarps] = defaultSimtWarps(config.values[kBM], config.values[kBN],
-                                             config.values[kBK], config.values[kStages], smemLimit);
+    config.values[kWarps] = defaultSimtWarps(rows, cols, config.values[kBK],
+                                             config.values[kStages], smemLimit, conv);
   std::string broken;
-  if (deriveSimtTile(config.values[kBM], config.values[kBN], config.values[kBK],
-                     config.values[kWarps], config.values[kStages], smemLimit, broken))
+  auto tile = deriveSimtTile(rows, cols, config.values[kBK], config.values[kWarps],
+                             config.values[kStages], smemLimit, broken);
+  if (tile && conv)
+    broken = simtIm2colBroken(*tile);
+  if (broken.empty())
     return success();
-  return emitError(kernel.getLoc()) << "f32 GEMM " << describeValues(config) << ": " << broken;
+  return emitError(kernel.getLoc()) << (conv ? "f32 nchw convolution " : "f32 GEMM ")
+                                    << describeValues(config) << ": " << broken;
+}
+
+/// An f32 convolution the implicit GEMM computes (not Winograd: the
+/// `algorithm` directive, else wherever Winograd does not apply).
+bool isSimtConv(KernelOp kernel, const Problem &problem) {
+  if (problem.kind != ProblemKind::conv || isTensorCoreType(problem.element))
+    return false;
+  std::optional<StringRef> asked = kernel.getAlgorithm();
+  if (asked)
+    return *asked == "implicit_gemm";
+  bool winograd = false;
+  kernel.walk([&](Conv2dOp conv) { winograd = plan::winogradMismatch(kernel, conv).empty(); });
+  return !winograd;
 }
 
 /// Checks the `algorithm` directive: `winograd` only where Winograd F(2x2, 3x3)
@@ -457,7 +477,9 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     applyDirectives(kernel, *config);
     if (failed(applyOverrides(kernel, *config)) || failed(validate(kernel, problem, *config)))
       return failure();
-    if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch)))
+    if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false)))
+      return failure();
+    if (isSimtConv(kernel, problem) && failed(chooseSimtWarps(kernel, *config, arch, true)))
       return failure();
     Builder b(kernel.getContext());
     kernel.setTileMAttr(b.getI64IntegerAttr(config->values[kBM]));

@@ -143,13 +143,29 @@ std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth
   return tile;
 }
 
+std::string simtIm2colBroken(const SimtTile &tile) {
+  int64_t threads = tile.threads();
+  std::string rule = "rule 6, the input loader: the " + str(threads) + " threads (32 x warps) must ";
+  if (threads % tile.cols != 0)
+    return rule + "be a multiple of the BM = " + str(tile.cols) +
+           " pixels (each thread loads one pixel column of the input tile): use more warps or "
+           "a smaller BM";
+  if (tile.cols * tile.depth % (4 * threads) != 0)
+    return rule + "divide the BM x BK = " + str(tile.cols * tile.depth) +
+           " input elements in chunks of 4 evenly (each thread loads 4 reduction indices at a "
+           "time): use a larger BK or fewer warps";
+  return "";
+}
+
 int64_t defaultSimtWarps(int64_t rows, int64_t cols, int64_t depth, int64_t stages,
-                         int64_t smemLimit) {
+                         int64_t smemLimit, bool im2col) {
   int64_t most = std::clamp<int64_t>(rows * cols / (32 * 64), 1, 32);
   std::string broken;
-  for (int64_t warps = most; warps >= 1; --warps)
-    if (deriveSimtTile(rows, cols, depth, warps, stages, smemLimit, broken))
+  for (int64_t warps = most; warps >= 1; --warps) {
+    auto tile = deriveSimtTile(rows, cols, depth, warps, stages, smemLimit, broken);
+    if (tile && (!im2col || simtIm2colBroken(*tile).empty()))
       return warps;
+  }
   return most;
 }
 

@@ -76,11 +76,19 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth, int64_t warps,
                                        int64_t stages, int64_t smemLimit, std::string &broken);
 
+/// The f32 nchw convolution's input loader (Im2colNchwLoader, sketch/conv.cuh;
+/// the tile's rows are output channels, its cols output pixels) gives each
+/// thread one pixel column and chunks of 4 reduction indices. Rule 6: the
+/// threads are a multiple of the pixel columns, and they divide the input
+/// tile's 4-index chunks evenly. Empty when kept, else the rule broken.
+std::string simtIm2colBroken(const SimtTile &tile);
+
 /// The warps of an f32 GEMM block that `warps` does not set: the most (at most
 /// 32) that leave each thread at least 64 accumulators (8 x 8) and keep the
-/// rules (at least 1); when none does, that most (the rules then report it).
+/// rules (at least 1; with `im2col`, rule 6 too); when none does, that most
+/// (the rules then report it).
 int64_t defaultSimtWarps(int64_t rows, int64_t cols, int64_t depth, int64_t stages,
-                         int64_t smemLimit);
+                         int64_t smemLimit, bool im2col = false);
 
 } // namespace sketch
 

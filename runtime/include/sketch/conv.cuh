@@ -232,28 +232,30 @@ __device__ __forceinline__ int nchw_offset(const ConvShape &cs, int pixel, int c
 
 /// Stores one output channel's micro-tile row of an nchw output: out[j] is
 /// (pixel pix0 + t.col(j), `channel`). With `vec` (P*Q % 4 == 0 and `y` 16-byte
-/// aligned) the 4 pixels of a half-row are consecutive in one image: one float4.
-template <bool Vec, int Rows, int Cols, typename T>
+/// aligned) the 4 pixels of a 4-column piece are consecutive in one image: one float4.
+template <bool Vec, int Rows, int Cols, int TM, int TN, typename T>
 __device__ __forceinline__ void store_nchw_row(T *y, const ConvShape &cs,
-                                               const simt::MicroTile<Rows, Cols> &t, int pix0,
-                                               int channel, const float (&out)[8], bool vec) {
+                                               const simt::MicroTile<Rows, Cols, TM, TN> &t,
+                                               int pix0, int channel, const float (&out)[TN],
+                                               bool vec) {
+  constexpr int V = simt::MicroTile<Rows, Cols, TM, TN>::kVecCols;
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int pixel = pix0 + t.col(4 * half);
-    if constexpr (Vec && std::is_same<T, float>::value) {
+  for (int piece = 0; piece < TN; piece += V) {
+    const int pixel = pix0 + t.col(piece);
+    if constexpr (Vec && V == 4 && std::is_same<T, float>::value) {
       if (vec) {
         const int at = nchw_offset(cs, pixel, channel);
         if (at >= 0)
-          *reinterpret_cast<float4 *>(y + at) = make_float4(
-              out[4 * half], out[4 * half + 1], out[4 * half + 2], out[4 * half + 3]);
+          *reinterpret_cast<float4 *>(y + at) =
+              make_float4(out[piece], out[piece + 1], out[piece + 2], out[piece + 3]);
         continue;
       }
     }
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
+    for (int e = 0; e < V; ++e) {
       const int at = nchw_offset(cs, pixel + e, channel);
       if (at >= 0)
-        y[at] = from_float<T>(out[4 * half + e]);
+        y[at] = from_float<T>(out[piece + e]);
     }
   }
 }
