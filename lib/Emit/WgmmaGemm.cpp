@@ -19,6 +19,11 @@
 // asks for a stage's boxes, completing on the stage's full mbarrier; each warp
 // arrives on the stage's empty mbarrier once its wgmma group on it is done, and
 // thread 0 refills it then, STAGES - 1 k-tiles ahead, without a block barrier.
+// Where the staging tile fits beside the stages, the TMA GEMM (not its split-K form)
+// is persistent and warp-specialized instead (writePersistentBody): min(tiles, SMs)
+// blocks loop over the tiles; a producer warpgroup's thread issues every k-tile's
+// boxes through the stage ring, across tile boundaries, while the consumer
+// warpgroups multiply and run the epilogue (named barrier 1; staging past the stages).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/WgmmaGemm.h"
