@@ -60,9 +60,12 @@ void emitGemmHeaderComment(CudaWriter &w, const GemmAnalysis &g, const EpilogueE
     w.comment("    " + line);
 }
 
-void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g, StringRef block) {
+void emitGemmSizes(CudaWriter &w, const GemmAnalysis &g) {
   w.line("const int64_t size_m = " + g.sig.dim(g.m) + ", size_n = " + g.sig.dim(g.n) +
          ", size_k = " + g.sig.dim(g.k) + ";");
+}
+
+void emitGemmTileOrigin(CudaWriter &w, StringRef block) {
   w.comment("block -> output tile: groups of 8 tile rows, column by column inside a group "
             "(L2 reuse)");
   w.line("const int tiles_m = (int)sketch::ceil_div(size_m, BM), tiles_n = "
@@ -72,6 +75,9 @@ void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g, StringRef bl
   w.line("const int rows = min(tiles_m - first, 8);");
   w.line("const int tile_m = first + " + b + " % group % rows, tile_n = " + b + " % group / rows;");
   w.line("const int64_t m0 = (int64_t)tile_m * BM, n0 = (int64_t)tile_n * BN;");
+}
+
+void emitGemmBatchIndices(CudaWriter &w, const GemmAnalysis &g) {
   if (g.batchDims.empty())
     return;
   w.comment("batch: blockIdx.z runs over (" + joined(g.batchDims) + ")");
@@ -80,6 +86,12 @@ void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g, StringRef bl
     w.line("const int64_t " + batchVar(i) + " = z % " + g.sig.dim(g.batchDims[i]) +
            "; z /= " + g.sig.dim(g.batchDims[i]) + ";");
   w.line("const int64_t " + batchVar(0) + " = z;");
+}
+
+void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g, StringRef block) {
+  emitGemmSizes(w, g);
+  emitGemmTileOrigin(w, block);
+  emitGemmBatchIndices(w, g);
 }
 
 void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g) {
@@ -237,8 +249,14 @@ void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
   w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
   if (split)
     emitSplitDispatch(w, g, *split);
-  if (own)
+  if (own && own->persistent) {
+    w.comment("persistent: one block an SM (shared by the batch) at most, each looping over tiles");
+    w.line("const int64_t per_batch = sketch::sm_count() / batch;");
+    w.line("const int64_t blocks = per_batch < 1 ? 1 : per_batch < tiles ? per_batch : tiles;");
+    emitGemmLaunch(w, g, *own, "(unsigned)blocks", /*cluster=*/false);
+  } else if (own) {
     emitGemmLaunch(w, g, *own, "(unsigned)tiles", /*cluster=*/false);
+  }
   w.close();
 }
 

@@ -29,6 +29,11 @@ void emitGemmHeaderComment(CudaWriter &w, const GemmAnalysis &g, const EpilogueE
 /// is the index of the block's tile (a split-K cluster's blocks share one).
 void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g,
                               llvm::StringRef block = "(int)blockIdx.x");
+/// Its pieces: size_m/n/k; m0, n0 of tile `block` (a persistent block's loop runs it
+/// per tile); the batch indices of blockIdx.z.
+void emitGemmSizes(CudaWriter &w, const GemmAnalysis &g);
+void emitGemmTileOrigin(CudaWriter &w, llvm::StringRef block);
+void emitGemmBatchIndices(CudaWriter &w, const GemmAnalysis &g);
 
 /// a_src, b_src and d_dst: the operands at the block's batch index.
 void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g);
@@ -49,6 +54,8 @@ struct GemmLaunch {
   std::string kernel;
   int64_t threads = 0, smemBytes = 0;
   TensorMapArgs maps;
+  /// Persistent blocks: min(tiles, SMs / batch) of them each loop over the tiles.
+  bool persistent = false;
 };
 
 /// The split-K form of a GEMM (g.split; docs/backend.md "Split-K GEMM"): the GEMM at

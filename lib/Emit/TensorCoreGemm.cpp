@@ -728,9 +728,9 @@ struct OutputChunks {
 };
 
 /// The start of both epilogues: the pipeline drained, its buffers free for staging.
-void emitEpilogueStart(CudaWriter &w) {
+void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
   w.line("sketch::cp_async_wait_all();");
-  w.line("__syncthreads();  // the pipeline buffers become the staging tile");
+  w.line(s.barrier + "  // the pipeline buffers (or the last tile's staging) become the staging tile");
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
 }
 
@@ -746,7 +746,7 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
 
   w.comment("epilogue (sketch-fuse-epilogue): on the accumulators in registers, then one store");
   w.comment("through shared memory");
-  emitEpilogueStart(w);
+  emitEpilogueStart(w, s);
   emitOperandPreloads(w, epilogue, s);
   w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
   w.line(s.outType + " *staged = reinterpret_cast<" + s.outType + " *>(smem + " + str(st.offset) +
@@ -773,7 +773,7 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   w.close();
   w.close();
   w.close();
-  w.line("__syncthreads();");
+  w.line(s.barrier);
   w.comment("coalesced store: " + str(out.chunks) + " chunks of 16 bytes, guarded at the edges");
   out.openLoop(w, c, s, /*unrolled=*/true);
   w.line("const int64_t col = " + s.n0 + " + c;");
@@ -830,11 +830,11 @@ void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilogue
   w.comment("epilogue (sketch-fuse-epilogue, staged): the f32 accumulators go through shared");
   w.comment("memory; the statements run on row-major chunks (coalesced operand loads), then one");
   w.comment("store");
-  emitEpilogueStart(w);
+  emitEpilogueStart(w, s);
   w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
   w.line("float *staged = reinterpret_cast<float *>(smem + " + str(st.offset) + ");");
   emitStageF32Accumulators(w, "staged");
-  w.line("__syncthreads();");
+  w.line(s.barrier);
   w.comment(str(out.chunks) + " output chunks of 16 bytes, guarded at the edges");
   out.openLoop(w, c, s, /*unrolled=*/false);
   emitChunkEpilogue(w, epilogue, s, perChunk, "staged[r * LD + c + e]");

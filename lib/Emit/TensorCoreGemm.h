@@ -133,6 +133,9 @@ struct StoreSpec {
   plan::StagingBuffer staging;
   int64_t outBytes = 2;        // bytes of one output element
   bool stagedEpilogue = false; // epilogue after staging the f32 accumulators (see BackendPlan.h)
+  /// The block barrier among the threads that store (the consumer warpgroups' named
+  /// barrier in a warp-specialized kernel, whose producer warpgroup does not join).
+  std::string barrier = "__syncthreads();";
 };
 
 /// Waits for the pipeline, applies the epilogue in registers, stages the tile

@@ -19,6 +19,11 @@
 // asks for a stage's boxes, completing on the stage's full mbarrier; each warp
 // arrives on the stage's empty mbarrier once its wgmma group on it is done, and
 // thread 0 refills it then, STAGES - 1 k-tiles ahead, without a block barrier.
+// Where the staging tile fits beside the stages, the TMA GEMM (not its split-K form)
+// is persistent and warp-specialized instead (writePersistentBody): min(tiles, SMs)
+// blocks loop over the tiles; a producer warpgroup's thread issues every k-tile's
+// boxes through the stage ring, across tile boundaries, while the consumer
+// warpgroups multiply and run the epilogue (named barrier 1; staging past the stages).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/WgmmaGemm.h"
@@ -70,15 +75,30 @@ TensorCoreConfig WgmmaBlock::storeConfig() const {
 void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b) {
   w.line("constexpr int BM = " + str(b.tileM) + ", BN = " + str(b.tileN) + ", BK = " +
          str(kTileK) + ";");
-  w.line("constexpr int THREADS = " + str(b.threads()) + ";  // " + str(b.tileM / 64) +
-         " warpgroup(s) of 4 warps");
+  if (b.producer)
+    w.line("constexpr int THREADS = " + str(b.threads()) + ";  // " + str(b.tileM / 64) +
+           " consumer warpgroup(s) of 4 warps, after the producer warpgroup (128 threads)");
+  else
+    w.line("constexpr int THREADS = " + str(b.threads()) + ";  // " + str(b.tileM / 64) +
+           " warpgroup(s) of 4 warps");
   w.line("constexpr int WM = 16, WN = BN;  // a warp's accumulator rows inside its warpgroup");
   w.line("constexpr int MI = 1, NI = BN / 8, KI = BK / 16;  // m16n8 fragments, k16 steps");
   w.line("constexpr int STAGES = " + str(b.stages) + ";");
   w.line("const uint32_t smem_base = sketch::smem_addr(smem);");
-  w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
+  if (b.producer)
+    w.line("const int tid = (int)threadIdx.x - 128, lane = tid % 32, warp = tid / 32;  // consumers: 0 ..");
+  else
+    w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
   w.line("const int warp_m = warp, warp_n = 0;");
   w.line("const int wg = warp / 4;  // warpgroup: output rows 64 wg .. 64 wg + 63");
+}
+
+void emitWgmmaZeroAccumulators(CudaWriter &w) {
+  w.line("#pragma unroll");
+  w.open("for (int ni = 0; ni < NI; ++ni)");
+  w.line("#pragma unroll");
+  w.line("for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;");
+  w.close();
 }
 
 void emitWgmmaBuffers(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef aLayout,
@@ -91,11 +111,7 @@ void emitWgmmaBuffers(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef aLayou
   w.line("const uint32_t a_smem = (smem_base + 1023) & ~1023u;");
   w.line("const uint32_t b_smem = a_smem + STAGES * A_STAGE_BYTES;");
   w.line("float acc[MI][NI][4];");
-  w.line("#pragma unroll");
-  w.open("for (int ni = 0; ni < NI; ++ni)");
-  w.line("#pragma unroll");
-  w.line("for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;");
-  w.close();
+  emitWgmmaZeroAccumulators(w);
   w.line("const int k_tiles = (int)sketch::ceil_div(" + kSize.str() + ", BK);");
 }
 
@@ -111,9 +127,9 @@ std::string descriptor(bool isA, bool kMajor, StringRef stage) {
 
 } // namespace
 
-void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b) {
-  w.line("const uint32_t a_stage = a_smem + (kt % STAGES) * A_STAGE_BYTES;");
-  w.line("const uint32_t b_stage = b_smem + (kt % STAGES) * B_STAGE_BYTES;");
+void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b, StringRef step) {
+  w.line("const uint32_t a_stage = a_smem + (" + step.str() + " % STAGES) * A_STAGE_BYTES;");
+  w.line("const uint32_t b_stage = b_smem + (" + step.str() + " % STAGES) * B_STAGE_BYTES;");
   w.line("sketch::wgmma_fence_operands(acc[0]);");
   w.line("sketch::wgmma_fence();");
   w.line("#pragma unroll");
@@ -127,7 +143,7 @@ void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b) {
 }
 
 void emitWgmmaCpAsyncLoop(CudaWriter &w, const WgmmaBlock &b, const TileLoader &loadA,
-                          const TileLoader &loadB) {
+                          const TileLoader &loadB, StringRef barrier) {
   w.open("auto load_a = [&](int kt, uint32_t dst)");
   loadA.emitLoad(w);
   w.close(";");
@@ -148,7 +164,7 @@ void emitWgmmaCpAsyncLoop(CudaWriter &w, const WgmmaBlock &b, const TileLoader &
   w.open("for (int kt = 0; kt < k_tiles; ++kt)");
   w.line("sketch::cp_async_wait<STAGES - 3>();  // k-tile kt has landed (this thread's copies)");
   w.line("sketch::fence_async_shared();         // ... visible to the tensor cores");
-  w.line("__syncthreads();                      // ... everyone's; wgmma group kt - 2 is done");
+  w.line(barrier.str() + "  // ... everyone's; wgmma group kt - 2 is done");
   emitWgmmaMultiply(w, b);
   w.comment("refill while the tensor cores work: k-tile kt + STAGES - 2 into the stage of kt - 2");
   w.line("const int next = kt + STAGES - 2;");
@@ -202,16 +218,32 @@ bool hasWholeBatch(const GemmOperand &op, const GemmAnalysis &g) {
 /// get 3-D maps: (columns, rows, matrix).
 bool usesTma(const GemmAnalysis &g) { return hasWholeBatch(g.a, g) && hasWholeBatch(g.b, g); }
 
-/// The TMA path's mbarriers (full[STAGES], empty[STAGES]) lie past both the pipeline
-/// and the staging tile, so the epilogue never overwrites them.
-int64_t barriersOffset(const GemmAnalysis &g) {
-  return (std::max(pipelineBytes(g), g.staging.endBytes()) + 7) / 8 * 8;
+/// The persistent kernel's staging tile follows the stages (the producer refills them
+/// for the next tile while the consumers store this one); the planned one overlaps them.
+plan::StagingBuffer persistentStaging(const GemmAnalysis &g) {
+  plan::StagingBuffer staging = g.staging;
+  staging.offset = pipelineBytes(g); // a multiple of 1024
+  return staging;
 }
 
-int64_t smemBytesOf(const GemmAnalysis &g) {
+/// The TMA path's mbarriers (full[STAGES], empty[STAGES]) lie past both the pipeline
+/// and the staging tile, so the epilogue never overwrites them.
+int64_t barriersOffset(const GemmAnalysis &g, bool persistent) {
+  int64_t end = persistent ? persistentStaging(g).endBytes()
+                           : std::max(pipelineBytes(g), g.staging.endBytes());
+  return (end + 7) / 8 * 8;
+}
+
+int64_t smemBytesOf(const GemmAnalysis &g, bool persistent = false) {
   if (usesTma(g))
-    return barriersOffset(g) + 16 * stagesOf(g);
+    return barriersOffset(g, persistent) + 16 * stagesOf(g);
   return std::max(pipelineBytes(g), g.staging.endBytes());
+}
+
+/// The TMA GEMM runs persistent and warp-specialized where its staging tile fits in
+/// shared memory beside the stages (else one block a tile, the staging over the stages).
+bool persistentFits(const GemmAnalysis &g) {
+  return usesTma(g) && smemBytesOf(g, true) <= plan::smemLimitBytes("sm_90a");
 }
 
 /// One operand's shared tile and its wgmma descriptor.
@@ -271,7 +303,9 @@ class WgmmaWriter {
 public:
   WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w,
               const SplitForm *split = nullptr)
-      : g(g), epilogue(epilogue), w(w), block(blockOf(g)), split(split) {}
+      : g(g), epilogue(epilogue), w(w), block(blockOf(g)), split(split) {
+    block.producer = !split && persistentFits(g);
+  }
 
   void run() {
     GemmLaunch launch = writeKernelAndComment();
@@ -290,7 +324,8 @@ public:
       w.line("#include \"sketch/split.cuh\"  // the split-K reduction over a cluster");
     w.line();
     writeKernel();
-    return {kernelName(), block.threads(), smemBytesOf(g), tensorMaps()};
+    return {kernelName(), block.launchThreads(), smemBytesOf(g, persistent()), tensorMaps(),
+            persistent()};
   }
 
 private:
@@ -300,6 +335,8 @@ private:
   WgmmaBlock block;
   const SplitForm *split;
 
+  /// Persistent and warp-specialized (the TMA GEMM where its staging fits beside the stages).
+  bool persistent() const { return block.producer; }
   std::string kernelName() const { return split ? splitKernelName(g) : g.sig.name + "_kernel"; }
   std::string kExtent() const { return split ? "k_len" : "size_k"; }
   /// The K coordinate of k-tile kt in the tensor maps (a split-K slice starts at k_first).
@@ -313,7 +350,12 @@ private:
                        " (wgmma m64n" + str(g.tileN) + "k16), " + str(block.stages) + " stages (" +
                        (usesTma(g) ? "TMA; cp.async on the element path" : "cp.async") +
                        ", one wgmma group in flight)";
-    std::string memory = "  shared memory " + str(smemBytesOf(g)) +
+    if (persistent())
+      plan = "persistent, warp-specialized: a TMA producer warpgroup, " + str(g.tileM / 64) +
+             " consumer warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" + str(g.tileN) +
+             "k16), tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
+             str(block.stages) + " stages (cp.async on the element path)";
+    std::string memory = "  shared memory " + str(smemBytesOf(g, persistent())) +
                          " bytes: operand tiles 128-byte swizzled (planned here), then the " +
                          (split ? "f32 partial tile" : "staging tile") +
                          (usesTma(g) ? ", then the TMA mbarriers" : "");
@@ -403,7 +445,7 @@ private:
   void writeTmaLoop(const OperandTile &a, const OperandTile &b) {
     w.comment("TMA: thread 0 asks for a stage's boxes, which complete on its full barrier; each");
     w.comment("warp arrives on its empty barrier once the stage's wgmma group is done");
-    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g)) +
+    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g, false)) +
            ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
     w.open("if (tid == 0)");
     w.open("for (int s = 0; s < STAGES; ++s)");
@@ -441,6 +483,107 @@ private:
     w.close();
   }
 
+  /// Register budgets after setmaxnreg (multiples of 8, at most 256): the producer keeps
+  /// kProducerRegs, the consumers share what the block was launched with (65536 a block
+  /// over its threads, at most 255 each, in steps of 8) less the producer's.
+  static constexpr int64_t kProducerRegs = 40;
+  int64_t consumerRegs() const {
+    int64_t launched = std::min<int64_t>(65536 / block.launchThreads(), 255) / 8 * 8;
+    int64_t left = launched * block.launchThreads() - 128 * kProducerRegs;
+    return std::min<int64_t>(256, left / block.threads() / 8 * 8);
+  }
+
+  /// The persistent, warp-specialized kernel: warpgroup 0 produces, warpgroups 1 ..
+  /// consume; both walk the same tiles (blockIdx.x, + gridDim.x, ...) and the same
+  /// k-tile sequence `k_step` through the stage ring, so the producer runs up to STAGES
+  /// k-tiles ahead, across tile boundaries: the next tile's loads overlap this one's
+  /// epilogue, whose staging tile lies past the stages.
+  void writePersistentBody() {
+    OperandTile a = tileA(), b = tileB();
+    auto describe = [&](const OperandTile &t) {
+      return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
+                        : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
+    };
+    emitGemmSizes(w, g);
+    emitGemmBatchIndices(w, g);
+    emitGemmOperandPointers(w, g);
+    emitWgmmaBuffers(w, block, describe(a), describe(b));
+    w.line("const int tile_count = (int)(sketch::ceil_div(size_m, BM) * sketch::ceil_div(size_n, BN));"
+           "  // output tiles of a batch");
+    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g, true)) +
+           ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
+    w.open("if (threadIdx.x == 0)");
+    w.open("for (int s = 0; s < STAGES; ++s)");
+    w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
+    w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);  // every consumer warp");
+    w.close();
+    w.line("sketch::fence_mbarrier_init();");
+    w.close();
+    w.line("__syncthreads();  // the last barrier the producer joins");
+    w.comment("tiles: this block's are blockIdx.x, blockIdx.x + gridDim.x, ... (persistent), each");
+    w.comment("in the rasterized order below; `k_step` counts the k-tiles of all of them: stage");
+    w.comment("k_step % STAGES, phase (k_step / STAGES) & 1");
+    writeProducer(a, b);
+    writeConsumers(a, b);
+  }
+
+  void writeProducer(const OperandTile &a, const OperandTile &b) {
+    w.open("if (threadIdx.x < 128)");
+    w.comment("producer warpgroup: one thread asks for every k-tile's boxes by TMA, a stage as");
+    w.comment("soon as the consumers have freed it (its empty barrier)");
+    w.line("sketch::setmaxnreg_dec<" + str(kProducerRegs) + ">();");
+    w.open("if (kVec && threadIdx.x == 0)");
+    w.line("int k_step = 0;");
+    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
+    emitGemmTileOrigin(w, "tile");
+    w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
+    w.line("const uint32_t full = bars + 8 * (k_step % STAGES);");
+    w.line("if (k_step >= STAGES)  // the consumers are done with the stage's last k-tile");
+    w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + k_step % STAGES), (k_step / STAGES - 1) & 1);");
+    w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
+    writeTmaLoad(a, "a_smem + (k_step % STAGES) * A_STAGE_BYTES");
+    writeTmaLoad(b, "b_smem + (k_step % STAGES) * B_STAGE_BYTES");
+    w.close();
+    w.close();
+    w.close();
+    w.line("return;");
+    w.close();
+  }
+
+  void writeConsumers(const OperandTile &a, const OperandTile &b) {
+    std::string barrier = "sketch::named_barrier_sync(1, THREADS);";
+    w.comment("consumer warpgroups: wgmma on each landed stage, then the tile's epilogue (their");
+    w.comment("block barrier is named barrier 1, without the producer)");
+    w.line("sketch::setmaxnreg_inc<" + str(consumerRegs()) + ">();");
+    w.line("int k_step = 0;");
+    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
+    emitGemmTileOrigin(w, "tile");
+    emitWgmmaZeroAccumulators(w);
+    w.open("if constexpr (kVec)");
+    w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
+    w.line("sketch::mbarrier_wait(bars + 8 * (k_step % STAGES), (k_step / STAGES) & 1);  // k-tile kt has landed");
+    emitWgmmaMultiply(w, block, "k_step");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");
+    w.close();
+    emitWgmmaDrain(w);
+    w.line("if (k_tiles > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");
+    w.close();
+    w.open("else");
+    w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");
+    emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, block.threads()), OperandLoader(b, block.threads()),
+                         barrier);
+    emitWgmmaDrain(w);
+    w.close();
+    StoreSpec store = gemmStoreSpec(g);
+    store.staging = persistentStaging(g);
+    store.barrier = barrier;
+    emitAccumulatorStore(w, block.storeConfig(), epilogue, store);
+    w.close();
+  }
+
   void writeKernel() {
     auto restrictPtr = [&](const ParamInfo &p) {
       return p.name == g.a.param->name || p.name == g.b.param->name;
@@ -449,12 +592,14 @@ private:
     std::string params = kernelParameterList(g.sig, restrictPtr);
     if (usesTma(g))
       params += ", const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map";
-    w.line("__global__ void __launch_bounds__(" + str(block.threads()) + ", 1) " + kernelName() +
-           "(" + params + ") {");
+    w.line("__global__ void __launch_bounds__(" + str(block.launchThreads()) + ", 1) " +
+           kernelName() + "(" + params + ") {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     emitWgmmaPreamble(w, block);
-    if (!split) {
+    if (persistent()) {
+      writePersistentBody();
+    } else if (!split) {
       emitGemmBlockCoordinates(w, g);
       emitGemmOperandPointers(w, g);
       writeMainloop();

@@ -27,7 +27,12 @@ struct WgmmaBlock {
   std::string operandType = "__half";
   /// K contiguous in the operand's shared rows (else 64-wide MN blocks of BK rows).
   bool aKMajor = true, bKMajor = true;
+  /// Warp-specialized (the persistent TMA GEMM): a producer warpgroup (threads 0 .. 127)
+  /// comes before the consumers, whose tid counts from 0 at thread 128.
+  bool producer = false;
+  /// The consumer threads (every thread without a producer).
   int64_t threads() const { return tileM / 16 * 32; }
+  int64_t launchThreads() const { return threads() + (producer ? 128 : 0); }
   /// Bytes of the operand stages, with the slack that aligns them to 1024.
   int64_t pipelineBytes() const;
   /// The mma.sync-shaped plan emitAccumulatorStore reads (WM = 16, MI = 1).
@@ -44,11 +49,15 @@ plan::SmemBuffer wgmmaSwizzle128(int64_t rows);
 /// the cp.async pipeline whose loaders copy k-tile kt into `dst` in that layout,
 /// each k-tile's wgmma group (emitWgmmaMultiply) in it; the final wait.
 void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b);
+/// acc[0][..][..] = 0 (a persistent block's next tile).
+void emitWgmmaZeroAccumulators(CudaWriter &w);
 void emitWgmmaBuffers(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef aLayout,
                       llvm::StringRef bLayout, llvm::StringRef kSize = "size_k");
+/// `barrier`: the block barrier among the threads that run the loop.
 void emitWgmmaCpAsyncLoop(CudaWriter &w, const WgmmaBlock &b, const TileLoader &loadA,
-                          const TileLoader &loadB);
-void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b);
+                          const TileLoader &loadB, llvm::StringRef barrier = "__syncthreads();");
+/// The wgmma group of the k-tile in stage `step` % STAGES (`step` a C++ int expression).
+void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef step = "kt");
 void emitWgmmaDrain(CudaWriter &w);
 
 /// Whether the wgmma path can write this GEMM (operand type, tile shape,

@@ -34,7 +34,9 @@ EPILOGUES = {
 CASES = GemmCases("gemm", EPILOGUES, default="plain")
 
 BIG = ["tc_f16_plain", "tc_bf16_plain", "tc_f16_bias_relu", "tc_bf16_128x256", "tc_f16_256x128",
-       "tc_f16_bt", "tc_f16_stages4", "tc_f16_alpha_beta"]
+       "tc_f16_bt", "tc_f16_stages4", "tc_f16_alpha_beta",
+       # sm_90a: persistent, warp-specialized (more tiles than blocks: the tile loop runs)
+       "tc_f16ws_batched", "tc_bf16_128x256x64"]
 
 
 def test_every_kernel_small_sizes():

@@ -5,6 +5,8 @@
 //   wgmma_fence() / wgmma_commit() / wgmma_wait<N>()   ordering of the async MMAs
 //   fence_async_shared()                 ordinary (cp.async) shared stores -> async proxy
 //   wgmma_m64n{64,128,256}k16<T, tA, tB>(d, desc_a, desc_b)   d += A * B, f32 accumulators
+//   setmaxnreg_dec<R>() / setmaxnreg_inc<R>()   a warpgroup gives registers back / takes them
+//   named_barrier_sync(id, threads)      bar.sync among `threads` threads (the consumers only)
 //
 // Shared tiles (PTX ISA "Matrix Descriptor", 128-byte swizzle; tile bases 1024-byte aligned):
 //   K-major  (rows along M or N, 64 k-elements = 128 bytes a row): chunk c of row r
@@ -67,6 +69,29 @@ __device__ __forceinline__ void fence_async_shared() {
 #if SKETCH_HAS_WGMMA
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
+}
+
+/// Warp specialization (all 128 threads of the warpgroup execute it): the producer
+/// warpgroup lowers its register budget to R so the consumers can raise theirs; R a
+/// multiple of 8 in 24 .. 256.
+template <int R>
+__device__ __forceinline__ void setmaxnreg_dec() {
+#if SKETCH_HAS_WGMMA
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+#endif
+}
+
+template <int R>
+__device__ __forceinline__ void setmaxnreg_inc() {
+#if SKETCH_HAS_WGMMA
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+#endif
+}
+
+/// A block barrier among `threads` threads (a multiple of 32) on barrier `id` (1 .. 15;
+/// 0 is __syncthreads'): the consumer warpgroups meet without the producer.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 /// Keeps the compiler from moving accumulator reads or writes across a wgmma
