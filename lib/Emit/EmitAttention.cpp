@@ -9,7 +9,11 @@
 // writeHost then write the CUDA from pieces (a tile copy per storage order, a B
 // operand load per orientation): one block per (BM query rows, leading indices
 // of Q), each warp owning MT = BM / (16 * warps) row tiles of 16.
-// docs/backend.md, "Attention", describes the generated kernel.
+// On sm_90a, for K and V a key per row and head dimensions multiples of 64
+// whose tiles fit (plan::AttentionTiles::wgmmaFits), the warp-specialized wgmma
+// kernel instead: a producer warpgroup loading by TMA, consumer warpgroups of
+// 64 rows (flash_hopper.cuh's steps). docs/backend.md, "Attention", describes
+// the generated kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/CudaWriter.h"
@@ -1091,7 +1095,8 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w) {
   w.line("if (" + rows + " > INT32_MAX - BM || int64_t(" + plan.dim(plan.k.keys()) +
          ") > INT32_MAX - BM - BN || " + gridY + " > 65535 || " + gridZ + " > 65535)");
   w.line("  return cudaErrorInvalidValue;");
-  w.comment("cp.async and the 16-byte stores need 16-byte aligned tensors.");
+  w.comment(plan.tiles.wgmma ? "TMA needs 16-byte aligned tensors."
+                             : "cp.async and the 16-byte stores need 16-byte aligned tensors.");
   std::string aligned;
   for (const TensorInfo *t : {&plan.q, static_cast<const TensorInfo *>(&plan.k),
                               static_cast<const TensorInfo *>(&plan.v), &plan.o})
