@@ -755,17 +755,7 @@ private:
                   .str());
     w.line("float P[1][NT_P][4];");
     w.line("flash_scores_gemm<T, DQK, BM, BN>(P[0], Q_wg, K_s + stage * TILE_K);");
-    w.comment(formatv("Compute {0} = {0} * scale (times log2(e))", p).str());
-    w.line("scale_tile(P, P_scale);");
-    w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it.", p,
-                      plan.causal ? " causal" : "")
-                  .str());
-    w.line("if (n0 + BN > L_rows || (CAUSAL && n0 + BN - 1 > diagonal0))");
-    w.line("  mask_tile(P, diagonal0 + warp_row, n0, L_rows, CAUSAL);");
-    w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; {2} rescaled).",
-                      p, j, plan.o.name)
-                  .str());
-    w.line("online_softmax_step(P, P_max, P_sum, O_r);");
+    writeOnlineSoftmax();
     w.line("mbarrier_wait(V_full + 8 * stage, phase);");
     w.comment(formatv("Reshape {0} from (MMA_C, ...) to (MMA_A, ...): wgmma's register A", p).str());
     w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2}", p, plan.v.name, plan.o.name)
@@ -926,7 +916,7 @@ private:
   }
 
   void writeLoop() {
-    const std::string &j = plan.loopVar, &p = plan.scores;
+    const std::string &j = plan.loopVar;
     w.line();
     w.comment(formatv("for {0} in 0:{1}, as j", j, plan.k.keys()).str());
     w.open("for (int j = 0; j < tiles; ++j)");
@@ -945,6 +935,19 @@ private:
     w.line("cp_async_commit();");
     w.line();
     writeScoresGemm();
+    writeOnlineSoftmax();
+    w.line();
+    w.line("cp_async_wait<2>(); // " + plan.v.name + " of " + j + " arrived");
+    w.line("__syncthreads();");
+    writeValueGemm();
+    w.close();
+    w.line("cp_async_wait_all();");
+  }
+
+  /// The statements between the GEMMs on the scores P (a register tile, rows from
+  /// warp_row), then the online softmax step that also rescales O_r.
+  void writeOnlineSoftmax() {
+    const std::string &j = plan.loopVar, &p = plan.scores;
     w.comment(formatv("Compute {0} = {0} * scale (times log2(e))", p).str());
     w.line("scale_tile(P, P_scale);");
     w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it.", p,
@@ -956,12 +959,6 @@ private:
                       p, j, plan.o.name)
                   .str());
     w.line("online_softmax_step(P, P_max, P_sum, O_r);");
-    w.line();
-    w.line("cp_async_wait<2>(); // " + plan.v.name + " of " + j + " arrived");
-    w.line("__syncthreads();");
-    writeValueGemm();
-    w.close();
-    w.line("cp_async_wait_all();");
   }
 
   void writeScoresGemm() {
