@@ -9,7 +9,11 @@
 // writeHost then write the CUDA from pieces (a tile copy per storage order, a B
 // operand load per orientation): one block per (BM query rows, leading indices
 // of Q), each warp owning MT = BM / (16 * warps) row tiles of 16.
-// docs/backend.md, "Attention", describes the generated kernel.
+// On sm_90a, for K and V a key per row and head dimensions multiples of 64
+// whose tiles fit (plan::AttentionTiles::wgmmaFits), the warp-specialized wgmma
+// kernel instead: a producer warpgroup loading by TMA, consumer warpgroups of
+// 64 rows (flash_hopper.cuh's steps). docs/backend.md, "Attention", describes
+// the generated kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/CudaWriter.h"
@@ -471,6 +475,13 @@ private:
       return kernel.emitError("attention: tile BN = ")
              << t.bn << " must be a multiple of 16: the keys of a step are the depth of the "
              << "second GEMM, 16 per MMA";
+    if (arch == "sm_90a" && plan::AttentionTiles::wgmmaTakes(t.dqk, t.dv,
+                                                            plan.k.keyRows && plan.v.keyRows)) {
+      t.wgmma = true; // the Hopper kernel where its tiles fit, mma.sync's otherwise
+      if (t.wgmmaFits(arch))
+        return success();
+      t.wgmma = false;
+    }
     int64_t limit = plan::smemLimitBytes(arch);
     if (t.smemBytes() > limit)
       return kernel.emitError("attention: the shared tiles of Q (BM x ")
@@ -542,15 +553,25 @@ public:
     writeConstants();
     w.line();
     w.line("__global__ void __launch_bounds__(" + ns() + "::THREADS, 1)");
+    std::string maps = plan.tiles.wgmma ? ", const __grid_constant__ CUtensorMap Q_map, const "
+                                          "__grid_constant__ CUtensorMap K_map, const "
+                                          "__grid_constant__ CUtensorMap V_map"
+                                        : "";
     w.open(plan.name + "_kernel(" +
-           kernelParameterList(plan.sig, [](const ParamInfo &) { return true; }) + ")");
+           kernelParameterList(plan.sig, [](const ParamInfo &) { return true; }) + maps + ")");
     w.line("using namespace " + ns() + ";");
     w.line("using namespace sketch;");
-    writeSetup();
-    writeBlockCoordinates();
-    writePrologue();
-    writeLoop();
-    writeEpilogue();
+    if (plan.tiles.wgmma) {
+      writeHopperSetup();
+      writeBlockCoordinates();
+      writeHopperRoles();
+    } else {
+      writeSetup();
+      writeBlockCoordinates();
+      writePrologue();
+      writeLoop();
+      writeEpilogue();
+    }
     w.close();
   }
 
@@ -597,6 +618,11 @@ private:
     w.line(formatv("constexpr int DQK = {0}, DV = {1}; // head dimensions of {2} and {3}, of {4}",
                    t.dqk, t.dv, plan.q.name, plan.k.name, plan.v.name)
                .str());
+    if (t.wgmma) {
+      writeHopperConstants();
+      w.close(" // namespace " + ns());
+      return;
+    }
     w.line(formatv("constexpr int WARPS = {0}, THREADS = 32 * WARPS;", t.warps).str());
     w.line("constexpr int MT = BM / (16 * WARPS);                // row tiles of 16 per warp");
     w.line("constexpr int NT_P = BN / 8, NT_O = DV / 8;          // column tiles of 8 of " + p +
@@ -610,6 +636,138 @@ private:
     w.line(std::string("constexpr bool CAUSAL = ") + (plan.causal ? "true" : "false") +
            ";            // Compute Mask " + p + " causal");
     w.close(" // namespace " + ns());
+  }
+
+  //===--------------------------------------------------------------------===//
+  // sm_90a: a producer warpgroup (TMA) and consumer warpgroups (wgmma)
+  //===--------------------------------------------------------------------===//
+
+  void writeHopperConstants() {
+    const plan::AttentionTiles &t = plan.tiles;
+    const std::string &p = plan.scores;
+    w.comment("sm_90a: warpgroup 0 loads (one thread issues TMA), warpgroups 1.. each own 64 "
+              "rows and run");
+    w.comment("both GEMMs on wgmma (m64 x BN scores, m64 x DV output) with the online softmax "
+              "in between.");
+    w.line(formatv("constexpr int CONSUMERS = {0}, THREADS = 128 * (1 + CONSUMERS); // warpgroups",
+                   t.bm / 64)
+               .str());
+    w.line("constexpr int NT_P = BN / 8, NT_O = DV / 8; // accumulator rows of 4 of " + p +
+           " and " + plan.o.name);
+    w.line("constexpr int TILE_Q = BM * DQK * 2, TILE_K = BN * DQK * 2, TILE_V = BN * DV * 2; // bytes");
+    w.comment(plan.q.name + " (panels of 64 columns x BM rows, 128-byte swizzle); " + plan.k.name +
+              " and " + plan.v.name + " (panels of BN keys), two stages each;");
+    w.comment("1024 bytes to align them for the swizzle; the mbarriers.");
+    w.line(formatv("constexpr int SMEM = {0};", t.smemBytes()).str());
+    w.comment("setmaxnreg: the producer keeps few registers, the consumers share the rest "
+              "(only when that is more than the launch gives them).");
+    w.line(formatv("constexpr int PRODUCER_REGS = {0}, CONSUMER_REGS = {1};",
+                   plan::kAttentionProducerRegisters, t.consumerRegisters())
+               .str());
+    w.line("constexpr bool REALLOCATE = CONSUMER_REGS > 65536 / THREADS;");
+    w.line(std::string("constexpr bool CAUSAL = ") + (plan.causal ? "true" : "false") +
+           ";            // Compute Mask " + p + " causal");
+  }
+
+  void writeHopperSetup() {
+    w.line("extern __shared__ __align__(1024) unsigned char smem[];");
+    w.line("const uint32_t Q_s = (smem_addr(smem) + 1023u) & ~1023u;");
+    w.line("const uint32_t K_s = Q_s + TILE_Q;     // stage i at K_s + i * TILE_K: [BN][DQK]");
+    w.line("const uint32_t V_s = K_s + 2 * TILE_K; // stage i at V_s + i * TILE_V: [BN][DV]");
+    w.comment("mbarriers: Q landed; K, V of stage i landed (full); stage i read by every "
+              "consumer warp (empty).");
+    w.line("const uint32_t Q_full = V_s + 2 * TILE_V;");
+    w.line("const uint32_t K_full = Q_full + 8, V_full = K_full + 16, KV_empty = V_full + 16;");
+    w.open("if (threadIdx.x == 0)");
+    w.line("mbarrier_init(Q_full, 1);");
+    w.open("for (int i = 0; i < 2; ++i)");
+    w.line("mbarrier_init(K_full + 8 * i, 1);");
+    w.line("mbarrier_init(V_full + 8 * i, 1);");
+    w.line("mbarrier_init(KV_empty + 8 * i, 4 * CONSUMERS);");
+    w.close();
+    w.line("fence_mbarrier_init();");
+    w.close();
+    w.line("__syncthreads();");
+  }
+
+  void writeHopperRoles() {
+    w.line();
+    w.comment("Warp specialization: each role is one branch (setmaxnreg needs it).");
+    w.open("if (threadIdx.x < 128)");
+    w.line("if constexpr (REALLOCATE)");
+    w.line("  sketch::setmaxnreg_dec<PRODUCER_REGS>();");
+    w.open("if (threadIdx.x == 0)");
+    writeProducer();
+    w.close();
+    w.close(" else {");
+    w.indentMore();
+    w.line("if constexpr (REALLOCATE)");
+    w.line("  sketch::setmaxnreg_inc<CONSUMER_REGS>();");
+    writeConsumer();
+    w.close();
+  }
+
+  void writeProducer() {
+    const std::string &j = plan.loopVar;
+    w.comment("Copy " + plan.q.name + " (BM, DQK) from global to shared by TMA (rows past " +
+              plan.q.rows() + " read as zero).");
+    w.line("mbarrier_arrive_expect_tx(Q_full, TILE_Q);");
+    w.line("tma_load_panels<DQK / 64, BM>(Q_s, &Q_map, m0, Q_head, Q_full);");
+    w.comment(formatv("for {0} in 0:{1}: Copy {2} and {3} in coordinate [L = {0}] from global to "
+                      "shared, into stage {0} % 2",
+                      j, plan.k.keys(), plan.k.name, plan.v.name)
+                  .str());
+    w.comment("once every consumer warp has released what it held there (keys past L read as "
+              "zero).");
+    w.open("for (int j = 0; j < tiles; ++j)");
+    w.line("const int stage = j & 1;");
+    w.line("if (j >= 2)");
+    w.line("  mbarrier_wait(KV_empty + 8 * stage, ((j >> 1) - 1) & 1);");
+    w.line("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K);");
+    w.line("tma_load_panels<DQK / 64, BN>(K_s + stage * TILE_K, &K_map, j * BN, KV_head, "
+           "K_full + 8 * stage);");
+    w.line("mbarrier_arrive_expect_tx(V_full + 8 * stage, TILE_V);");
+    w.line("tma_load_panels<DV / 64, BN>(V_s + stage * TILE_V, &V_map, j * BN, KV_head, "
+           "V_full + 8 * stage);");
+    w.close();
+  }
+
+  void writeConsumer() {
+    const std::string &j = plan.loopVar, &p = plan.scores;
+    w.line("const int warp = threadIdx.x / 32 - 4; // among the consumers");
+    w.line("const int warp_row = warp * 16;        // this warp's first row of the tile");
+    w.line("const uint32_t Q_wg = Q_s + (warp / 4) * 64 * 128; // its warpgroup's rows of " +
+           plan.q.name);
+    w.comment("Allocate " + plan.o.name + " in register (64 rows a warpgroup, DV); the running "
+              "max and sum of " + p + " per row.");
+    w.line("float O_r[1][NT_O][4] = {};");
+    w.line("float P_max[1][2] = {{-CUDART_INF_F, -CUDART_INF_F}}, P_sum[1][2] = {};");
+    w.comment("The scaling of " + p + ", with log2(e) folded in: the softmax uses exp2.");
+    w.line("const float P_scale = " + scaleExpr(plan) + ";");
+    w.line("mbarrier_wait(Q_full, 0);");
+    w.line();
+    w.comment(formatv("for {0} in 0:{1}, as j", j, plan.k.keys()).str());
+    w.open("for (int j = 0; j < tiles; ++j)");
+    w.line("const int stage = j & 1, n0 = j * BN, phase = (j >> 1) & 1;");
+    w.line("mbarrier_wait(K_full + 8 * stage, phase);");
+    w.comment(formatv("Compute GEMM {0}, {1}^T and get {2} (wgmma, both from shared memory)",
+                      plan.q.name, plan.k.name, p)
+                  .str());
+    w.line("float P[1][NT_P][4];");
+    w.line("flash_scores_gemm<T, DQK, BM, BN>(P[0], Q_wg, K_s + stage * TILE_K);");
+    writeOnlineSoftmax();
+    w.line("mbarrier_wait(V_full + 8 * stage, phase);");
+    w.comment(formatv("Reshape {0} from (MMA_C, ...) to (MMA_A, ...): wgmma's register A", p).str());
+    w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2}", p, plan.v.name, plan.o.name)
+                  .str());
+    w.line("flash_value_gemm<T, BN, DV>(O_r[0], P[0], V_s + stage * TILE_V);");
+    w.line("mbarrier_arrive_by_warp(KV_empty + 8 * stage); // this warp is done with the stage");
+    w.close();
+    w.comment("Softmax " + p + ", finished: " + plan.o.name +
+              " divided by the row sums (a row that saw no key is 0).");
+    w.line("online_softmax_finish(P_sum, O_r);");
+    w.comment("Copy " + plan.o.name + " from register to global: the rows below S.");
+    w.line("store_fragments_global<T, DV>(O_g, m0 + warp_row, S_rows, O_r[0]);");
   }
 
   void writeSetup() {
@@ -677,8 +835,11 @@ private:
     w.comment(formatv("Allocate {0} in global ({1}, DQK) with offset {2}; {3} ({1}, DV) likewise.",
                       plan.q.name, plan.q.rows(), leadingIndex(plan.q), plan.o.name)
                   .str());
-    w.line("const T *Q_g = " + plan.cname(plan.q.name) + " + " + leadingIndex(plan.q) + " * " +
-           plan.dim(plan.q.rows()) + " * DQK;");
+    if (plan.tiles.wgmma)
+      w.line("const int Q_head = int(" + leadingIndex(plan.q) + "); // matrix of Q_map");
+    else
+      w.line("const T *Q_g = " + plan.cname(plan.q.name) + " + " + leadingIndex(plan.q) + " * " +
+             plan.dim(plan.q.rows()) + " * DQK;");
     w.line("T *O_g = " + plan.cname(plan.o.name) + " + " + leadingIndex(plan.o) + " * " +
            plan.dim(plan.o.rows()) + " * DV;");
     bool grouped = plan.k.leading() != plan.q.leading();
@@ -687,12 +848,24 @@ private:
                       globalShape(plan.v, "DV"),
                       grouped ? " (grouped-query: the key/value head of this query head)" : "")
                   .str());
-    w.line("const int64_t KV_head = " + leadingIndex(plan.k) + ";");
+    if (plan.tiles.wgmma) {
+      w.line("const int KV_head = int(" + leadingIndex(plan.k) + "); // matrix of K_map, V_map");
+    } else {
+      w.line("const int64_t KV_head = " + leadingIndex(plan.k) + ";");
+      writeKeyPointers();
+    }
+    writeTileCount();
+  }
+
+  void writeKeyPointers() {
     std::string keys = plan.dim(plan.k.keys());
     w.line("const T *K_g = " + plan.cname(plan.k.name) + " + KV_head * " + keys + " * DQK;");
     w.line("const T *V_g = " + plan.cname(plan.v.name) + " + KV_head * " + keys + " * DV;");
     if (!plan.k.keyRows || !plan.v.keyRows)
       w.line("const bool L_vec = L_rows % 8 == 0; // rows of keys-as-columns tiles 16-byte aligned");
+  }
+
+  void writeTileCount() {
     w.comment(formatv("for {0} in 0:{1}: the key tiles this row tile sees (with CAUSAL, row i "
                       "sees keys 0..i + L - S:",
                       plan.loopVar, plan.k.keys())
@@ -743,7 +916,7 @@ private:
   }
 
   void writeLoop() {
-    const std::string &j = plan.loopVar, &p = plan.scores;
+    const std::string &j = plan.loopVar;
     w.line();
     w.comment(formatv("for {0} in 0:{1}, as j", j, plan.k.keys()).str());
     w.open("for (int j = 0; j < tiles; ++j)");
@@ -762,6 +935,19 @@ private:
     w.line("cp_async_commit();");
     w.line();
     writeScoresGemm();
+    writeOnlineSoftmax();
+    w.line();
+    w.line("cp_async_wait<2>(); // " + plan.v.name + " of " + j + " arrived");
+    w.line("__syncthreads();");
+    writeValueGemm();
+    w.close();
+    w.line("cp_async_wait_all();");
+  }
+
+  /// The statements between the GEMMs on the scores P (a register tile, rows from
+  /// warp_row), then the online softmax step that also rescales O_r.
+  void writeOnlineSoftmax() {
+    const std::string &j = plan.loopVar, &p = plan.scores;
     w.comment(formatv("Compute {0} = {0} * scale (times log2(e))", p).str());
     w.line("scale_tile(P, P_scale);");
     w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it.", p,
@@ -773,12 +959,6 @@ private:
                       p, j, plan.o.name)
                   .str());
     w.line("online_softmax_step(P, P_max, P_sum, O_r);");
-    w.line();
-    w.line("cp_async_wait<2>(); // " + plan.v.name + " of " + j + " arrived");
-    w.line("__syncthreads();");
-    writeValueGemm();
-    w.close();
-    w.line("cp_async_wait_all();");
   }
 
   void writeScoresGemm() {
@@ -912,19 +1092,39 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w) {
   w.line("if (" + rows + " > INT32_MAX - BM || int64_t(" + plan.dim(plan.k.keys()) +
          ") > INT32_MAX - BM - BN || " + gridY + " > 65535 || " + gridZ + " > 65535)");
   w.line("  return cudaErrorInvalidValue;");
-  w.comment("cp.async and the 16-byte stores need 16-byte aligned tensors.");
+  w.comment(plan.tiles.wgmma ? "TMA needs 16-byte aligned tensors."
+                             : "cp.async and the 16-byte stores need 16-byte aligned tensors.");
   std::string aligned;
   for (const TensorInfo *t : {&plan.q, static_cast<const TensorInfo *>(&plan.k),
                               static_cast<const TensorInfo *>(&plan.v), &plan.o})
     aligned += (aligned.empty() ? "" : " || ") + ("!sketch::aligned_to(" + plan.cname(t->name) + ", 16)");
   w.line("if (" + aligned + ")");
   w.line("  return cudaErrorInvalidValue;");
+  std::string maps;
+  if (plan.tiles.wgmma) {
+    w.comment("TMA: Q, K and V as batches of row-major matrices (a matrix a head), boxes of 64 "
+              "columns x BM or BN rows;");
+    w.comment("sizes the copy engine cannot describe are refused.");
+    w.line("CUtensorMap Q_map, K_map, V_map;");
+    auto encode = [&](const TensorInfo &t, StringRef map, StringRef cols, StringRef box) {
+      std::string rows = "uint64_t(" + plan.dim(t.rows()) + ")";
+      return formatv("sketch::encode_tensor_map_3d(&{0}, {1}, {2}, {3}, uint64_t({4}), {2} * 2, "
+                     "{3} * {2} * 2, 64, {5}, 2)",
+                     map, plan.cname(t.name), cols, rows, product(plan, t.leading()), box)
+          .str();
+    };
+    w.line("if (!" + encode(plan.q, "Q_map", "DQK", "BM") + " ||");
+    w.line("    !" + encode(plan.k, "K_map", "DQK", "BN") + " ||");
+    w.line("    !" + encode(plan.v, "V_map", "DV", "BN") + ")");
+    w.line("  return cudaErrorInvalidValue;");
+    maps = ", Q_map, K_map, V_map";
+  }
   w.line("cudaError_t error = sketch::allow_dynamic_smem(" + plan.name + "_kernel, SMEM);");
   w.line("if (error != cudaSuccess)");
   w.line("  return error;");
   w.line("const dim3 grid{unsigned(row_tiles), unsigned(" + gridY + "), unsigned(" + gridZ + ")};");
   w.line(plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(" + kernelArgumentList(plan.sig) +
-         ");");
+         maps + ");");
   w.line("return cudaGetLastError();");
   w.close();
 }
@@ -936,7 +1136,8 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
   AttentionPlan plan;
   if (failed(Matcher(kernel, options.arch, plan).run()))
     return failure();
-  w.line("#include \"sketch/softmax.cuh\"");
+  w.line(plan.tiles.wgmma ? "#include \"sketch/flash_hopper.cuh\""
+                          : "#include \"sketch/softmax.cuh\"");
   w.line();
   w.line("namespace {");
   w.line();

@@ -185,7 +185,36 @@ bool AttentionTiles::fitsRegisters() const {
          scoreRegisters() <= kAttentionScoreRegisters;
 }
 
+bool AttentionTiles::wgmmaTakes(int64_t dqk, int64_t dv, bool keyRows) {
+  return keyRows && dqk % 64 == 0 && dv % 64 == 0 && dqk <= 256 && dv <= 256;
+}
+
+int64_t AttentionTiles::consumerRegisters() const {
+  int64_t consumers = std::max<int64_t>(1, bm / 64) * 128;
+  int64_t share = (65536 - kAttentionProducerRegisters * 128) / consumers / 8 * 8;
+  return std::min(share, kAttentionConsumerRegisters);
+}
+
+bool AttentionTiles::wgmmaFits(StringRef arch) const {
+  return bm > 0 && bm % 64 == 0 && bm == 16 * warps && bn > 0 && bn % 64 == 0 && bn <= 256 &&
+         smemBytes() <= smemLimitBytes(arch) && consumerRegistersNeeded() <= consumerRegisters();
+}
+
 AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, StringRef arch) {
+  // sm_90a (FlashAttention-3's tiles): 128 keys a step where O and the scores fit the
+  // consumers' registers, else 64; three consumer warpgroups while that still holds.
+  if (arch == "sm_90a" && alike && wgmmaTakes(dqk, dv, true)) {
+    AttentionTiles tiles{128, 128, 8, dqk, dv, alike, true};
+    if (!tiles.wgmmaFits(arch))
+      tiles.bn = 64;
+    AttentionTiles three = tiles;
+    three.bm = 192;
+    three.warps = 12;
+    if (three.wgmmaFits(arch))
+      return three;
+    if (tiles.wgmmaFits(arch))
+      return tiles;
+  }
   AttentionTiles tiles{128, 64, 4, dqk, dv, alike};
   int64_t budget = alike ? kAttentionAlikeRegisters : kAttentionOtherRegisters;
   if (tiles.outputRegisters() + tiles.scoreRegisters() > budget || !tiles.fitsRegisters() ||

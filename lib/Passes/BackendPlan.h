@@ -179,9 +179,26 @@ struct WinogradTile {
 /// picks its defaults by the same rules): BM query rows a block split among `warps`
 /// warps, BN keys a step, head dimensions dqk (Q K^T) and dv (V, O). `alike`: K and
 /// V are stored alike, a key per row, with dqk = dv (the kernel's least other state).
+///
+/// On sm_90a (`wgmma`) a block is one producer warpgroup (TMA loads) and bm / 64
+/// consumer warpgroups of 64 query rows (16 a warp: warps = bm / 16), both GEMMs on
+/// wgmma; it takes K and V stored a key per row, head dimensions and bn multiples
+/// of 64 up to 256 (128-byte swizzle panels, wgmma's N).
 struct AttentionTiles {
   int64_t bm = 0, bn = 0, warps = 0, dqk = 0, dv = 0;
   bool alike = true;
+  bool wgmma = false;
+
+  /// Whether the sm_90a kernel takes these head dimensions, K and V a key per row.
+  static bool wgmmaTakes(int64_t dqk, int64_t dv, bool keyRows);
+  /// Whether the tiles are the sm_90a kernel's: bm = 16 x warps in whole warpgroups,
+  /// bn a wgmma N, shared memory and the consumers' registers fit.
+  bool wgmmaFits(llvm::StringRef arch) const;
+  /// Registers a consumer thread gets with setmaxnreg (the producer keeps
+  /// kAttentionProducerRegisters); what it needs: O (dv / 2), the scores (bn / 2),
+  /// the probabilities as A fragments (bn / 4) and kAttentionAddressRegisters.
+  int64_t consumerRegisters() const;
+  int64_t consumerRegistersNeeded() const { return dv / 2 + bn / 2 + bn / 4 + 32; }
 
   /// f32 registers each thread keeps through a step for its share of O (bm /
   /// warps rows x dv, over 32 lanes) and of the scores P (rows x bn).
@@ -192,7 +209,10 @@ struct AttentionTiles {
   bool fitsRegisters() const;
   /// Bytes of shared memory (2-byte elements): Q's tile (bm x dqk) and K's and V's
   /// (bn keys), two stages each; O's bm x dv staging tile reuses them after the loop.
+  /// sm_90a: the tiles, 1024 bytes to align them for the swizzle, 7 mbarriers.
   int64_t smemBytes() const {
+    if (wgmma)
+      return 2 * (bm * dqk + 2 * bn * (dqk + dv)) + 1024 + 64;
     return std::max(2 * (bm * dqk + 2 * bn * (dqk + dv)), 2 * bm * dv);
   }
   /// The default: 4 warps, 64 keys a step and 32 rows per warp where the
@@ -211,6 +231,9 @@ constexpr int64_t kAttentionAccumulatorRegisters = 192;
 constexpr int64_t kAttentionAlikeRegisters = 192;
 constexpr int64_t kAttentionOtherRegisters = 160;
 constexpr int64_t kAttentionScoreRegisters = 64;
+/// sm_90a: the producer warpgroup's registers after setmaxnreg; a consumer's at most.
+constexpr int64_t kAttentionProducerRegisters = 24;
+constexpr int64_t kAttentionConsumerRegisters = 240;
 
 /// Why `conv` cannot run as Winograd F(2x2, 3x3); empty when it can: f32 nchw
 /// input and output, a kcrs filter whose sizes are 3x3 when compiling, stride

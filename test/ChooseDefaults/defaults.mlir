@@ -105,8 +105,10 @@ sketch.kernel @b2b_wide {
   sketch.gemm "D0", "B1" -> "D1"
 }
 
-// Attention, head dimension 128: BM 128, BN 64, BK = 128, 4 warps, 2 stages.
-// CHECK: sketch.kernel @attention_d128 attributes {stages = 2 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
+// Attention, head dimension 128: BM 128, BN 64, BK = 128, 4 warps, 2 stages; sm_90a
+// (wgmma, two consumer warpgroups of 64 rows): BM 128, BN 128, 8 warps.
+// SM80: sketch.kernel @attention_d128 attributes {stages = 2 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @attention_d128 attributes {stages = 2 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
 sketch.kernel @attention_d128 {
   sketch.tensor "Q" : f16 ["B", "H", "S", "128"]
   sketch.tensor "K" : f16 ["B", "H", "L", "128"]
@@ -118,8 +120,9 @@ sketch.kernel @attention_d128 {
   }
 }
 
-// Head dimension 64: 4 warps.
-// CHECK: sketch.kernel @attention_d64 attributes {stages = 2 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
+// Head dimension 64: 4 warps; sm_90a: three consumer warpgroups (BM 192, 12 warps).
+// SM80: sketch.kernel @attention_d64 attributes {stages = 2 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @attention_d64 attributes {stages = 2 : i64, tile_k = 64 : i64, tile_m = 192 : i64, tile_n = 128 : i64, warps = 12 : i64}
 sketch.kernel @attention_d64 {
   sketch.tensor "Q" : f16 ["B", "H", "S", "64"]
   sketch.tensor "K" : f16 ["B", "H", "S", "64"]

@@ -90,16 +90,35 @@ def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=N
     check(what, o, reference(q, k, v, scale, causal), dtype)
 
 
-def heads_kernel(dtype, dqk, dv, causal):
-    """The grouped-query kernel of attention_variants (d = 64, 128) or attention_heads."""
+def heads_kernel(dtype, dqk, dv, causal, variant=""):
+    """The grouped-query kernel of attention_variants (d = 64, 128), attention_heads or
+    (variant "_default") attention_hopper."""
     value = f"_v{dv}" if dv != dqk else ""
-    return f"attn_{dtype}_d{dqk}{value}_gqa_{'causal' if causal else 'full'}"
+    return f"attn_{dtype}_d{dqk}{value}{variant}_gqa_{'causal' if causal else 'full'}"
 
 
-def matrix(dtype, dqk, dv):
+def matrix(dtype, dqk, dv, variant=""):
     """Every (S, L), causal and not, multi-head, grouped and multi-query."""
     for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
-        run_case(heads_kernel(dtype, dqk, dv, causal), dtype, causal, s, l, hk, dqk, dv)
+        run_case(heads_kernel(dtype, dqk, dv, causal, variant), dtype, causal, s, l, hk, dqk, dv)
+
+
+# The default tiles of d = 64 and 128 (attention_hopper.sketch): with ARCH=sm_90a the
+# warp-specialized wgmma kernel, on sm_80 the mma.sync one.
+def test_f16_d64_default():
+    matrix("f16", 64, 64, "_default")
+
+
+def test_f16_d128_default():
+    matrix("f16", 128, 128, "_default")
+
+
+def test_bf16_d64_default():
+    matrix("bf16", 64, 64, "_default")
+
+
+def test_bf16_d128_default():
+    matrix("bf16", 128, 128, "_default")
 
 
 def test_f16_d32():
@@ -227,3 +246,29 @@ def test_rejects_bad_sizes():
     assert gqa(Q=shifted, K=k3, V=k3, O=o, scale=0.125, B=1, H=3, S=16, HK=3, L=16) == 1
     torch.cuda.synchronize()
     assert torch.isnan(o.float()).all()
+
+
+def test_default_kernels_ragged():
+    """attention_hopper's default kernels (the sm_90a kernel under ARCH=sm_90a) on
+    ragged sizes, other scales and batches: sanitize.sh runs this under memcheck and
+    racecheck."""
+    for dtype, d, causal in itertools.product(["f16", "bf16"], [64, 128], [False, True]):
+        name = heads_kernel(dtype, d, d, causal, "_default")
+        for (s, l), hk in [((1, 1), 4), ((17, 203), 2), ((203, 17), 1), ((129, 65), 4)]:
+            run_case(name, dtype, causal, s, l, hk, d, d, b=2, scale=-0.3)
+
+
+def test_default_kernels_reject_bad_sizes():
+    """The default kernels refuse a misaligned tensor and L = 0 without launching."""
+    t = torch.float16
+    for d in (64, 128):
+        call = sketch_gpu.kernel(f"attn_f16_d{d}_default_gqa_full")
+        q = torch.randn(1, 2, 16, d, device="cuda", dtype=t)
+        o = torch.full_like(q, float("nan"))
+        storage = torch.randn(2 * 16 * d + 8, device="cuda", dtype=t)
+        shifted = storage[1:1 + 2 * 16 * d].view(1, 2, 16, d)
+        assert call(Q=q, K=shifted, V=q, O=o, scale=0.1, B=1, H=2, S=16, HK=2, L=16) == 1
+        k0 = torch.randn(1, 2, 0, d, device="cuda", dtype=t)
+        assert call(Q=q, K=k0, V=k0, O=o, scale=0.1, B=1, H=2, S=16, HK=2, L=0) == 1
+        torch.cuda.synchronize()
+        assert torch.isnan(o.float()).all()

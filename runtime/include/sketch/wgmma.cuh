@@ -4,7 +4,10 @@
 //   wgmma_desc_sw128(addr, lbo, sbo)     matrix descriptor of a 128-byte-swizzled tile
 //   wgmma_fence() / wgmma_commit() / wgmma_wait<N>()   ordering of the async MMAs
 //   fence_async_shared()                 ordinary (cp.async) shared stores -> async proxy
-//   wgmma_m64n{64,128,256}k16<T, tA, tB>(d, desc_a, desc_b)   d += A * B, f32 accumulators
+//   wgmma_m64n{64,128,192,256}k16<T, tA, tB>(d, desc_a, desc_b)   d += A * B, f32 accumulators
+//   wgmma_m64n{64,128,192,256}k16_rs<T, tB>(d, a, desc_b)   the same with A from registers:
+//                                        a[4] is the mma.sync m16n8k16 A fragment of the
+//                                        warp's 16 rows (softmax.cuh's reshape_c_to_a)
 //   setmaxnreg_dec<R>() / setmaxnreg_inc<R>()   a warpgroup gives registers back / takes them
 //   named_barrier_sync(id, threads)      bar.sync among `threads` threads (the consumers only)
 //
@@ -128,6 +131,9 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N][4]) {
 #define SKETCH_WGMMA_N128_REGS SKETCH_WGMMA_N64_REGS ", " SKETCH_WGMMA_REGS_2 ", " SKETCH_WGMMA_REGS_3
 #define SKETCH_WGMMA_N128_TAIL "}, %64, %65, p, 1, 1, %66, %67;\n"
 #define SKETCH_WGMMA_N128_ACC SKETCH_WGMMA_ACC8(0), SKETCH_WGMMA_ACC8(8)
+#define SKETCH_WGMMA_N192_REGS SKETCH_WGMMA_N128_REGS ", " SKETCH_WGMMA_REGS_4 ", " SKETCH_WGMMA_REGS_5
+#define SKETCH_WGMMA_N192_TAIL "}, %96, %97, p, 1, 1, %98, %99;\n"
+#define SKETCH_WGMMA_N192_ACC SKETCH_WGMMA_ACC8(0), SKETCH_WGMMA_ACC8(8), SKETCH_WGMMA_ACC8(16)
 #define SKETCH_WGMMA_N256_REGS                                                                    \
   SKETCH_WGMMA_N128_REGS ", " SKETCH_WGMMA_REGS_4 ", " SKETCH_WGMMA_REGS_5 ", " SKETCH_WGMMA_REGS_6 \
                          ", " SKETCH_WGMMA_REGS_7
@@ -144,13 +150,32 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N][4]) {
                : SKETCH_WGMMA_N##N##_ACC                                                          \
                : "l"(desc_a), "l"(desc_b), "n"(kTransA), "n"(kTransB))
 
+// The register-A form: after the N / 2 accumulators, {a0..a3}, desc_b, scale-d, the
+// scales, kTransB (SKETCH_WGMMA_RS_TAIL(i) with i = N / 2).
+#define SKETCH_WGMMA_RS_TAIL_N64 "}, {%32, %33, %34, %35}, %36, p, 1, 1, %37;\n"
+#define SKETCH_WGMMA_RS_TAIL_N128 "}, {%64, %65, %66, %67}, %68, p, 1, 1, %69;\n"
+#define SKETCH_WGMMA_RS_TAIL_N192 "}, {%96, %97, %98, %99}, %100, p, 1, 1, %101;\n"
+#define SKETCH_WGMMA_RS_TAIL_N256 "}, {%128, %129, %130, %131}, %132, p, 1, 1, %133;\n"
+#define SKETCH_WGMMA_RS_ASM(N, TYPE)                                                              \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                        \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " "               \
+               "{" SKETCH_WGMMA_N##N##_REGS SKETCH_WGMMA_RS_TAIL_N##N "}\n"                      \
+               : SKETCH_WGMMA_N##N##_ACC                                                          \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kTransB))
+
 #if SKETCH_HAS_WGMMA
+#define SKETCH_WGMMA_RS_BODY(N)                                                                   \
+  if constexpr (std::is_same<T, __half>::value)                                                  \
+    SKETCH_WGMMA_RS_ASM(N, "f16");                                                                \
+  else                                                                                            \
+    SKETCH_WGMMA_RS_ASM(N, "bf16");
 #define SKETCH_WGMMA_BODY(N)                                                                      \
   if constexpr (std::is_same<T, __half>::value)                                                  \
     SKETCH_WGMMA_ASM(N, "f16");                                                                   \
   else                                                                                            \
     SKETCH_WGMMA_ASM(N, "bf16");
 #else
+#define SKETCH_WGMMA_RS_BODY(N)
 #define SKETCH_WGMMA_BODY(N)
 #endif
 
@@ -163,9 +188,23 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N][4]) {
     SKETCH_WGMMA_BODY(N)                                                                          \
   }
 
+/// D[64 x N] += A[64 x 16] * B[16 x N] with A in registers (a: this warp's 16 rows, as
+/// an mma.sync m16n8k16 A fragment) and B from shared memory.
+#define SKETCH_WGMMA_RS_DEFINE(N)                                                                 \
+  template <typename T, int kTransB>                                                              \
+  __device__ __forceinline__ void wgmma_m64n##N##k16_rs(float (&d)[N / 8][4],                    \
+                                                        const uint32_t (&a)[4], uint64_t desc_b) { \
+    SKETCH_WGMMA_RS_BODY(N)                                                                       \
+  }
+
 SKETCH_WGMMA_DEFINE(64)
 SKETCH_WGMMA_DEFINE(128)
+SKETCH_WGMMA_DEFINE(192)
 SKETCH_WGMMA_DEFINE(256)
+SKETCH_WGMMA_RS_DEFINE(64)
+SKETCH_WGMMA_RS_DEFINE(128)
+SKETCH_WGMMA_RS_DEFINE(192)
+SKETCH_WGMMA_RS_DEFINE(256)
 
 } // namespace sketch
 

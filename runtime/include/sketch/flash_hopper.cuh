@@ -1,0 +1,144 @@
+// sketch/flash_hopper.cuh - the steps of the Hopper (sm_90a) attention kernel that
+// lib/Emit/EmitAttention.cpp writes: a producer warpgroup loads Q, K and V tiles by
+// TMA (full / empty mbarriers), consumer warpgroups of 64 query rows run both GEMMs on
+// wgmma and the online softmax of softmax.cuh on the accumulators in between.
+//
+//   (the producer gives registers back and the consumers take them with wgmma.cuh's
+//   setmaxnreg_dec / setmaxnreg_inc, each role one branch of an if)
+//   tma_load_panels<PANELS, ROWS>(dst, map, row, matrix, bar)
+//                              rows row.. of matrix `matrix` of a 3-D map, PANELS boxes of
+//                              64 columns x ROWS rows, one after the other at dst (128-byte
+//                              swizzle, the K-major / MN-major layout of wgmma.cuh)
+//   wgmma_ss<T, N, tB>(d, desc_a, desc_b) / wgmma_rs<T, N, tB>(d, a, desc_b)
+//                              one m64nNk16 step for N a multiple of 64 up to 256
+//   flash_scores_gemm<T, DQK, QROWS, BN>(s, q, k)
+//                              s = Q K^T for the warpgroup's 64 rows: q its first row in
+//                              Q's panels (QROWS rows each), k the K tile (BN keys a panel)
+//   flash_value_gemm<T, BN, DV>(o, p, v)
+//                              o += P V: p (the probabilities, f32 accumulators of the
+//                              scores) rounded to T as wgmma's register A, v the V tile
+//                              (BN keys, DV columns in panels of 64: MN-major B)
+//   store_fragments_global<T, COLS>(dst, row0, valid_rows, x)
+//                              the warp's 16 rows of accumulators to a row-major
+//                              [*][COLS] matrix, rows at or past valid_rows skipped
+//
+// A wgmma m64nN accumulator gives each warp exactly the mma.sync m16n8 C fragments of
+// its 16 rows (wgmma.cuh), so softmax.cuh's row reductions apply as they are, with one
+// row tile (MT = 1).
+#ifndef SKETCH_FLASH_HOPPER_CUH
+#define SKETCH_FLASH_HOPPER_CUH
+
+#include "sketch/softmax.cuh"
+#include "sketch/tma.cuh"
+#include "sketch/wgmma.cuh"
+
+namespace sketch {
+
+template <int PANELS, int ROWS>
+__device__ __forceinline__ void tma_load_panels(uint32_t dst, const CUtensorMap *map, int row,
+                                                int matrix, uint32_t bar) {
+#pragma unroll
+  for (int p = 0; p < PANELS; ++p)
+    tma_load_3d(dst + p * ROWS * 128, map, p * 64, row, matrix, bar);
+}
+
+template <typename T, int N, int kTransB>
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 8][4], uint64_t desc_a, uint64_t desc_b) {
+  static_assert(N % 64 == 0 && N <= 256, "wgmma N: a multiple of 64 up to 256");
+  if constexpr (N == 64)
+    wgmma_m64n64k16<T, 0, kTransB>(d, desc_a, desc_b);
+  else if constexpr (N == 128)
+    wgmma_m64n128k16<T, 0, kTransB>(d, desc_a, desc_b);
+  else if constexpr (N == 192)
+    wgmma_m64n192k16<T, 0, kTransB>(d, desc_a, desc_b);
+  else
+    wgmma_m64n256k16<T, 0, kTransB>(d, desc_a, desc_b);
+}
+
+template <typename T, int N, int kTransB>
+__device__ __forceinline__ void wgmma_rs(float (&d)[N / 8][4], const uint32_t (&a)[4],
+                                         uint64_t desc_b) {
+  static_assert(N % 64 == 0 && N <= 256, "wgmma N: a multiple of 64 up to 256");
+  if constexpr (N == 64)
+    wgmma_m64n64k16_rs<T, kTransB>(d, a, desc_b);
+  else if constexpr (N == 128)
+    wgmma_m64n128k16_rs<T, kTransB>(d, a, desc_b);
+  else if constexpr (N == 192)
+    wgmma_m64n192k16_rs<T, kTransB>(d, a, desc_b);
+  else
+    wgmma_m64n256k16_rs<T, kTransB>(d, a, desc_b);
+}
+
+/// Keeps the compiler from moving writes of A fragments past the wgmma fence.
+template <int K>
+__device__ __forceinline__ void wgmma_fence_fragments(uint32_t (&a)[K][4]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      asm volatile("" : "+r"(a[k][e])::"memory");
+}
+
+/// K-major operand tile (64 elements = 128 bytes a row, panels of ROWS rows): the
+/// descriptor of k16 step k.
+template <int ROWS>
+__device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
+  return wgmma_desc_sw128(tile + (k / 4) * ROWS * 128 + (k % 4) * 32, 16, 1024);
+}
+
+template <typename T, int DQK, int QROWS, int BN>
+__device__ __forceinline__ void flash_scores_gemm(float (&s)[BN / 8][4], uint32_t q, uint32_t k) {
+#pragma unroll
+  for (int n = 0; n < BN / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      s[n][e] = 0.0f;
+  wgmma_fence_operands(s);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < DQK / 16; ++kk)
+    wgmma_ss<T, BN, 0>(s, k_major_desc<QROWS>(q, kk), k_major_desc<BN>(k, kk));
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operands(s);
+}
+
+template <typename T, int BN, int DV>
+__device__ __forceinline__ void flash_value_gemm(float (&o)[DV / 8][4], const float (&p)[BN / 8][4],
+                                                 uint32_t v) {
+  uint32_t a[BN / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk)
+    reshape_c_to_a<T>(p[2 * kk], p[2 * kk + 1], a[kk]);
+  wgmma_fence_fragments(a);
+  wgmma_fence_operands(o);
+  wgmma_fence();
+  // V [BN keys][DV] is MN-major: 64-column panels BN * 128 bytes apart (LBO), 8-key
+  // groups 1024 apart (SBO), k16 step kk 2048 bytes further.
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk)
+    wgmma_rs<T, DV, 1>(o, a[kk], wgmma_desc_sw128(v + kk * 2048, BN * 128, 1024));
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operands(o);
+}
+
+template <typename T, int COLS, int NT>
+__device__ __forceinline__ void store_fragments_global(T *dst, int row0, int valid_rows,
+                                                       const float (&x)[NT][4]) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = row0 + lane / 4 + r * 8;
+    if (row >= valid_rows)
+      continue;
+    T *at = dst + int64_t(row) * COLS + (lane % 4) * 2;
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+      *reinterpret_cast<uint32_t *>(at + n * 8) = pack2<T>(x[n][2 * r], x[n][2 * r + 1]);
+  }
+}
+
+} // namespace sketch
+
+#endif // SKETCH_FLASH_HOPPER_CUH
