@@ -439,8 +439,12 @@ FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef a
 
 struct SimtConvWriter : ConvWriterBase {
   SimtTile simt; // rows: BN output channels; columns: BM output pixels (simtConvTile)
-  SimtTile tile() const { return simt; }
-  std::string kernelName() const { return p.sig.name + "_simt"; }
+  /// The tile the host launches when the output channels fit its rows
+  /// (sketch-choose-defaults' narrow variant), with the same pointwise flag.
+  std::optional<SimtTile> narrow;
+  std::string kernelName(bool narrowKernel = false) const {
+    return p.sig.name + (narrowKernel ? "_simt_narrow" : "_simt");
+  }
 
   /// The value of an epilogue tensor at the element (channel, pixel), offset y_at.
   std::string operandValue(const EpilogueOperand &operand) const {
@@ -456,9 +460,8 @@ struct SimtConvWriter : ConvWriterBase {
     });
   }
 
-  void emitEpilogue() {
+  void emitEpilogue(const SimtTile &t) {
     w.comment("Epilogue: output channel k0 + micro.row(i), pixel pix0 + micro.col(j)");
-    SimtTile t = tile();
     w.line("const bool out_vec = shape.p * shape.q % 4 == 0 && sketch::aligned_to_device(" +
            p.y->cname + ", 16);");
     w.line("#pragma unroll");
@@ -487,8 +490,7 @@ struct SimtConvWriter : ConvWriterBase {
   /// "kPointwise" when a 1x1 filter would make the input tile rows of whole
   /// 16-byte chunks (stride 1, pad 0, and a tile PointwiseNchwLoader can deal);
   /// the host picks that instantiation when R = S = 1 at run time.
-  std::string pointwiseFlag() const {
-    SimtTile t = tile();
+  std::string pointwiseFlag(const SimtTile &t) const {
     bool dealFits = t.cols % 4 == 0 && t.threads() % (t.cols / 4) == 0 &&
                     t.depth * (t.cols / 4) % t.threads() == 0;
     bool unitWindow = p.strideH == 1 && p.strideW == 1 && p.padH == 0 && p.padW == 0;
@@ -499,13 +501,20 @@ struct SimtConvWriter : ConvWriterBase {
   }
 
   void emitKernel() {
-    SimtTile t = tile();
+    emitKernelOf(simt, kernelName());
+    if (narrow) {
+      w.line();
+      emitKernelOf(*narrow, kernelName(true));
+    }
+  }
+
+  void emitKernelOf(const SimtTile &t, const std::string &name) {
     emitHeaderComment("f32 on the CUDA cores: block tile " + str(t.rows) + " channels x " +
                       str(t.cols) + " pixels x " + str(t.depth) + ", " + str(t.threads()) +
                       " threads, " + str(t.microRows) + " x " + str(t.microCols) +
                       " accumulators each, shared tiles double-buffered "
                       "(sketch/simt.cuh, sketch/conv.cuh)");
-    openSimtKernel(w, kernelName(), t, kernelParams(), pointwiseFlag());
+    openSimtKernel(w, name, t, kernelParams(), pointwiseFlag(t));
     emitSimtConstants(w, t, true);
     emitDerivedSizes();
     w.line("const int k0 = blockIdx.y * ROWS, pix0 = blockIdx.x * COLS;  // first channel, pixel");
@@ -516,7 +525,7 @@ struct SimtConvWriter : ConvWriterBase {
     SimtLoader filter{"sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec>", "load_w",
                       p.w->cname + ", depth, k0, shape.k, depth"};
     std::string im2col = "sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS>";
-    if (!pointwiseFlag().empty()) {
+    if (!pointwiseFlag(t).empty()) {
       w.comment("kPointwise (R = S = 1, H * W % 4 == 0, X 16-byte aligned): 16-byte input copies");
       w.line("using InputLoader = std::conditional_t<kPointwise, "
              "sketch::simt::PointwiseNchwLoader<COLS, DEPTH, THREADS>, " + im2col + ">;");
@@ -524,31 +533,42 @@ struct SimtConvWriter : ConvWriterBase {
     }
     SimtLoader input{im2col, "load_x", p.x->cname + ", shape, pix0"};
     emitSimtMainloop(w, p.stages, filter, input, "(depth + DEPTH - 1) / DEPTH", {}, t);
-    emitEpilogue();
+    emitEpilogue(t);
     w.close();
   }
 
   void emitHost() {
-    SimtTile t = tile();
     w.open(hostPrototype(p.sig));
     emitHostShape();
-    emitSimtConstants(w, t, false);
-    w.line("const dim3 grid(unsigned(sketch::ceil_div(pixels, COLS)), unsigned(sketch::ceil_div(" +
-           dim(p.k) + ", ROWS)));");
-    w.line("if (sketch::ceil_div(pixels, COLS) > INT32_MAX || grid.y > 65535)");
-    w.line("  return cudaErrorInvalidValue;");
     w.comment("16-byte filter loads and output stores when rows are whole float4s");
     w.line("const bool vec = (" + p.sig.product({p.c, p.r, p.s}) +
            ") % 4 == 0 && sketch::aligned_to(" + p.w->cname + ", 16);");
-    if (!pointwiseFlag().empty()) {
+    if (!pointwiseFlag(simt).empty()) {
       w.comment("a 1x1 filter: the input tile is H * W-contiguous rows of channels");
       w.line("const bool pointwise = " + dim(p.r) + " == 1 && " + dim(p.s) + " == 1 && (" +
              dim(p.h) + " * " + dim(p.wd) + ") % 4 == 0 && sketch::aligned_to(" + p.x->cname +
              ", 16);");
     }
-    emitSimtLaunch(w, kernelName(), "grid", kernelArgs(), 0, pointwiseFlag(), "pointwise");
-    w.line("return cudaGetLastError();");
+    if (narrow) {
+      w.comment("few output channels: the " + str(narrow->rows) + "-channel x " +
+                str(narrow->cols) + "-pixel tile, so no block's channel rows sit idle");
+      w.open("if (" + dim(p.k) + " <= " + str(narrow->rows) + ")");
+      emitLaunch(*narrow, kernelName(true));
+      w.close();
+    }
+    emitLaunch(simt, kernelName());
     w.close();
+  }
+
+  /// The grid of tile `t` and the launch of kernel `name` (its constants in scope).
+  void emitLaunch(const SimtTile &t, const std::string &name) {
+    emitSimtConstants(w, t, false);
+    w.line("const dim3 grid(unsigned(sketch::ceil_div(pixels, COLS)), unsigned(sketch::ceil_div(" +
+           dim(p.k) + ", ROWS)));");
+    w.line("if (sketch::ceil_div(pixels, COLS) > INT32_MAX || grid.y > 65535)");
+    w.line("  return cudaErrorInvalidValue;");
+    emitSimtLaunch(w, name, "grid", kernelArgs(), 0, pointwiseFlag(t), "pointwise");
+    w.line("return cudaGetLastError();");
   }
 };
 
@@ -805,7 +825,20 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
     FailureOr<SimtTile> simt = simtConvTile(kernel, p, options.arch);
     if (failed(simt))
       return failure();
-    SimtConvWriter writer{{p, *epilogue, w}, *simt};
+    std::optional<SimtTile> narrow;
+    auto variant = kernel->getAttrOfType<ArrayAttr>(plan::kNarrowVariantAttr);
+    if (variant && variant.size() == 4) {
+      ConvPlan q = p;
+      auto value = [&](int i) { return cast<IntegerAttr>(variant[i]).getInt(); };
+      q.tileM = value(0), q.tileN = value(1), q.tileK = value(2), q.warps = value(3);
+      FailureOr<SimtTile> tile = simtConvTile(kernel, q, options.arch);
+      if (failed(tile))
+        return failure();
+      narrow = *tile;
+    }
+    SimtConvWriter writer{{p, *epilogue, w}, *simt, narrow};
+    if (narrow && writer.pointwiseFlag(*narrow) != writer.pointwiseFlag(*simt))
+      writer.narrow.reset();
     return emitKernelAndHost(writer, w, p.sig);
   }
   if (options.arch == "sm_90a") {

@@ -228,6 +228,13 @@ private:
     }
     if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
       indent(1) << "# shared memory: " << bytes.getInt() << " bytes a block\n";
+    auto narrow = kernel->getAttrOfType<ArrayAttr>(plan::kNarrowVariantAttr);
+    if (narrow && narrow.size() == 4 && kernel->hasAttr(plan::kSmemBytesAttr)) {
+      auto value = [&](int i) { return std::to_string(cast<IntegerAttr>(narrow[i]).getInt()); };
+      indent(1) << "# K <= " << value(1) << " output channels: the host launches tile BM = "
+                << value(0) << ", BN = " << value(1) << ", BK = " << value(2) << ", warps "
+                << value(3) << "\n";
+    }
   }
 
 

@@ -42,6 +42,11 @@ constexpr llvm::StringLiteral kConvAlgorithmAttr = "sketch.conv_algorithm";
 /// form's tile and slices (a dictionary, see SplitPlan).
 constexpr llvm::StringLiteral kSplitAttr = "sketch.split";
 
+/// On an f32 implicit-GEMM convolution whose tile is the default: the tile the
+/// host function launches instead when the output channels fit half the
+/// default's BN (I64 array: BM pixels, BN channels, BK, warps).
+constexpr llvm::StringLiteral kNarrowVariantAttr = "sketch.narrow_variant";
+
 // sketch-plan-shared-memory
 /// On each global->shared Copy: the tensor's shared buffer (a dictionary, see SmemBuffer).
 constexpr llvm::StringLiteral kSmemAttr = "sketch.smem";
