@@ -131,22 +131,27 @@ def conv_group(table):
             table.run("conv", nbytes, bench_conv.conv_case, dtype_name, layer)
 
 
-def attention_case(b, h, s, d, causal, rows, detail):
-    """One attention shape: our f16 kernels (the listed configuration and the default) vs
-    torch SDPA's cuDNN and flash backends, one row each."""
+def attention_case(b, h, hk, s, d, causal, rows, detail):
+    """One attention shape (`hk` key/value heads: grouped-query, None: as many as `h`): our f16 kernels (the
+    listed configuration and the default) vs torch SDPA's cuDNN and flash backends, one
+    row each."""
     import bench_attention
     from torch.nn.attention import SDPBackend
-    listed = f"attn_f16_d{d}_mha_{'causal' if causal else 'full'}"
-    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    listed = f"attn_f16_d{d}_{'gqa' if hk else 'mha'}_{'causal' if causal else 'full'}"
+    q = torch.randn(b, h, s, d, device="cuda", dtype=torch.float16)
+    k, v = (torch.randn(b, hk or h, s, d, device="cuda", dtype=torch.float16) for _ in range(2))
     o = torch.full_like(q, float("nan"))
     flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
     tflops = lambda ms: flops / (ms * 1e-3) / 1e12
-    label = f"f16 attention B={b} H={h} S={s} D={d}{' causal' if causal else ''}"
+    label = (f"f16 attention B={b} H={h}{f' HK={hk}' if hk else ''} S={s} D={d}"
+             f"{' causal' if causal else ''}")
     libraries = {}
+    # SDPA takes grouped K/V with enable_gqa where the backend has it; else repeated heads
+    kk, vv = (k, v) if not hk else (t.repeat_interleave(h // hk, dim=1) for t in (k, v))
     for backend, what in [(SDPBackend.CUDNN_ATTENTION, "torch SDPA cuDNN"),
                           (SDPBackend.FLASH_ATTENTION, "torch SDPA flash")]:
         try:
-            fn = bench_attention.torch_sdpa(backend, q, k, v, causal)
+            fn = bench_attention.torch_sdpa(backend, q, kk, vv, causal)
             reference = fn().float()
             libraries[what] = bench_attention.time_ms(fn)
         except RuntimeError as error:  # a backend that does not take this shape
@@ -156,7 +161,12 @@ def attention_case(b, h, s, d, causal, rows, detail):
         if name not in sketch_gpu.prototypes():
             continue
         o.fill_(float("nan"))
-        run = bench_attention.ours(sketch_gpu.library(), name, q, k, v, o, 1.0 / math.sqrt(d))
+        if hk:
+            call = sketch_gpu.kernel(name)
+            run = lambda: call(Q=q, K=k, V=v, O=o, scale=1.0 / math.sqrt(d), B=b, H=h, S=s,
+                               HK=hk, L=s)  # noqa: E731
+        else:
+            run = bench_attention.ours(sketch_gpu.library(), name, q, k, v, o, 1.0 / math.sqrt(d))
         status = run()
         torch.cuda.synchronize()
         err = ((o.float() - reference).norm() / reference.norm()).item()
@@ -171,14 +181,17 @@ def attention_case(b, h, s, d, causal, rows, detail):
     for what, lib_ms in libraries.items():
         rows.append((label, best[1], best[0], tflops(best[0]) if best[1] else float("nan"), what,
                      lib_ms, tflops(lib_ms), None))  # no target was set for attention
-    del q, k, v, o
+    del q, k, v, o, kk, vv
     torch.cuda.empty_cache()
 
 
 def attention_group(table):
     import bench_attention
     for b, h, s, d, causal in bench_attention.SHAPES:
-        table.run("attention", 2 * 4 * b * h * s * d, attention_case, b, h, s, d, causal)
+        table.run("attention", 2 * 4 * b * h * s * d, attention_case, b, h, None, s, d, causal)
+    for b, h, hk, s, d, causal in bench_attention.GQA_SHAPES:
+        table.run("attention", 2 * b * s * d * (2 * h + 2 * hk), attention_case, b, h, hk, s,
+                  d, causal)
 
 
 def fmt(x, spec):
