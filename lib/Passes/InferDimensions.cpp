@@ -282,7 +282,119 @@ LogicalResult checkOutputSize(KernelOp kernel, Conv2dOp conv, ConvShape shape, S
   return success();
 }
 
+/// Checks the output sizes `shape.output` declares against the convolution
+/// `sizes` (its stride, pad, dilation) of shape's input and filter; errors at `at`.
+LogicalResult checkConvOutput(KernelOp kernel, Conv2dOp at, Conv2dOp sizes, const ConvShape &shape,
+                              llvm::StringMap<std::string> &derived) {
+  auto stride = sizes.getStride(), pad = sizes.getPad(), dilation = sizes.getDilation();
+  std::string p = outputSizeFormula(shape.h, shape.r, stride[0], pad[0], dilation[0]);
+  std::string q = outputSizeFormula(shape.w, shape.s, stride[1], pad[1], dilation[1]);
+  auto how = [&](StringRef in, StringRef f, int axis) {
+    return ("input " + in + ", filter " + f + ", stride " + Twine(stride[axis]) + ", pad " +
+            Twine(pad[axis]) + ", dilation " + Twine(dilation[axis]))
+        .str();
+  };
+  if (failed(checkOutputSize(kernel, at, shape, "height", shape.p, how(shape.h, shape.r, 0), p,
+                             derived)))
+    return failure();
+  return checkOutputSize(kernel, at, shape, "width", shape.q, how(shape.w, shape.s, 1), q, derived);
+}
+
+/// The Conv2d before `user` whose register result is `name`, or null.
+Conv2dOp producingConv(KernelOp kernel, StringRef name, Operation *user) {
+  Conv2dOp found;
+  for (Operation *op : statementsInOrder(kernel)) {
+    if (op == user)
+      break;
+    if (auto conv = dyn_cast<Conv2dOp>(op); conv && conv.getResult() == name)
+      found = conv;
+  }
+  return found;
+}
+
+/// What keeps `second` from reading only its block's own pixels of the first
+/// convolution's result ("" when nothing: a 1x1 filter, stride 1, pad 0, dilation 1).
+std::string haloOf(Conv2dOp second, TensorParamOp filter, const std::string &r,
+                   const std::string &s) {
+  auto is = [](ArrayRef<int64_t> pair, int64_t value) {
+    return pair[0] == value && pair[1] == value;
+  };
+  auto spellPair = [](ArrayRef<int64_t> pair) {
+    return "(" + std::to_string(pair[0]) + ", " + std::to_string(pair[1]) + ")";
+  };
+  if (evaluateExpr(r) != std::optional<int64_t>(1) || evaluateExpr(s) != std::optional<int64_t>(1))
+    return "its filter '" + filter.getName().str() + "' is " + r + " x " + s;
+  if (!is(second.getStride(), 1))
+    return "its stride is " + spellPair(second.getStride());
+  if (!is(second.getPad(), 0))
+    return "its pad is " + spellPair(second.getPad());
+  if (!is(second.getDilation(), 1))
+    return "its dilation is " + spellPair(second.getDilation());
+  return "";
+}
+
+/// A Conv2d whose input is the register result of an earlier one (a back-to-back
+/// convolution): the second is a GEMM over the first's channels at each output
+/// pixel, so it may not have a halo; the pair runs on f16/bf16 tensor cores with
+/// the pixels' channels contiguous (nhwc activations and output).
+LogicalResult checkBackToBackConv(KernelOp kernel, Conv2dOp first, Conv2dOp second,
+                                  llvm::StringMap<std::string> &derived) {
+  auto firstShape = convShape(kernel, first);
+  TensorParamOp filter = findTensorParam(kernel, second.getFilter());
+  TensorParamOp output = findTensorParam(kernel, second.getResult());
+  if (!firstShape || !filter || filter.getDims().size() != 4 || !output ||
+      output.getDims().size() != 4)
+    return emitError(second.getLoc(), "back-to-back convolution: the second Conv2d needs a 4-D "
+                                      "tensor parameter as filter and as result");
+  bool krsc = filter.getLayout() == Layout::krsc;
+  auto filterDims = dimsOf(filter.getDims());
+  std::string halo = haloOf(second, filter, filterDims[krsc ? 1 : 2], filterDims[krsc ? 2 : 3]);
+  if (!halo.empty())
+    return emitError(second.getLoc(), "back-to-back convolution: the second Conv2d reads '")
+           << first.getResult() << "' only at the output pixels of its own block, so it cannot "
+           << "have a halo (it needs a 1 x 1 filter, stride (1, 1), pad (0, 0), dilation (1, 1)); "
+           << halo;
+  for (TensorParamOp activations : {firstShape->input, output})
+    if (activations.getLayout() != Layout::nhwc)
+      return emitError(second.getLoc(), "back-to-back convolution: '")
+             << activations.getName() << "' must be nhwc (the fused kernel's rows are output "
+             << "pixels, their channels contiguous)";
+  for (TensorParamOp operand : {firstShape->input, firstShape->filter, filter})
+    if (operand.getElementType() != ElementType::f16 &&
+        operand.getElementType() != ElementType::bf16)
+      return emitError(second.getLoc(), "back-to-back convolution: '")
+             << operand.getName() << "' must be f16 or bf16 (both convolutions run on tensor "
+             << "cores)";
+  if (firstShape->filter.getElementType() != filter.getElementType() ||
+      firstShape->input.getElementType() != filter.getElementType())
+    return emitError(second.getLoc(), "back-to-back convolution: '")
+           << firstShape->input.getName() << "', '" << firstShape->filter.getName() << "' and '"
+           << filter.getName() << "' must have one element type";
+  auto out = dimsOf(output.getDims());
+  if (failed(expectSame(second, "Conv2d channels differ", firstShape->k,
+                        filterDims[krsc ? 3 : 1], filter)) ||
+      failed(expectSame(second, "Conv2d batch sizes differ", firstShape->n, out[0], output)) ||
+      failed(expectSame(second, "Conv2d output channels differ", filterDims[0], out[3], output)))
+    return failure();
+  ConvShape pair = *firstShape; // the output pixels are the first convolution's
+  pair.output = output;
+  pair.pIndex = 1;
+  pair.qIndex = 2;
+  pair.p = out[1];
+  pair.q = out[2];
+  if (failed(checkConvOutput(kernel, second, first, pair, derived)))
+    return failure();
+  // The fused kernel (the first convolution's im2col A loader feeding EmitB2b's
+  // chain, both filters as K-contiguous B operands) is not written yet.
+  return emitError(second.getLoc(), "back-to-back convolution: the fused kernel of '")
+         << first.getInput() << "' -> '" << first.getResult() << "' -> '" << second.getResult()
+         << "' is not implemented yet (the pair meets its rules: 1 x 1 second filter, no halo, "
+         << "nhwc, f16/bf16); write the convolutions as two kernels for now";
+}
+
 LogicalResult checkConv(KernelOp kernel, Conv2dOp conv, llvm::StringMap<std::string> &derived) {
+  if (Conv2dOp first = producingConv(kernel, conv.getInput(), conv))
+    return checkBackToBackConv(kernel, first, conv, derived);
   auto shape = convShape(kernel, conv);
   if (!shape)
     return emitError(conv.getLoc(), "Conv2d needs 4-D tensor parameters as input and filter");
@@ -306,19 +418,7 @@ LogicalResult checkConv(KernelOp kernel, Conv2dOp conv, llvm::StringMap<std::str
       failed(
           expectSame(conv, "Conv2d output channels differ", shape->k, out[kIndex], shape->output)))
     return failure();
-  auto stride = conv.getStride(), pad = conv.getPad(), dilation = conv.getDilation();
-  std::string p = outputSizeFormula(shape->h, shape->r, stride[0], pad[0], dilation[0]);
-  std::string q = outputSizeFormula(shape->w, shape->s, stride[1], pad[1], dilation[1]);
-  auto how = [&](StringRef in, StringRef f, int axis) {
-    return ("input " + in + ", filter " + f + ", stride " + Twine(stride[axis]) + ", pad " +
-            Twine(pad[axis]) + ", dilation " + Twine(dilation[axis]))
-        .str();
-  };
-  if (failed(checkOutputSize(kernel, conv, *shape, "height", shape->p, how(shape->h, shape->r, 0),
-                             p, derived)))
-    return failure();
-  return checkOutputSize(kernel, conv, *shape, "width", shape->q, how(shape->w, shape->s, 1), q,
-                         derived);
+  return checkConvOutput(kernel, conv, conv, *shape, derived);
 }
 
 /// The shape of the register tile an epilogue statement writes.
