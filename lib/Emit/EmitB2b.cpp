@@ -121,6 +121,17 @@ struct Padded {
   __device__ __forceinline__ static int offset(int row, int col) { return row * LD + col; }
 };
 
+/// Where element (k, n) of a K-contiguous B tile lies (B stored [N][K]): a row of
+/// LD elements per column n, padded.
+template <int LD>
+struct PaddedKMajor {
+  __device__ __forceinline__ static int offset(int k, int n) { return n * LD + k; }
+};
+template <typename TILE>
+struct is_k_major : std::false_type {};
+template <int LD>
+struct is_k_major<PaddedKMajor<LD>> : std::true_type {};
+
 /// The A fragment (16 x 16) at (row, col) of a shared tile laid out as TILE.
 template <typename TILE, typename E>
 __device__ __forceinline__ void load_a(uint32_t (&a)[4], const E *tile, int row, int col,
@@ -129,13 +140,20 @@ __device__ __forceinline__ void load_a(uint32_t (&a)[4], const E *tile, int row,
   sketch::ldmatrix_x4(a[0], a[1], a[2], a[3], sketch::smem_addr(p));
 }
 
-/// The B fragments of the two n8 tiles of the 16 x 16 block at (k, n) of a
-/// row-major [K][N] shared tile laid out as TILE (transposed by ldmatrix).
+/// The B fragments of the two n8 tiles of the 16 x 16 block at (k, n) of a shared
+/// tile laid out as TILE: a row-major [K][N] tile is transposed by ldmatrix; a
+/// K-contiguous one is read as it is, matrices (n 0-7 | 8-15) x (k 0-7 | 8-15), the
+/// lane walk of TensorCoreGemm's k-contiguous B.
 template <typename TILE, typename E>
 __device__ __forceinline__ void load_b2(uint32_t (&b0)[2], uint32_t (&b1)[2], const E *tile,
                                         int k, int n, int lane) {
-  const E *p = tile + TILE::offset(k + (lane & 15), n + (lane >> 4) * 8);
-  sketch::ldmatrix_x4_trans(b0[0], b0[1], b1[0], b1[1], sketch::smem_addr(p));
+  if constexpr (is_k_major<TILE>::value) {
+    const E *p = tile + TILE::offset(k + ((lane >> 3) & 1) * 8, n + (lane & 7) + (lane >> 4) * 8);
+    sketch::ldmatrix_x4(b0[0], b0[1], b1[0], b1[1], sketch::smem_addr(p));
+  } else {
+    const E *p = tile + TILE::offset(k + (lane & 15), n + (lane >> 4) * 8);
+    sketch::ldmatrix_x4_trans(b0[0], b0[1], b1[0], b1[1], sketch::smem_addr(p));
+  }
 }
 
 /// acc += A · B over one BK-deep stage: A is rows warp_row .. warp_row + 16 MT - 1
@@ -162,15 +180,8 @@ __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const E *a_til
   }
 }
 
-/// The same on padded tiles (rows of A_LD and B_LD elements).
-template <int BK, int A_LD, int B_LD, int MT, int NT, typename E>
-__device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const E *a_tile,
-                                         const E *b_tile, int warp_row, int lane) {
-  warp_mma<BK, Padded<A_LD>, Padded<B_LD>>(acc, a_tile, b_tile, warp_row, lane);
-}
-
 /// The same with the A fragments already in registers: k16 steps k0 .. k0 + BK / 16 - 1.
-template <int BK, int B_LD, int MT, int NT, int KS, typename E>
+template <int BK, typename B_TILE, int MT, int NT, int KS, typename E>
 __device__ __forceinline__ void warp_mma_a_regs(float (&acc)[MT][NT][4],
                                                 const uint32_t (&a)[MT][KS][4], int k0,
                                                 const E *b_tile, int lane) {
@@ -179,7 +190,7 @@ __device__ __forceinline__ void warp_mma_a_regs(float (&acc)[MT][NT][4],
 #pragma unroll
     for (int nt = 0; nt < NT; nt += 2) {
       uint32_t b0[2], b1[2];
-      load_b2<Padded<B_LD>>(b0, b1, b_tile, ks * 16, nt * 8, lane);
+      load_b2<B_TILE>(b0, b1, b_tile, ks * 16, nt * 8, lane);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         sketch::mma_m16n8k16<E>(acc[mt][nt], a[mt][k0 + ks], b0);
@@ -272,7 +283,7 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "kB1Passes", "kB1Tiles",  "kB1Buffers",  "A0_LD",
                                "B0_LD",     "B1_LD",     "D0_LD",       "OUT_LD",
                                "kSmemA0",   "kSmemB0",   "kSmemB1",     "kSmemD0",
-                               "kSmemOut",  "kSmemBytes", "my_tiles", "load_m0", "load_kt", "load_next",
+                               "kSmemOut",  "kSmemBytes", "B0Layout", "B1Layout", "kB0Elems", "kB1Elems", "my_tiles", "load_m0", "load_kt", "load_next",
                                "kL2Prefetch", "l2_prefetch", "kernel_fn",
                                // the TMA pipeline (tma(), emitPersistentBody)
                                "kTma", "tma", "a0_map", "b0_map", "pipeline", "A0Tile", "B0Tile",
@@ -374,7 +385,7 @@ private:
   /// 64-column panels (128 bytes, the SWIZZLE_128B span) and whose TMA stages, unpadded,
   /// with their mbarriers and the 1024-byte alignment, fit the plan's pipeline region.
   bool tma() const {
-    if (!plan.persistent || (plan.arch != "sm_90" && plan.arch != "sm_90a"))
+    if (!plan.persistent || plan.b0KContiguous || (plan.arch != "sm_90" && plan.arch != "sm_90a"))
       return false;
     if (plan.tileK0 % 64 != 0 || plan.chunkN0 % 64 != 0)
       return false;
@@ -453,8 +464,11 @@ private:
                .str());
     w.comment("Shared rows (elements), padded by 16 bytes: conflict-free ldmatrix and cp.async.");
     w.line(formatv("constexpr int A0_LD = {0}, B0_LD = {1}, B1_LD = {2};", ldOf(plan.tileK0, 2),
-                   ldOf(plan.chunkN0, 2), ldOf(plan.chunkN1, 2))
+                   ldOf(plan.b0KContiguous ? plan.tileK0 : plan.chunkN0, 2),
+                   ldOf(plan.b1KContiguous ? plan.tileK1 : plan.chunkN1, 2))
                .str());
+    emitBLayout("B0", plan.b0, plan.b0KContiguous, "BK0", "NC");
+    emitBLayout("B1", plan.b1, plan.b1KContiguous, "BK1", "NC1");
     if (staged())
       w.line(formatv("constexpr int D0_LD = {0};", ldOf(plan.n0, 2)).str());
     w.line(formatv("constexpr int OUT_LD = {0};",
@@ -483,6 +497,24 @@ private:
                  .str());
       w.line("constexpr int kTmaStageBytes = (BM + NC) * BK0 * int(sizeof(T0)); // a stage's boxes");
     }
+  }
+
+  /// The layout of B tile `name` in shared memory and its elements a stage or buffer:
+  /// depth x cols rows (ldmatrix.trans), or cols x depth when stored K-contiguous.
+  void emitBLayout(StringRef name, TensorParamOp param, bool kContiguous, StringRef depth,
+                   StringRef cols) {
+    if (kContiguous)
+      w.line(formatv("using {0}Layout = sketch_b2b::PaddedKMajor<{0}_LD>; // {1} is K-contiguous: "
+                     "[{2}][{3}] tiles",
+                     name, param.getName(), cols, depth)
+                 .str());
+    else
+      w.line(formatv("using {0}Layout = sketch_b2b::Padded<{0}_LD>; // [{1}][{2}] tiles", name,
+                     depth, cols)
+                 .str());
+    w.line(formatv("constexpr int k{0}Elems = {1} * {0}_LD; // elements of a {0} tile", name,
+                   kContiguous ? cols : depth)
+               .str());
   }
 
   //===--------------------------------------------------------------------===//
@@ -523,9 +555,9 @@ private:
       w.line("using A0Tile = std::conditional_t<kTma, sketch::Swizzle128<BM, T0>, "
              "sketch_b2b::Padded<A0_LD>>;");
       w.line("using B0Tile = std::conditional_t<kTma, sketch::Swizzle128<BK0, T0>, "
-             "sketch_b2b::Padded<B0_LD>>;");
+             "B0Layout>;");
       w.line("constexpr int kA0Stage = kTma ? BM * BK0 : BM * A0_LD; // elements a stage");
-      w.line("constexpr int kB0Stage = kTma ? BK0 * NC : BK0 * B0_LD;");
+      w.line("constexpr int kB0Stage = kTma ? BK0 * NC : kB0Elems;");
       w.line("T0 *a0_s = reinterpret_cast<T0 *>(pipeline + (kTma ? kTmaA0 : kSmemA0)); // "
              "[kStages][kA0Stage]");
       w.line("T0 *b0_s = reinterpret_cast<T0 *>(pipeline + (kTma ? kTmaB0 : kSmemB0)); // "
@@ -536,9 +568,9 @@ private:
              "[kStages] (TMA)");
     } else {
       w.line("T0 *a0_s = reinterpret_cast<T0 *>(smem + kSmemA0); // [kStages][BM][A0_LD]");
-      w.line("T0 *b0_s = reinterpret_cast<T0 *>(smem + kSmemB0); // [kStages][BK0][B0_LD]");
+      w.line("T0 *b0_s = reinterpret_cast<T0 *>(smem + kSmemB0); // [kStages][kB0Elems]");
     }
-    w.line("T1 *b1_s = reinterpret_cast<T1 *>(smem + kSmemB1); // [kB1Buffers][BK1][B1_LD]");
+    w.line("T1 *b1_s = reinterpret_cast<T1 *>(smem + kSmemB1); // [kB1Buffers][kB1Elems]");
     if (staged())
       w.line("T1 *d0_s = reinterpret_cast<T1 *>(smem + kSmemD0); // [BM][D0_LD]");
     for (const EpilogueInput &input : plan.afterInputs)
@@ -688,8 +720,7 @@ private:
       w.line("phase ^= 1;");
       w.close();
     } else {
-      w.line("sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
-             "b0_s + stage * (BK0 * B0_LD), warp_row, lane);");
+      w.line(firstMma());
       w.line("stage = (stage + 1) % kStages;");
     }
     w.open("if (++kt != k_steps)");
@@ -776,8 +807,7 @@ private:
 
   /// The K0 loop of GEMM-I for the row tile at `row0`, its first stages already asked for.
   void emitKLoop(StringRef row0) {
-    std::string mma = "sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
-                      "b0_s + stage * (BK0 * B0_LD), warp_row, lane);";
+    std::string mma = firstMma();
     if (plan.stages == 1) {
       w.open("for (int64_t kt = 0; kt < k_tiles; ++kt)");
       w.line("const int stage = kStages - 1; // the one buffer");
@@ -803,14 +833,22 @@ private:
     w.close();
   }
 
+  /// GEMM-I's MMAs on pipeline stage `stage` (padded cp.async stages).
+  static std::string firstMma() {
+    return "sketch_b2b::warp_mma<BK0, sketch_b2b::Padded<A0_LD>, B0Layout>(acc0, a0_s + stage * "
+           "(BM * A0_LD), b0_s + stage * kB0Elems, warp_row, lane);";
+  }
+
   /// Copies B1 tile `tile` (rows chunk * BK1.., columns pass * NC1..) into buffer `buffer`.
   std::string copyB1Tile(const std::string &tile, const std::string &buffer) const {
-    return withL2(
-        formatv(
-            "sketch_b2b::copy_tile_async<BK1, NC1, B1_LD, kThreads>(b1_s + ({1}) * (BK1 * "
-            "B1_LD), {0} + ({2}) / kB1Chunks * NC1, N1, ({2}) % kB1Chunks * BK1, N0, 0, NC1);",
-            ident(plan.b1.getName()), buffer, tile)
-            .str());
+    const char *copy =
+        plan.b1KContiguous
+            ? "sketch_b2b::copy_tile_async<NC1, BK1, B1_LD, kThreads>(b1_s + ({1}) * kB1Elems, "
+              "{0} + int64_t(({2}) / kB1Chunks * NC1) * N0, N0, 0, NC1, ({2}) % kB1Chunks * BK1, "
+              "N0);"
+            : "sketch_b2b::copy_tile_async<BK1, NC1, B1_LD, kThreads>(b1_s + ({1}) * kB1Elems, "
+              "{0} + ({2}) / kB1Chunks * NC1, N1, ({2}) % kB1Chunks * BK1, N0, 0, NC1);";
+    return withL2(formatv(copy, ident(plan.b1.getName()), buffer, tile).str());
   }
 
   void emitB1Prologue() {
@@ -854,7 +892,7 @@ private:
     w.open(("auto load_k_tile = [&](" + params + ", int stage)").str());
     if (!prelude.empty())
       w.line(prelude);
-    emitKTileCopies(row0, kt, "(BM * A0_LD)", "(BK0 * B0_LD)");
+    emitKTileCopies(row0, kt, "(BM * A0_LD)", "kB0Elems");
     w.close(";");
   }
 
@@ -865,10 +903,13 @@ private:
                           "{3}, {0}, k0_size, {1}, m_size, ({2}) * BK0, k0_size);",
                           ident(plan.a0.getName()), row0, kt, a0Stage)
                       .str()));
-    w.line(withL2(formatv("sketch_b2b::copy_tile_async<BK0, NC, B0_LD, kThreads>(b0_s + stage * "
-                          "{2}, {0} + nc, N0, ({1}) * BK0, k0_size, 0, NC);",
-                          ident(plan.b0.getName()), kt, b0Stage)
-                      .str()));
+    const char *copyB0 =
+        plan.b0KContiguous
+            ? "sketch_b2b::copy_tile_async<NC, BK0, B0_LD, kThreads>(b0_s + stage * {2}, {0}, "
+              "k0_size, nc, N0, ({1}) * BK0, k0_size);"
+            : "sketch_b2b::copy_tile_async<BK0, NC, B0_LD, kThreads>(b0_s + stage * {2}, {0} + "
+              "nc, N0, ({1}) * BK0, k0_size, 0, NC);";
+    w.line(withL2(formatv(copyB0, ident(plan.b0.getName()), kt, b0Stage).str()));
   }
 
   /// Staged D0: one pipeline over the (column chunk, K0 tile) steps, so that the next
@@ -880,8 +921,7 @@ private:
     w.line("const int64_t steps = k_steps * (N0 / NC);           // (chunk, K0 tile) pairs");
     w.line("float acc0[MT][NC / 8][4];");
     emitLoadKTile("int64_t u", "m0", "u % k_steps", "const int nc = int(u / k_steps) * NC;");
-    std::string mma = "sketch_b2b::warp_mma<BK0, A0_LD, B0_LD>(acc0, a0_s + stage * (BM * A0_LD), "
-                      "b0_s + stage * (BK0 * B0_LD), warp_row, lane);";
+    std::string mma = firstMma();
     if (plan.stages > 1) {
       w.line("#pragma unroll");
       w.open("for (int s = 0; s < kStages - 1; ++s)");
@@ -1162,9 +1202,9 @@ private:
       w.line("  for (int nt = 0; nt < NC1 / 8; ++nt)");
       w.line("    acc1[mt][nt][0] = acc1[mt][nt][1] = acc1[mt][nt][2] = acc1[mt][nt][3] = 0.0f;");
       w.close();
-      w.line("const T1 *b1_tile = b1_s + (t % kB1Buffers) * (BK1 * B1_LD);");
-      w.line("sketch_b2b::warp_mma<BK1, D0_LD, B1_LD>(acc1, d0_s + c * BK1, b1_tile, warp_row, "
-             "lane);");
+      w.line("const T1 *b1_tile = b1_s + (t % kB1Buffers) * kB1Elems;");
+      w.line("sketch_b2b::warp_mma<BK1, sketch_b2b::Padded<D0_LD>, B1Layout>(acc1, d0_s + c * "
+             "BK1, b1_tile, warp_row, lane);");
       w.open("if (c == kB1Chunks - 1)");
       w.line("sketch::cp_async_wait<0>(); // the epilogue tiles have landed");
       w.line("__syncthreads();");
@@ -1196,8 +1236,8 @@ private:
     w.line("#pragma unroll");
     w.open("for (int t = 0; t < kB1Tiles; ++t)");
     emitB1Refill();
-    w.line("const T1 *b1_tile = b1_s + (t % kB1Buffers) * (BK1 * B1_LD);");
-    w.line("sketch_b2b::warp_mma_a_regs<BK1, B1_LD>(acc1, d0_a, t * (BK1 / 16), b1_tile, lane);");
+    w.line("const T1 *b1_tile = b1_s + (t % kB1Buffers) * kB1Elems;");
+    w.line("sketch_b2b::warp_mma_a_regs<BK1, B1Layout>(acc1, d0_a, t * (BK1 / 16), b1_tile, lane);");
     w.close();
     waitTiles();
     return emitSecondEpilogue("0");

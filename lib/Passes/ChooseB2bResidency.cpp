@@ -96,10 +96,11 @@ private:
     plan.second = gemms[1];
     plan.d0 = plan.first.getResult().str();
     plan.d1 = plan.second.getResult().str();
-    for (GemmOp gemm : gemms)
-      if (gemm.getLhsTransposed() || gemm.getRhsTransposed())
-        return gemm.emitError() << "back-to-back GEMM: transposed operands are not supported; "
-                                   "store the operand in its row-major [K, N] form";
+    if (plan.first.getLhsTransposed())
+      return plan.first.emitError() << "back-to-back GEMM: a transposed A operand is not "
+                                       "supported; store it in its row-major [M, K] form";
+    plan.b0KContiguous = plan.first.getRhsTransposed();
+    plan.b1KContiguous = plan.second.getRhsTransposed();
     bool hasOther = false;
     kernel.walk([&](Operation *op) { hasOther |= isa<SoftmaxOp, MaskOp, Conv2dOp>(op); });
     if (hasOther)
@@ -245,18 +246,18 @@ private:
                                     << plan.b0.getName() << "' must have the same element type";
     plan.m = dimOf(plan.a0, 0);
     plan.k0 = dimOf(plan.a0, 1);
-    auto n0 = staticWidth(plan.first, dimOf(plan.b0, 1), plan.d0,
+    auto n0 = staticWidth(plan.first, dimOf(plan.b0, plan.b0KContiguous ? 0 : 1), plan.d0,
                           "each block keeps whole rows of it on chip as the next GEMM's A operand");
     if (failed(n0))
       return failure();
-    auto n1 = staticWidth(plan.second, dimOf(plan.b1, 1), plan.d1,
+    auto n1 = staticWidth(plan.second, dimOf(plan.b1, plan.b1KContiguous ? 0 : 1), plan.d1,
                           "each block computes whole rows of it from the rows of '" + plan.d0 +
                               "' it holds");
     if (failed(n1))
       return failure();
     plan.n0 = *n0, plan.n1 = *n1;
     if (!sameExtent(dimOf(plan.out, 0), plan.m) ||
-        !sameExtent(dimOf(plan.out, 1), dimOf(plan.b1, 1)))
+        !sameExtent(dimOf(plan.out, 1), dimOf(plan.b1, plan.b1KContiguous ? 0 : 1)))
       return plan.store.emitError() << "back-to-back GEMM: '" << plan.d1 << "' is " << plan.m
                                     << " x " << plan.n1 << " but is stored to a tensor of shape ["
                                     << dimOf(plan.out, 0) << ", " << dimOf(plan.out, 1) << "]";
@@ -428,12 +429,12 @@ private:
     SmemLayout &s = plan.smem;
     int64_t operandBytes = 2;
     s.a0Stage = plan.tileM * (plan.tileK0 * operandBytes + kPadBytes);
-    s.b0Stage = plan.tileK0 * (plan.chunkN0 * operandBytes + kPadBytes);
+    s.b0Stage = bTileBytes(plan.tileK0, plan.chunkN0, plan.b0KContiguous);
     s.a0 = 0;
     s.b0 = alignUp(plan.stages * s.a0Stage, 128);
     int64_t pipeline = alignUp(s.b0 + plan.stages * s.b0Stage, 128);
     // B1: all of it once, or a pipeline of BK1 x chunkN1 tiles.
-    s.b1Buffer = plan.tileK1 * (plan.chunkN1 * operandBytes + kPadBytes);
+    s.b1Buffer = bTileBytes(plan.tileK1, plan.chunkN1, plan.b1KContiguous);
     int64_t tiles = plan.b1Tiles();
     plan.b1Resident =
         tiles * s.b1Buffer <= kResidentB1Bytes || tiles <= std::max<int64_t>(plan.stages, 2);
@@ -464,6 +465,14 @@ private:
       region = alignUp(region + plan.tileM * (plan.n0 * operandBytes + kPadBytes), 128);
     }
     s.total = region;
+  }
+
+  /// Bytes of a depth x cols B tile, rows padded by 16 bytes: depth rows of cols
+  /// elements, or cols rows of depth elements when K-contiguous.
+  static int64_t bTileBytes(int64_t depth, int64_t cols, bool kContiguous) {
+    if (kContiguous)
+      std::swap(depth, cols);
+    return depth * (cols * 2 + kPadBytes);
   }
 
   /// Bytes of a BM x N1 epilogue tile of `type`, rows padded by 16 bytes.

@@ -50,8 +50,8 @@ struct EpilogueInput {
 /// after GEMM-I); B1 and the staged D0 live beside them.
 struct SmemLayout {
   int64_t a0 = 0, a0Stage = 0;  ///< A0 stages: BM x (BK0 + 8)
-  int64_t b0 = 0, b0Stage = 0;  ///< B0 stages: BK0 x (chunk + 8)
-  int64_t b1 = 0, b1Buffer = 0; ///< B1 buffers: BK1 x (chunkN1 + 8)
+  int64_t b0 = 0, b0Stage = 0;  ///< B0 stages: BK0 x (chunk + 8), or chunk x (BK0 + 8)
+  int64_t b1 = 0, b1Buffer = 0; ///< B1 buffers: BK1 x (chunkN1 + 8), or chunkN1 x (BK1 + 8)
   int64_t d0 = -1;              ///< staged D0: BM x (N0 + 8), -1 when in registers
   std::vector<int64_t> tiles;   ///< one per full-tile input of the final epilogue
   int64_t out = 0;              ///< the D1 staging tile for coalesced stores
@@ -77,6 +77,9 @@ struct Plan {
   int64_t chunkN0 = 0;    ///< GEMM-I columns per pass (N0 when in registers)
   int64_t chunkN1 = 0;    ///< GEMM-II columns per pass (N1 when in registers)
   int64_t b1Buffers = 0;  ///< B1 tile buffers (BK1 x chunkN1) in shared memory
+  /// B0 / B1 stored K-contiguous ([N, K], written B^T): their shared tiles are
+  /// [columns][K] and ldmatrix reads them without .trans.
+  bool b0KContiguous = false, b1KContiguous = false;
   bool b1Resident = true; ///< all of B1 loaded once, before GEMM-I
   /// Persistent blocks (D0 in registers, B1 resident): each block loops over row tiles,
   /// loading the next tile's first K0 stages and epilogue tiles while it finishes one.

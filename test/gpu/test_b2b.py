@@ -95,6 +95,20 @@ KERNELS = {
         n0=64, n1=32, operand="f16", out="bf16", extra=[("rowb", "f16", ["M"])], scalars=[],
         epi0=lambda d0, t, s: d0 - t["rowb"][:, None],
         epi1=lambda d1, t, s: relu(d1)),
+    # K-contiguous B operands (stored [N, K]): the names in `kmajor`.
+    "b2b_kmajor": dict(
+        n0=64, n1=128, operand="f16", out="f16", extra=[("C1", "f16", ["M", 128])],
+        scalars=["alpha0", "alpha1", "beta1"], kmajor=("B0", "B1"),
+        epi0=lambda d0, t, s: relu(s["alpha0"] * d0),
+        epi1=lambda d1, t, s: relu(s["alpha1"] * d1 + s["beta1"] * t["C1"])),
+    "b2b_kmajor_staged": dict(
+        n0=512, n1=64, operand="bf16", out="bf16", extra=[], scalars=[], kmajor=("B0", "B1"),
+        epi0=lambda d0, t, s: torch.tanh(d0),
+        epi1=lambda d1, t, s: d1),
+    "b2b_kmajor_b1": dict(
+        n0=128, n1=32, operand="f16", out="f16", extra=[], scalars=[], kmajor=("B1",),
+        epi0=lambda d0, t, s: d0,
+        epi1=lambda d1, t, s: d1),
 }
 
 # The parameter order of each kernel (as declared in b2b_variants.sketch).
@@ -109,6 +123,9 @@ ORDER = {
     "b2b_bf16": ["A0", "B0", "B1", "C1", "D1"],
     "b2b_plain": ["A0", "B0", "B1", "D1"],
     "b2b_stages1": ["A0", "B0", "rowb", "B1", "D1"],
+    "b2b_kmajor": ["A0", "B0", "B1", "C1", "D1"],
+    "b2b_kmajor_staged": ["A0", "B0", "B1", "D1"],
+    "b2b_kmajor_b1": ["A0", "B0", "B1", "D1"],
 }
 
 
@@ -122,10 +139,15 @@ def make_inputs(name, m, k0, seed):
     def rand(shape, dtype, scale=1.0):
         return (torch.randn(shape, generator=gen, device="cuda") * scale).to(dtype)
 
+    kmajor = spec.get("kmajor", ())
+
+    def operand_b(bname, k, n, scale):  # [K, N], or [N, K] when K-contiguous
+        return rand((n, k) if bname in kmajor else (k, n), op, scale)
+
     t = {
         "A0": rand((m, k0), op),
-        "B0": rand((k0, n0), op, 1.0 / max(k0, 1) ** 0.5),
-        "B1": rand((n0, n1), op, 1.0 / n0 ** 0.5),
+        "B0": operand_b("B0", k0, n0, 1.0 / max(k0, 1) ** 0.5),
+        "B1": operand_b("B1", n0, n1, 1.0 / n0 ** 0.5),
     }
     for tname, dtype, shape in spec["extra"]:
         dims = [m if d == "M" else d for d in shape]
@@ -138,6 +160,8 @@ def make_inputs(name, m, k0, seed):
 def reference(name, t, s):
     spec = KERNELS[name]
     f = {k: v.float() for k, v in t.items()}
+    for bname in spec.get("kmajor", ()):
+        f[bname] = f[bname].t()
     d0 = spec["epi0"](f["A0"] @ f["B0"], f, s)
     d0 = d0.to(DTYPES[spec["operand"]]).float()  # GEMM-II's A operand
     return spec["epi1"](d0 @ f["B1"], f, s)
@@ -233,6 +257,36 @@ def test_plain_bk64():
 
 def test_one_stage_row_bias():
     assert not run_cases(sweep("b2b_stages1"))
+
+
+def test_kmajor_registers():
+    assert not run_cases(sweep("b2b_kmajor"))
+
+
+def test_kmajor_staged_bf16():
+    assert not run_cases(sweep("b2b_kmajor_staged"))
+
+
+def test_kmajor_b1_chunks_one_stage():
+    assert not run_cases(sweep("b2b_kmajor_b1"))
+
+
+def test_kmajor_offset_operands():
+    """K-contiguous B0 and B1 16 bytes past their allocations (the rows of B0 are K0 apart)."""
+    def shift(t):
+        return {k: offset_copy(v, 8) if k in ("A0", "B0", "B1") else v for k, v in t.items()}
+    failures = [check_one("b2b_kmajor", m, k0, 22, shift) for m, k0 in ((1000, 200), (4133, 72))]
+    for msg in filter(None, failures):
+        print("FAIL", msg)
+    assert not any(failures)
+
+
+def test_kmajor_rejects_bad_sizes():
+    """K0 not a multiple of 8 (the rows of the K-contiguous B0 too) is cudaErrorInvalidValue."""
+    t, s = make_inputs("b2b_kmajor", 64, 12, 5)
+    assert launch("b2b_kmajor", t, s, 64, 12) == 1
+    torch.cuda.synchronize()
+    assert torch.isnan(t["D1"].float()).all()
 
 
 def test_large_m():
