@@ -733,41 +733,108 @@ private:
   }
 
   void writeConsumer() {
-    const std::string &j = plan.loopVar, &p = plan.scores;
+    const std::string &j = plan.loopVar, &p = plan.scores, &o = plan.o.name;
     w.line("const int warp = threadIdx.x / 32 - 4; // among the consumers");
     w.line("const int warp_row = warp * 16;        // this warp's first row of the tile");
     w.line("const uint32_t Q_wg = Q_s + (warp / 4) * 64 * 128; // its warpgroup's rows of " +
            plan.q.name);
-    w.comment("Allocate " + plan.o.name + " in register (64 rows a warpgroup, DV); the running "
-              "max and sum of " + p + " per row.");
+    w.comment("Allocate " + o + " in register (64 rows a warpgroup, DV); the running max and sum "
+              "of " + p + " per row;");
+    w.comment(p + " (64 rows, BN keys): the scores of one key tile, then its probabilities.");
     w.line("float O_r[1][NT_O][4] = {};");
     w.line("float P_max[1][2] = {{-CUDART_INF_F, -CUDART_INF_F}}, P_sum[1][2] = {};");
+    w.line("float P[1][NT_P][4], P_correction[1][2];");
     w.comment("The scaling of " + p + ", with log2(e) folded in: the softmax uses exp2.");
     w.line("const float P_scale = " + scaleExpr(plan) + ";");
     w.line("mbarrier_wait(Q_full, 0);");
     w.line();
-    w.comment(formatv("for {0} in 0:{1}, as j", j, plan.k.keys()).str());
-    w.open("for (int j = 0; j < tiles; ++j)");
-    w.line("const int stage = j & 1, n0 = j * BN, phase = (j >> 1) & 1;");
-    w.line("mbarrier_wait(K_full + 8 * stage, phase);");
-    w.comment(formatv("Compute GEMM {0}, {1}^T and get {2} (wgmma, both from shared memory)",
-                      plan.q.name, plan.k.name, p)
+    w.comment(formatv("Software pipeline over {0} (FlashAttention-3's intra-warpgroup overlap): "
+                      "the softmax of",
+                      j)
                   .str());
-    w.line("float P[1][NT_P][4];");
-    w.line("flash_scores_gemm<T, DQK, BM, BN>(P[0], Q_wg, K_s + stage * TILE_K);");
-    writeOnlineSoftmax();
-    w.line("mbarrier_wait(V_full + 8 * stage, phase);");
-    w.comment(formatv("Reshape {0} from (MMA_C, ...) to (MMA_A, ...): wgmma's register A", p).str());
-    w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2}", p, plan.v.name, plan.o.name)
-                  .str());
-    w.line("flash_value_gemm<T, BN, DV>(O_r[0], P[0], V_s + stage * TILE_V);");
-    w.line("mbarrier_arrive_by_warp(KV_empty + 8 * stage); // this warp is done with the stage");
+    w.comment("key tile j + 1 runs while the tensor cores compute P V of tile j. Before the "
+              "loop: tile 0's scores.");
+    w.open("if (tiles > 0)");
+    w.line("const int n0 = 0;");
+    w.line("mbarrier_wait(K_full, 0);");
+    writeScoresIssue("K_s", plan.q.name, plan.k.name);
+    w.line("wgmma_wait<0>();");
+    w.line("wgmma_fence_operands(P[0]);");
+    writeProbabilities();
     w.close();
-    w.comment("Softmax " + p + ", finished: " + plan.o.name +
-              " divided by the row sums (a row that saw no key is 0).");
+    w.comment(formatv("for {0} in 0:{1}, as j: all but the last key tile, each overlapped with "
+                      "the next",
+                      j, plan.k.keys())
+                  .str());
+    w.open("for (int j = 0; j + 1 < tiles; ++j)");
+    w.line("const int stage = j & 1, phase = (j >> 1) & 1, next = (j + 1) & 1;");
+    writeProbabilitiesA();
+    w.line("mbarrier_wait(K_full + 8 * next, ((j + 1) >> 1) & 1);");
+    writeScoresIssue("K_s + next * TILE_K", plan.q.name, plan.k.name);
+    writeValueIssue();
+    w.line("wgmma_wait<1>(); // the scores of tile j + 1 (committed first)");
+    w.line("wgmma_fence_operands(P[0]);");
+    w.line("const int n0 = (j + 1) * BN;");
+    writeProbabilities();
+    writeValueWait();
+    w.line("scale_rows(O_r, P_correction); // " + o + " rescaled to tile j + 1's row maxima");
+    w.close();
+    w.open("if (tiles > 0)");
+    w.comment("The last key tile: P V alone.");
+    w.line("const int j = tiles - 1, stage = j & 1, phase = (j >> 1) & 1;");
+    writeProbabilitiesA();
+    writeValueIssue();
+    writeValueWait();
+    w.close();
+    w.comment("Softmax " + p + ", finished: " + o + " divided by the row sums (a row that saw no "
+              "key is 0).");
     w.line("online_softmax_finish(P_sum, O_r);");
-    w.comment("Copy " + plan.o.name + " from register to global: the rows below S.");
+    w.comment("Copy " + o + " from register to global: the rows below S.");
     w.line("store_fragments_global<T, DV>(O_g, m0 + warp_row, S_rows, O_r[0]);");
+  }
+
+  void writeProbabilitiesA() {
+    w.comment(formatv("Reshape {0} from (MMA_C, ...) to (MMA_A, ...): wgmma's register A; {0} is "
+                      "free again.",
+                      plan.scores)
+                  .str());
+    w.line("uint32_t P_a[BN / 16][4];");
+    w.line("flash_probabilities_a<T, BN>(P[0], P_a);");
+  }
+
+  void writeValueIssue() {
+    w.line("mbarrier_wait(V_full + 8 * stage, phase);");
+    w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2} (wgmma, issued: not waited for "
+                      "yet)",
+                      plan.scores, plan.v.name, plan.o.name)
+                  .str());
+    w.line("flash_value_issue<T, BN, DV>(O_r[0], P_a, V_s + stage * TILE_V);");
+  }
+
+  void writeValueWait() {
+    w.line("wgmma_wait<0>(); // P V of tile j");
+    w.line("wgmma_fence_operands(O_r[0]);");
+    w.line("wgmma_fence_fragments(P_a);");
+    w.line("mbarrier_arrive_by_warp(KV_empty + 8 * stage); // this warp is done with the stage");
+  }
+
+  void writeScoresIssue(StringRef tile, StringRef q, StringRef k) {
+    w.comment(formatv("Compute GEMM {0}, {1}^T and get {2} (wgmma, both from shared memory; "
+                      "issued)",
+                      q, k, plan.scores)
+                  .str());
+    w.line(("flash_scores_issue<T, DQK, BM, BN>(P[0], Q_wg, " + tile + ");").str());
+  }
+
+  /// Scale, mask and the softmax of the scores P of the key tile from n0, leaving
+  /// O_r alone (P V may be in flight): its rescaling waits in P_correction.
+  void writeProbabilities() {
+    writeScaleAndMask();
+    w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; the "
+                      "rescaling of {2} in P_correction).",
+                      plan.scores, plan.loopVar, plan.o.name)
+                  .str());
+    w.line("online_softmax_probabilities(P, P_max, P_sum, P_correction);");
   }
 
   void writeSetup() {
@@ -945,9 +1012,17 @@ private:
   }
 
   /// The statements between the GEMMs on the scores P (a register tile, rows from
-  /// warp_row), then the online softmax step that also rescales O_r.
+  /// warp_row, keys from n0), then the online softmax step that also rescales O_r.
   void writeOnlineSoftmax() {
-    const std::string &j = plan.loopVar, &p = plan.scores;
+    writeScaleAndMask();
+    w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; {2} rescaled).",
+                      plan.scores, plan.loopVar, plan.o.name)
+                  .str());
+    w.line("online_softmax_step(P, P_max, P_sum, O_r);");
+  }
+
+  void writeScaleAndMask() {
+    const std::string &p = plan.scores;
     w.comment(formatv("Compute {0} = {0} * scale (times log2(e))", p).str());
     w.line("scale_tile(P, P_scale);");
     w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it.", p,
@@ -955,10 +1030,6 @@ private:
                   .str());
     w.line("if (n0 + BN > L_rows || (CAUSAL && n0 + BN - 1 > diagonal0))");
     w.line("  mask_tile(P, diagonal0 + warp_row, n0, L_rows, CAUSAL);");
-    w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; {2} rescaled).",
-                      p, j, plan.o.name)
-                  .str());
-    w.line("online_softmax_step(P, P_max, P_sum, O_r);");
   }
 
   void writeScoresGemm() {
