@@ -747,6 +747,10 @@ private:
     w.comment("The scaling of " + p + ", with log2(e) folded in: the softmax uses exp2.");
     w.line("const float P_scale = " + scaleExpr(plan) + ";");
     w.line("mbarrier_wait(Q_full, 0);");
+    w.comment("Ping-pong: the consumer warpgroups issue their GEMMs in turns, so one's softmax "
+              "runs while");
+    w.comment("another's GEMMs hold the tensor cores (each takes tiles + 1 turns).");
+    w.line("const WarpgroupTurns<CONSUMERS> turn{warp / 4};");
     w.line();
     w.comment(formatv("Software pipeline over {0} (FlashAttention-3's intra-warpgroup overlap): "
                       "the softmax of",
@@ -756,8 +760,11 @@ private:
               "loop: tile 0's scores.");
     w.open("if (tiles > 0)");
     w.line("const int n0 = 0;");
+    w.line("turn.open();");
     w.line("mbarrier_wait(K_full, 0);");
+    w.line("turn.take();");
     writeScoresIssue("K_s", plan.q.name, plan.k.name);
+    w.line("turn.pass();");
     w.line("wgmma_wait<0>();");
     w.line("wgmma_fence_operands(P[0]);");
     writeProbabilities();
@@ -770,8 +777,11 @@ private:
     w.line("const int stage = j & 1, phase = (j >> 1) & 1, next = (j + 1) & 1;");
     writeProbabilitiesA();
     w.line("mbarrier_wait(K_full + 8 * next, ((j + 1) >> 1) & 1);");
+    w.line("mbarrier_wait(V_full + 8 * stage, phase);");
+    w.line("turn.take();");
     writeScoresIssue("K_s + next * TILE_K", plan.q.name, plan.k.name);
     writeValueIssue();
+    w.line("turn.pass();");
     w.line("wgmma_wait<1>(); // the scores of tile j + 1 (committed first)");
     w.line("wgmma_fence_operands(P[0]);");
     w.line("const int n0 = (j + 1) * BN;");
@@ -783,7 +793,10 @@ private:
     w.comment("The last key tile: P V alone.");
     w.line("const int j = tiles - 1, stage = j & 1, phase = (j >> 1) & 1;");
     writeProbabilitiesA();
+    w.line("mbarrier_wait(V_full + 8 * stage, phase);");
+    w.line("turn.take();");
     writeValueIssue();
+    w.line("turn.pass(true); // the last turn");
     writeValueWait();
     w.close();
     w.comment("Softmax " + p + ", finished: " + o + " divided by the row sums (a row that saw no "
@@ -803,7 +816,6 @@ private:
   }
 
   void writeValueIssue() {
-    w.line("mbarrier_wait(V_full + 8 * stage, phase);");
     w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2} (wgmma, issued: not waited for "
                       "yet)",
                       plan.scores, plan.v.name, plan.o.name)

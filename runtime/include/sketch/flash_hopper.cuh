@@ -22,6 +22,8 @@
 //                              issues o += P V (one wgmma group, no wait): v the V tile
 //                              (BN keys, DV columns in panels of 64: MN-major B)
 //   wgmma_fence_fragments(a)   after the wait: keeps A fragments alive until then
+//   WarpgroupTurns<WARPGROUPS>{wg}.open() / take() / pass(last)
+//                              the consumer warpgroups' turns at the tensor cores (ping-pong)
 //   store_fragments_global<T, COLS>(dst, row0, valid_rows, x)
 //                              the warp's 16 rows of accumulators to a row-major
 //                              [*][COLS] matrix, rows at or past valid_rows skipped
@@ -134,6 +136,32 @@ __device__ __forceinline__ void flash_value_issue(float (&o)[DV / 8][4], uint32_
     wgmma_rs<T, DV, 1>(o, a[kk], wgmma_desc_sw128(v + kk * 2048, BN * 128, 1024));
   wgmma_commit();
 }
+
+/// The ping-pong of the consumer warpgroups (FlashAttention-3's inter-warpgroup
+/// overlap): warpgroup w issues its GEMMs only on its turn (bar.sync on barrier 1 + w,
+/// with the 128 threads of the warpgroup before it arriving), then passes the turn
+/// to warpgroup w + 1 (mod WARPGROUPS): one warpgroup's softmax runs while the
+/// next one's GEMMs hold the tensor cores. Every warpgroup takes the same number of
+/// turns; the last one opens (gives warpgroup 0 its first turn) and so does not pass
+/// its last turn on. Barriers 1 .. WARPGROUPS (0 is __syncthreads').
+template <int WARPGROUPS>
+struct WarpgroupTurns {
+  static_assert(WARPGROUPS >= 1 && WARPGROUPS <= 15, "named barriers 1 .. 15");
+  int wg; // this warpgroup among the consumers
+
+  __device__ __forceinline__ void open() const {
+    if (WARPGROUPS > 1 && wg == WARPGROUPS - 1)
+      named_barrier_arrive(1, 256);
+  }
+  __device__ __forceinline__ void take() const {
+    if (WARPGROUPS > 1)
+      named_barrier_sync(1 + wg, 256);
+  }
+  __device__ __forceinline__ void pass(bool last = false) const {
+    if (WARPGROUPS > 1 && !(last && wg == WARPGROUPS - 1))
+      named_barrier_arrive(1 + (wg + 1) % WARPGROUPS, 256);
+  }
+};
 
 template <typename T, int COLS, int NT>
 __device__ __forceinline__ void store_fragments_global(T *dst, int row0, int valid_rows,
