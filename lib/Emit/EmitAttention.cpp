@@ -463,10 +463,7 @@ private:
     t.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : defaults.bm;
     t.bn = kernel.getTileN() ? int64_t(*kernel.getTileN()) : defaults.bn;
     t.warps = kernel.getWarps() ? int64_t(*kernel.getWarps()) : defaults.warps;
-    int64_t stages = kernel.getStages() ? int64_t(*kernel.getStages()) : 2;
-    if (stages != 2)
-      return kernel.emitError("attention: stages ")
-             << stages << " is not supported; K and V are double-buffered (stages 2)";
+    t.stages = kernel.getStages() ? int64_t(*kernel.getStages()) : 2;
     if (t.warps <= 0 || t.bm <= 0 || t.bm % (16 * t.warps) != 0)
       return kernel.emitError("attention: tile BM = ")
              << t.bm << " must be a multiple of 16 x " << t.warps
@@ -478,10 +475,17 @@ private:
     if (arch == "sm_90a" && plan::AttentionTiles::wgmmaTakes(t.dqk, t.dv,
                                                             plan.k.keyRows && plan.v.keyRows)) {
       t.wgmma = true; // the Hopper kernel where its tiles fit, mma.sync's otherwise
-      if (t.wgmmaFits(arch))
+      if (t.stages >= 2 && t.wgmmaFits(arch)) {
+        if (!kernel.getStages()) // the default: as many as fit (withMostStages)
+          t = t.withMostStages(arch);
         return success();
+      }
       t.wgmma = false;
     }
+    if (t.stages != 2)
+      return kernel.emitError("attention: stages ")
+             << t.stages << " is not supported; K and V are double-buffered (stages 2) but "
+             << "in the sm_90a kernel (2 or more, within shared memory)";
     int64_t limit = plan::smemLimitBytes(arch);
     if (t.smemBytes() > limit)
       return kernel.emitError("attention: the shared tiles of Q (BM x ")
@@ -655,8 +659,9 @@ private:
     w.line("constexpr int NT_P = BN / 8, NT_O = DV / 8; // accumulator rows of 4 of " + p +
            " and " + plan.o.name);
     w.line("constexpr int TILE_Q = BM * DQK * 2, TILE_K = BN * DQK * 2, TILE_V = BN * DV * 2; // bytes");
+    w.line(formatv("constexpr int STAGES = {0}; // of K and V", t.stages).str());
     w.comment(plan.q.name + " (panels of 64 columns x BM rows, 128-byte swizzle); " + plan.k.name +
-              " and " + plan.v.name + " (panels of BN keys), two stages each;");
+              " and " + plan.v.name + " (panels of BN keys), STAGES stages each;");
     w.comment("1024 bytes to align them for the swizzle; the mbarriers.");
     w.line(formatv("constexpr int SMEM = {0};", t.smemBytes()).str());
     w.comment("setmaxnreg: the producer keeps few registers, the consumers share the rest "
@@ -673,14 +678,15 @@ private:
     w.line("extern __shared__ __align__(1024) unsigned char smem[];");
     w.line("const uint32_t Q_s = (smem_addr(smem) + 1023u) & ~1023u;");
     w.line("const uint32_t K_s = Q_s + TILE_Q;     // stage i at K_s + i * TILE_K: [BN][DQK]");
-    w.line("const uint32_t V_s = K_s + 2 * TILE_K; // stage i at V_s + i * TILE_V: [BN][DV]");
+    w.line("const uint32_t V_s = K_s + STAGES * TILE_K; // stage i at V_s + i * TILE_V: [BN][DV]");
     w.comment("mbarriers: Q landed; K, V of stage i landed (full); stage i read by every "
               "consumer warp (empty).");
-    w.line("const uint32_t Q_full = V_s + 2 * TILE_V;");
-    w.line("const uint32_t K_full = Q_full + 8, V_full = K_full + 16, KV_empty = V_full + 16;");
+    w.line("const uint32_t Q_full = V_s + STAGES * TILE_V;");
+    w.line("const uint32_t K_full = Q_full + 8, V_full = K_full + 8 * STAGES, KV_empty = V_full + 8 * "
+           "STAGES;");
     w.open("if (threadIdx.x == 0)");
     w.line("mbarrier_init(Q_full, 1);");
-    w.open("for (int i = 0; i < 2; ++i)");
+    w.open("for (int i = 0; i < STAGES; ++i)");
     w.line("mbarrier_init(K_full + 8 * i, 1);");
     w.line("mbarrier_init(V_full + 8 * i, 1);");
     w.line("mbarrier_init(KV_empty + 8 * i, 4 * CONSUMERS);");
@@ -714,15 +720,15 @@ private:
     w.line("mbarrier_arrive_expect_tx(Q_full, TILE_Q);");
     w.line("tma_load_panels<DQK / 64, BM>(Q_s, &Q_map, m0, Q_head, Q_full);");
     w.comment(formatv("for {0} in 0:{1}: Copy {2} and {3} in coordinate [L = {0}] from global to "
-                      "shared, into stage {0} % 2",
+                      "shared, into stage {0} % STAGES",
                       j, plan.k.keys(), plan.k.name, plan.v.name)
                   .str());
     w.comment("once every consumer warp has released what it held there (keys past L read as "
               "zero).");
     w.open("for (int j = 0; j < tiles; ++j)");
-    w.line("const int stage = j & 1;");
-    w.line("if (j >= 2)");
-    w.line("  mbarrier_wait(KV_empty + 8 * stage, ((j >> 1) - 1) & 1);");
+    w.line("const int stage = j % STAGES;");
+    w.line("if (j >= STAGES)");
+    w.line("  mbarrier_wait(KV_empty + 8 * stage, (j / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K);");
     w.line("tma_load_panels<DQK / 64, BN>(K_s + stage * TILE_K, &K_map, j * BN, KV_head, "
            "K_full + 8 * stage);");
@@ -774,9 +780,9 @@ private:
                       j, plan.k.keys())
                   .str());
     w.open("for (int j = 0; j + 1 < tiles; ++j)");
-    w.line("const int stage = j & 1, phase = (j >> 1) & 1, next = (j + 1) & 1;");
+    w.line("const int stage = j % STAGES, phase = (j / STAGES) & 1, next = (j + 1) % STAGES;");
     writeProbabilitiesA();
-    w.line("mbarrier_wait(K_full + 8 * next, ((j + 1) >> 1) & 1);");
+    w.line("mbarrier_wait(K_full + 8 * next, ((j + 1) / STAGES) & 1);");
     w.line("mbarrier_wait(V_full + 8 * stage, phase);");
     w.line("turn.take();");
     writeScoresIssue("K_s + next * TILE_K", plan.q.name, plan.k.name);
@@ -791,7 +797,7 @@ private:
     w.close();
     w.open("if (tiles > 0)");
     w.comment("The last key tile: P V alone.");
-    w.line("const int j = tiles - 1, stage = j & 1, phase = (j >> 1) & 1;");
+    w.line("const int j = tiles - 1, stage = j % STAGES, phase = (j / STAGES) & 1;");
     writeProbabilitiesA();
     w.line("mbarrier_wait(V_full + 8 * stage, phase);");
     w.line("turn.take();");

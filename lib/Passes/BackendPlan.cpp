@@ -200,6 +200,14 @@ bool AttentionTiles::wgmmaFits(StringRef arch) const {
          smemBytes() <= smemLimitBytes(arch) && consumerRegistersNeeded() <= consumerRegisters();
 }
 
+AttentionTiles AttentionTiles::withMostStages(StringRef arch) const {
+  AttentionTiles best = *this, more = *this;
+  for (more.stages = stages + 1; more.stages <= kAttentionMostStages && more.wgmmaFits(arch);
+       ++more.stages)
+    best = more;
+  return best;
+}
+
 AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, StringRef arch) {
   // sm_90a (FlashAttention-3's tiles): 128 keys a step where O and the scores fit the
   // consumers' registers, else 64; three consumer warpgroups while that still holds
@@ -215,9 +223,9 @@ AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, Str
     three.bm = 192;
     three.warps = 12;
     if (three.wgmmaFits(arch) && three.consumerRegistersNeeded() <= 65536 / (128 * (1 + three.bm / 64)))
-      return three;
+      return three.withMostStages(arch);
     if (tiles.wgmmaFits(arch))
-      return tiles;
+      return tiles.withMostStages(arch);
   }
   AttentionTiles tiles{128, 64, 4, dqk, dv, alike};
   int64_t budget = alike ? kAttentionAlikeRegisters : kAttentionOtherRegisters;
