@@ -808,9 +808,17 @@ private:
     w.comment("Softmax " + p + ", finished: " + o + " divided by the row sums (a row that saw no "
               "key is 0).");
     w.line("online_softmax_finish(P_sum, O_r);");
-    w.comment("Copy " + o + " from register to global: the rows below S.");
-    w.line("store_fragments_global<T, DV>(O_g, m0 + warp_row, S_rows, O_r[0]);");
+    w.comment("Copy " + o + " from register to global through shared memory, 16-byte stores of "
+              "the rows below S:");
+    w.comment("each warp stages its 16 rows of a (BM, DV) tile at the start of shared memory, "
+              "free once every");
+    w.comment("consumer is past its last GEMM (and so every TMA load has landed).");
+    w.line("named_barrier_sync(1 + CONSUMERS, 128 * CONSUMERS); // after the turns' barriers");
+    w.line("store_tile_shared<T, DV>(Q_s, warp_row, O_r);");
+    w.line("__syncwarp();");
+    w.line("store_rows_global<16, DV>(O_g, Q_s, warp_row, m0 + warp_row, S_rows);");
   }
+
 
   void writeProbabilitiesA() {
     w.comment(formatv("Reshape {0} from (MMA_C, ...) to (MMA_A, ...): wgmma's register A; {0} is "

@@ -24,9 +24,8 @@
 //   wgmma_fence_fragments(a)   after the wait: keeps A fragments alive until then
 //   WarpgroupTurns<WARPGROUPS>{wg}.open() / take() / pass(last)
 //                              the consumer warpgroups' turns at the tensor cores (ping-pong)
-//   store_fragments_global<T, COLS>(dst, row0, valid_rows, x)
-//                              the warp's 16 rows of accumulators to a row-major
-//                              [*][COLS] matrix, rows at or past valid_rows skipped
+//   (O leaves through shared memory with softmax.cuh's store_tile_shared and
+//   store_rows_global: 16-byte stores)
 //
 // A wgmma m64nN accumulator gives each warp exactly the mma.sync m16n8 C fragments of
 // its 16 rows (wgmma.cuh), so softmax.cuh's row reductions apply as they are, with one
@@ -162,22 +161,6 @@ struct WarpgroupTurns {
       named_barrier_arrive(1 + (wg + 1) % WARPGROUPS, 256);
   }
 };
-
-template <typename T, int COLS, int NT>
-__device__ __forceinline__ void store_fragments_global(T *dst, int row0, int valid_rows,
-                                                       const float (&x)[NT][4]) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = row0 + lane / 4 + r * 8;
-    if (row >= valid_rows)
-      continue;
-    T *at = dst + int64_t(row) * COLS + (lane % 4) * 2;
-#pragma unroll
-    for (int n = 0; n < NT; ++n)
-      *reinterpret_cast<uint32_t *>(at + n * 8) = pack2<T>(x[n][2 * r], x[n][2 * r + 1]);
-  }
-}
 
 } // namespace sketch
 
