@@ -463,10 +463,7 @@ private:
     t.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : defaults.bm;
     t.bn = kernel.getTileN() ? int64_t(*kernel.getTileN()) : defaults.bn;
     t.warps = kernel.getWarps() ? int64_t(*kernel.getWarps()) : defaults.warps;
-    int64_t stages = kernel.getStages() ? int64_t(*kernel.getStages()) : 2;
-    if (stages != 2)
-      return kernel.emitError("attention: stages ")
-             << stages << " is not supported; K and V are double-buffered (stages 2)";
+    t.stages = kernel.getStages() ? int64_t(*kernel.getStages()) : 2;
     if (t.warps <= 0 || t.bm <= 0 || t.bm % (16 * t.warps) != 0)
       return kernel.emitError("attention: tile BM = ")
              << t.bm << " must be a multiple of 16 x " << t.warps
@@ -478,10 +475,17 @@ private:
     if (arch == "sm_90a" && plan::AttentionTiles::wgmmaTakes(t.dqk, t.dv,
                                                             plan.k.keyRows && plan.v.keyRows)) {
       t.wgmma = true; // the Hopper kernel where its tiles fit, mma.sync's otherwise
-      if (t.wgmmaFits(arch))
+      if (t.stages >= 2 && t.wgmmaFits(arch)) {
+        if (!kernel.getStages()) // the default: as many as fit (withMostStages)
+          t = t.withMostStages(arch);
         return success();
+      }
       t.wgmma = false;
     }
+    if (t.stages != 2)
+      return kernel.emitError("attention: stages ")
+             << t.stages << " is not supported; K and V are double-buffered (stages 2) but "
+             << "in the sm_90a kernel (2 or more, within shared memory)";
     int64_t limit = plan::smemLimitBytes(arch);
     if (t.smemBytes() > limit)
       return kernel.emitError("attention: the shared tiles of Q (BM x ")
@@ -655,8 +659,9 @@ private:
     w.line("constexpr int NT_P = BN / 8, NT_O = DV / 8; // accumulator rows of 4 of " + p +
            " and " + plan.o.name);
     w.line("constexpr int TILE_Q = BM * DQK * 2, TILE_K = BN * DQK * 2, TILE_V = BN * DV * 2; // bytes");
+    w.line(formatv("constexpr int STAGES = {0}; // of K and V", t.stages).str());
     w.comment(plan.q.name + " (panels of 64 columns x BM rows, 128-byte swizzle); " + plan.k.name +
-              " and " + plan.v.name + " (panels of BN keys), two stages each;");
+              " and " + plan.v.name + " (panels of BN keys), STAGES stages each;");
     w.comment("1024 bytes to align them for the swizzle; the mbarriers.");
     w.line(formatv("constexpr int SMEM = {0};", t.smemBytes()).str());
     w.comment("setmaxnreg: the producer keeps few registers, the consumers share the rest "
@@ -673,14 +678,15 @@ private:
     w.line("extern __shared__ __align__(1024) unsigned char smem[];");
     w.line("const uint32_t Q_s = (smem_addr(smem) + 1023u) & ~1023u;");
     w.line("const uint32_t K_s = Q_s + TILE_Q;     // stage i at K_s + i * TILE_K: [BN][DQK]");
-    w.line("const uint32_t V_s = K_s + 2 * TILE_K; // stage i at V_s + i * TILE_V: [BN][DV]");
+    w.line("const uint32_t V_s = K_s + STAGES * TILE_K; // stage i at V_s + i * TILE_V: [BN][DV]");
     w.comment("mbarriers: Q landed; K, V of stage i landed (full); stage i read by every "
               "consumer warp (empty).");
-    w.line("const uint32_t Q_full = V_s + 2 * TILE_V;");
-    w.line("const uint32_t K_full = Q_full + 8, V_full = K_full + 16, KV_empty = V_full + 16;");
+    w.line("const uint32_t Q_full = V_s + STAGES * TILE_V;");
+    w.line("const uint32_t K_full = Q_full + 8, V_full = K_full + 8 * STAGES, KV_empty = V_full + 8 * "
+           "STAGES;");
     w.open("if (threadIdx.x == 0)");
     w.line("mbarrier_init(Q_full, 1);");
-    w.open("for (int i = 0; i < 2; ++i)");
+    w.open("for (int i = 0; i < STAGES; ++i)");
     w.line("mbarrier_init(K_full + 8 * i, 1);");
     w.line("mbarrier_init(V_full + 8 * i, 1);");
     w.line("mbarrier_init(KV_empty + 8 * i, 4 * CONSUMERS);");
@@ -714,15 +720,15 @@ private:
     w.line("mbarrier_arrive_expect_tx(Q_full, TILE_Q);");
     w.line("tma_load_panels<DQK / 64, BM>(Q_s, &Q_map, m0, Q_head, Q_full);");
     w.comment(formatv("for {0} in 0:{1}: Copy {2} and {3} in coordinate [L = {0}] from global to "
-                      "shared, into stage {0} % 2",
+                      "shared, into stage {0} % STAGES",
                       j, plan.k.keys(), plan.k.name, plan.v.name)
                   .str());
     w.comment("once every consumer warp has released what it held there (keys past L read as "
               "zero).");
     w.open("for (int j = 0; j < tiles; ++j)");
-    w.line("const int stage = j & 1;");
-    w.line("if (j >= 2)");
-    w.line("  mbarrier_wait(KV_empty + 8 * stage, ((j >> 1) - 1) & 1);");
+    w.line("const int stage = j % STAGES;");
+    w.line("if (j >= STAGES)");
+    w.line("  mbarrier_wait(KV_empty + 8 * stage, (j / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K);");
     w.line("tma_load_panels<DQK / 64, BN>(K_s + stage * TILE_K, &K_map, j * BN, KV_head, "
            "K_full + 8 * stage);");
@@ -733,41 +739,128 @@ private:
   }
 
   void writeConsumer() {
-    const std::string &j = plan.loopVar, &p = plan.scores;
+    const std::string &j = plan.loopVar, &p = plan.scores, &o = plan.o.name;
     w.line("const int warp = threadIdx.x / 32 - 4; // among the consumers");
     w.line("const int warp_row = warp * 16;        // this warp's first row of the tile");
     w.line("const uint32_t Q_wg = Q_s + (warp / 4) * 64 * 128; // its warpgroup's rows of " +
            plan.q.name);
-    w.comment("Allocate " + plan.o.name + " in register (64 rows a warpgroup, DV); the running "
-              "max and sum of " + p + " per row.");
+    w.comment("Allocate " + o + " in register (64 rows a warpgroup, DV); the running max and sum "
+              "of " + p + " per row;");
+    w.comment(p + " (64 rows, BN keys): the scores of one key tile, then its probabilities.");
     w.line("float O_r[1][NT_O][4] = {};");
     w.line("float P_max[1][2] = {{-CUDART_INF_F, -CUDART_INF_F}}, P_sum[1][2] = {};");
+    w.line("float P[1][NT_P][4], P_correction[1][2];");
     w.comment("The scaling of " + p + ", with log2(e) folded in: the softmax uses exp2.");
     w.line("const float P_scale = " + scaleExpr(plan) + ";");
     w.line("mbarrier_wait(Q_full, 0);");
+    w.comment("Ping-pong: the consumer warpgroups issue their GEMMs in turns, so one's softmax "
+              "runs while");
+    w.comment("another's GEMMs hold the tensor cores (each takes tiles + 1 turns).");
+    w.line("const WarpgroupTurns<CONSUMERS> turn{warp / 4};");
     w.line();
-    w.comment(formatv("for {0} in 0:{1}, as j", j, plan.k.keys()).str());
-    w.open("for (int j = 0; j < tiles; ++j)");
-    w.line("const int stage = j & 1, n0 = j * BN, phase = (j >> 1) & 1;");
-    w.line("mbarrier_wait(K_full + 8 * stage, phase);");
-    w.comment(formatv("Compute GEMM {0}, {1}^T and get {2} (wgmma, both from shared memory)",
-                      plan.q.name, plan.k.name, p)
+    w.comment(formatv("Software pipeline over {0} (FlashAttention-3's intra-warpgroup overlap): "
+                      "the softmax of",
+                      j)
                   .str());
-    w.line("float P[1][NT_P][4];");
-    w.line("flash_scores_gemm<T, DQK, BM, BN>(P[0], Q_wg, K_s + stage * TILE_K);");
-    writeOnlineSoftmax();
-    w.line("mbarrier_wait(V_full + 8 * stage, phase);");
-    w.comment(formatv("Reshape {0} from (MMA_C, ...) to (MMA_A, ...): wgmma's register A", p).str());
-    w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2}", p, plan.v.name, plan.o.name)
-                  .str());
-    w.line("flash_value_gemm<T, BN, DV>(O_r[0], P[0], V_s + stage * TILE_V);");
-    w.line("mbarrier_arrive_by_warp(KV_empty + 8 * stage); // this warp is done with the stage");
+    w.comment("key tile j + 1 runs while the tensor cores compute P V of tile j. Before the "
+              "loop: tile 0's scores.");
+    w.open("if (tiles > 0)");
+    w.line("const int n0 = 0;");
+    w.line("turn.open();");
+    w.line("mbarrier_wait(K_full, 0);");
+    w.line("turn.take();");
+    writeScoresIssue("K_s", plan.q.name, plan.k.name);
+    w.line("turn.pass();");
+    w.line("wgmma_wait<0>();");
+    w.line("wgmma_fence_operands(P[0]);");
+    writeProbabilities();
     w.close();
-    w.comment("Softmax " + p + ", finished: " + plan.o.name +
-              " divided by the row sums (a row that saw no key is 0).");
+    w.comment(formatv("for {0} in 0:{1}, as j: all but the last key tile, each overlapped with "
+                      "the next",
+                      j, plan.k.keys())
+                  .str());
+    w.open("for (int j = 0; j + 1 < tiles; ++j)");
+    w.line("const int stage = j % STAGES, phase = (j / STAGES) & 1, next = (j + 1) % STAGES;");
+    writeProbabilitiesA();
+    w.line("mbarrier_wait(K_full + 8 * next, ((j + 1) / STAGES) & 1);");
+    w.line("mbarrier_wait(V_full + 8 * stage, phase);");
+    w.line("turn.take();");
+    writeScoresIssue("K_s + next * TILE_K", plan.q.name, plan.k.name);
+    writeValueIssue();
+    w.line("turn.pass();");
+    w.line("wgmma_wait<1>(); // the scores of tile j + 1 (committed first)");
+    w.line("wgmma_fence_operands(P[0]);");
+    w.line("const int n0 = (j + 1) * BN;");
+    writeProbabilities();
+    writeValueWait();
+    w.line("scale_rows(O_r, P_correction); // " + o + " rescaled to tile j + 1's row maxima");
+    w.close();
+    w.open("if (tiles > 0)");
+    w.comment("The last key tile: P V alone.");
+    w.line("const int j = tiles - 1, stage = j % STAGES, phase = (j / STAGES) & 1;");
+    writeProbabilitiesA();
+    w.line("mbarrier_wait(V_full + 8 * stage, phase);");
+    w.line("turn.take();");
+    writeValueIssue();
+    w.line("turn.pass(true); // the last turn");
+    writeValueWait();
+    w.close();
+    w.comment("Softmax " + p + ", finished: " + o + " divided by the row sums (a row that saw no "
+              "key is 0).");
     w.line("online_softmax_finish(P_sum, O_r);");
-    w.comment("Copy " + plan.o.name + " from register to global: the rows below S.");
-    w.line("store_fragments_global<T, DV>(O_g, m0 + warp_row, S_rows, O_r[0]);");
+    w.comment("Copy " + o + " from register to global through shared memory, 16-byte stores of "
+              "the rows below S:");
+    w.comment("each warp stages its 16 rows of a (BM, DV) tile at the start of shared memory, "
+              "free once every");
+    w.comment("consumer is past its last GEMM (and so every TMA load has landed).");
+    w.line("named_barrier_sync(1 + CONSUMERS, 128 * CONSUMERS); // after the turns' barriers");
+    w.line("store_tile_shared<T, DV>(Q_s, warp_row, O_r);");
+    w.line("__syncwarp();");
+    w.line("store_rows_global<16, DV>(O_g, Q_s, warp_row, m0 + warp_row, S_rows);");
+  }
+
+
+  void writeProbabilitiesA() {
+    w.comment(formatv("Reshape {0} from (MMA_C, ...) to (MMA_A, ...): wgmma's register A; {0} is "
+                      "free again.",
+                      plan.scores)
+                  .str());
+    w.line("uint32_t P_a[BN / 16][4];");
+    w.line("flash_probabilities_a<T, BN>(P[0], P_a);");
+  }
+
+  void writeValueIssue() {
+    w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2} (wgmma, issued: not waited for "
+                      "yet)",
+                      plan.scores, plan.v.name, plan.o.name)
+                  .str());
+    w.line("flash_value_issue<T, BN, DV>(O_r[0], P_a, V_s + stage * TILE_V);");
+  }
+
+  void writeValueWait() {
+    w.line("wgmma_wait<0>(); // P V of tile j");
+    w.line("wgmma_fence_operands(O_r[0]);");
+    w.line("wgmma_fence_fragments(P_a);");
+    w.line("mbarrier_arrive_by_warp(KV_empty + 8 * stage); // this warp is done with the stage");
+  }
+
+  void writeScoresIssue(StringRef tile, StringRef q, StringRef k) {
+    w.comment(formatv("Compute GEMM {0}, {1}^T and get {2} (wgmma, both from shared memory; "
+                      "issued)",
+                      q, k, plan.scores)
+                  .str());
+    w.line(("flash_scores_issue<T, DQK, BM, BN>(P[0], Q_wg, " + tile + ");").str());
+  }
+
+  /// Scale, mask and the softmax of the scores P of the key tile from n0, leaving
+  /// O_r alone (P V may be in flight): its rescaling waits in P_correction.
+  void writeProbabilities() {
+    writeScaleAndMask();
+    w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; the "
+                      "rescaling of {2} in P_correction).",
+                      plan.scores, plan.loopVar, plan.o.name)
+                  .str());
+    w.line("online_softmax_probabilities(P, P_max, P_sum, P_correction);");
   }
 
   void writeSetup() {
@@ -945,9 +1038,17 @@ private:
   }
 
   /// The statements between the GEMMs on the scores P (a register tile, rows from
-  /// warp_row), then the online softmax step that also rescales O_r.
+  /// warp_row, keys from n0), then the online softmax step that also rescales O_r.
   void writeOnlineSoftmax() {
-    const std::string &j = plan.loopVar, &p = plan.scores;
+    writeScaleAndMask();
+    w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; {2} rescaled).",
+                      plan.scores, plan.loopVar, plan.o.name)
+                  .str());
+    w.line("online_softmax_step(P, P_max, P_sum, O_r);");
+  }
+
+  void writeScaleAndMask() {
+    const std::string &p = plan.scores;
     w.comment(formatv("Compute {0} = {0} * scale (times log2(e))", p).str());
     w.line("scale_tile(P, P_scale);");
     w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it.", p,
@@ -955,10 +1056,6 @@ private:
                   .str());
     w.line("if (n0 + BN > L_rows || (CAUSAL && n0 + BN - 1 > diagonal0))");
     w.line("  mask_tile(P, diagonal0 + warp_row, n0, L_rows, CAUSAL);");
-    w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; {2} rescaled).",
-                      p, j, plan.o.name)
-                  .str());
-    w.line("online_softmax_step(P, P_max, P_sum, O_r);");
   }
 
   void writeScoresGemm() {

@@ -200,9 +200,21 @@ bool AttentionTiles::wgmmaFits(StringRef arch) const {
          smemBytes() <= smemLimitBytes(arch) && consumerRegistersNeeded() <= consumerRegisters();
 }
 
+AttentionTiles AttentionTiles::withMostStages(StringRef arch) const {
+  AttentionTiles best = *this, more = *this;
+  for (more.stages = stages + 1; more.stages <= kAttentionMostStages && more.wgmmaFits(arch);
+       ++more.stages)
+    best = more;
+  return best;
+}
+
 AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, StringRef arch) {
   // sm_90a (FlashAttention-3's tiles): 128 keys a step where O and the scores fit the
-  // consumers' registers, else 64; three consumer warpgroups while that still holds.
+  // consumers' registers, else 64; three consumer warpgroups while that still holds
+  // within the registers ptxas compiles a thread for (65536 / threads under
+  // __launch_bounds__(threads, 1): setmaxnreg raises them only at run time). With the
+  // scores of the next key tile in flight beside P V (the pipelined loop), d = 64 at
+  // 192 rows (128 registers) spills, at 128 rows (168) it does not.
   if (arch == "sm_90a" && alike && wgmmaTakes(dqk, dv, true)) {
     AttentionTiles tiles{128, 128, 8, dqk, dv, alike, true};
     if (!tiles.wgmmaFits(arch))
@@ -210,10 +222,10 @@ AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, Str
     AttentionTiles three = tiles;
     three.bm = 192;
     three.warps = 12;
-    if (three.wgmmaFits(arch))
-      return three;
+    if (three.wgmmaFits(arch) && three.consumerRegistersNeeded() <= 65536 / (128 * (1 + three.bm / 64)))
+      return three.withMostStages(arch);
     if (tiles.wgmmaFits(arch))
-      return tiles;
+      return tiles.withMostStages(arch);
   }
   AttentionTiles tiles{128, 64, 4, dqk, dv, alike};
   int64_t budget = alike ? kAttentionAlikeRegisters : kAttentionOtherRegisters;

@@ -193,6 +193,8 @@ struct AttentionTiles {
   int64_t bm = 0, bn = 0, warps = 0, dqk = 0, dv = 0;
   bool alike = true;
   bool wgmma = false;
+  /// Stages of K and V: 2 (mma.sync), 2 or more (sm_90a) within shared memory.
+  int64_t stages = 2;
 
   /// Whether the sm_90a kernel takes these head dimensions, K and V a key per row.
   static bool wgmmaTakes(int64_t dqk, int64_t dv, bool keyRows);
@@ -214,16 +216,22 @@ struct AttentionTiles {
   bool fitsRegisters() const;
   /// Bytes of shared memory (2-byte elements): Q's tile (bm x dqk) and K's and V's
   /// (bn keys), two stages each; O's bm x dv staging tile reuses them after the loop.
-  /// sm_90a: the tiles, 1024 bytes to align them for the swizzle, 7 mbarriers.
+  /// sm_90a: the tiles (`stages` of K and V; O's staging tile reuses them), 1024
+  /// bytes to align them for the swizzle, the mbarriers (1 + 3 a stage) and 8 bytes
+  /// to spare.
   int64_t smemBytes() const {
     if (wgmma)
-      return 2 * (bm * dqk + 2 * bn * (dqk + dv)) + 1024 + 64;
+      return std::max(2 * (bm * dqk + stages * bn * (dqk + dv)), 2 * bm * dv) + 1024 +
+             8 * (2 + 3 * stages);
     return std::max(2 * (bm * dqk + 2 * bn * (dqk + dv)), 2 * bm * dv);
   }
   /// The default: 4 warps, 64 keys a step and 32 rows per warp where the
   /// accumulators take at most kAttentionAlikeRegisters (K and V alike) or
   /// kAttentionOtherRegisters (other forms) and shared memory fits; 16 rows else.
   static AttentionTiles defaults(int64_t dqk, int64_t dv, bool alike, llvm::StringRef arch);
+  /// sm_90a: these tiles with the most K/V stages up to kAttentionMostStages that
+  /// still fit (wgmmaFits), at least `stages`.
+  AttentionTiles withMostStages(llvm::StringRef arch) const;
 };
 
 /// Of the 255 registers a thread can have, those the accumulators (O and P) may
@@ -239,6 +247,10 @@ constexpr int64_t kAttentionScoreRegisters = 64;
 /// sm_90a: the producer warpgroup's registers after setmaxnreg; a consumer's at most.
 constexpr int64_t kAttentionProducerRegisters = 24;
 constexpr int64_t kAttentionConsumerRegisters = 240;
+/// sm_90a: the default K/V stages where shared memory holds them (FlashAttention-3
+/// keeps 2; a third hides more TMA latency, and with one block an SM the shared
+/// memory is there: d = 64 and 128 at BN = 128, d = 192 at BN = 64 take 3).
+constexpr int64_t kAttentionMostStages = 3;
 
 /// Why `conv` cannot run as Winograd F(2x2, 3x3); empty when it can: f32 nchw
 /// input and output, a kcrs filter whose sizes are 3x3 when compiling, stride

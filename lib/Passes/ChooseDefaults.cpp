@@ -182,7 +182,7 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
     // of 16 rows (more K/V re-reads); 16 rows each above (plan::AttentionTiles).
     auto tiles = plan::AttentionTiles::defaults(problem.headDim, problem.valueDim,
                                                 problem.keysAlike, arch);
-    set(tiles.bm, tiles.bn, problem.headDim, tiles.warps, 2);
+    set(tiles.bm, tiles.bn, problem.headDim, tiles.warps, tiles.stages);
     break;
   }
   }

@@ -121,6 +121,18 @@ def test_bf16_d128_default():
     matrix("bf16", 128, 128, "_default")
 
 
+def test_f16_d64_three_warpgroups():
+    """attention_hopper's BM = 192 kernels: three consumer warpgroups taking turns."""
+    matrix("f16", 64, 64, "_wg3")
+
+
+def test_three_warpgroups_ragged():
+    for causal in (False, True):
+        name = heads_kernel("f16", 64, 64, causal, "_wg3")
+        for (s, l), hk in [((1, 1), 4), ((17, 203), 2), ((203, 17), 1), ((193, 65), 4)]:
+            run_case(name, "f16", causal, s, l, hk, 64, 64, b=2, scale=-0.3)
+
+
 def test_f16_d32():
     matrix("f16", 32, 32)
 

@@ -11,16 +11,21 @@
 //                              swizzle, the K-major / MN-major layout of wgmma.cuh)
 //   wgmma_ss<T, N, tB>(d, desc_a, desc_b) / wgmma_rs<T, N, tB>(d, a, desc_b)
 //                              one m64nNk16 step for N a multiple of 64 up to 256
-//   flash_scores_gemm<T, DQK, QROWS, BN>(s, q, k)
-//                              s = Q K^T for the warpgroup's 64 rows: q its first row in
-//                              Q's panels (QROWS rows each), k the K tile (BN keys a panel)
-//   flash_value_gemm<T, BN, DV>(o, p, v)
-//                              o += P V: p (the probabilities, f32 accumulators of the
-//                              scores) rounded to T as wgmma's register A, v the V tile
+//   flash_scores_issue<T, DQK, QROWS, BN>(s, q, k)
+//                              issues s = Q K^T for the warpgroup's 64 rows (one wgmma
+//                              group, no wait): q its first row in Q's panels (QROWS rows
+//                              each), k the K tile (BN keys a panel)
+//   flash_probabilities_a<T, BN>(p, a)
+//                              p (the probabilities, f32 accumulators of the scores)
+//                              rounded to T as wgmma's register A
+//   flash_value_issue<T, BN, DV>(o, a, v)
+//                              issues o += P V (one wgmma group, no wait): v the V tile
 //                              (BN keys, DV columns in panels of 64: MN-major B)
-//   store_fragments_global<T, COLS>(dst, row0, valid_rows, x)
-//                              the warp's 16 rows of accumulators to a row-major
-//                              [*][COLS] matrix, rows at or past valid_rows skipped
+//   wgmma_fence_fragments(a)   after the wait: keeps A fragments alive until then
+//   WarpgroupTurns<WARPGROUPS>{wg}.open() / take() / pass(last)
+//                              the consumer warpgroups' turns at the tensor cores (ping-pong)
+//   (O leaves through shared memory with softmax.cuh's store_tile_shared and
+//   store_rows_global: 16-byte stores)
 //
 // A wgmma m64nN accumulator gives each warp exactly the mma.sync m16n8 C fragments of
 // its 16 rows (wgmma.cuh), so softmax.cuh's row reductions apply as they are, with one
@@ -86,8 +91,10 @@ __device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
   return wgmma_desc_sw128(tile + (k / 4) * ROWS * 128 + (k % 4) * 32, 16, 1024);
 }
 
+/// Issues s = Q K^T for the warpgroup's 64 rows as one committed wgmma group (no
+/// wait: wgmma_wait, then wgmma_fence_operands(s), before s is read).
 template <typename T, int DQK, int QROWS, int BN>
-__device__ __forceinline__ void flash_scores_gemm(float (&s)[BN / 8][4], uint32_t q, uint32_t k) {
+__device__ __forceinline__ void flash_scores_issue(float (&s)[BN / 8][4], uint32_t q, uint32_t k) {
 #pragma unroll
   for (int n = 0; n < BN / 8; ++n)
 #pragma unroll
@@ -99,17 +106,25 @@ __device__ __forceinline__ void flash_scores_gemm(float (&s)[BN / 8][4], uint32_
   for (int kk = 0; kk < DQK / 16; ++kk)
     wgmma_ss<T, BN, 0>(s, k_major_desc<QROWS>(q, kk), k_major_desc<BN>(k, kk));
   wgmma_commit();
-  wgmma_wait<0>();
-  wgmma_fence_operands(s);
 }
 
-template <typename T, int BN, int DV>
-__device__ __forceinline__ void flash_value_gemm(float (&o)[DV / 8][4], const float (&p)[BN / 8][4],
-                                                 uint32_t v) {
-  uint32_t a[BN / 16][4];
+/// The probabilities (f32 accumulators of the scores) rounded to T as wgmma's
+/// register A, one fragment per k16 step of P V.
+template <typename T, int BN>
+__device__ __forceinline__ void flash_probabilities_a(const float (&p)[BN / 8][4],
+                                                      uint32_t (&a)[BN / 16][4]) {
 #pragma unroll
   for (int kk = 0; kk < BN / 16; ++kk)
     reshape_c_to_a<T>(p[2 * kk], p[2 * kk + 1], a[kk]);
+}
+
+/// Issues o += P V as one committed wgmma group (no wait): a from
+/// flash_probabilities_a, v the V tile (BN keys, DV columns in panels of 64:
+/// MN-major B). o and a stay untouched until wgmma_wait, then
+/// wgmma_fence_operands(o) and wgmma_fence_fragments(a).
+template <typename T, int BN, int DV>
+__device__ __forceinline__ void flash_value_issue(float (&o)[DV / 8][4], uint32_t (&a)[BN / 16][4],
+                                                  uint32_t v) {
   wgmma_fence_fragments(a);
   wgmma_fence_operands(o);
   wgmma_fence();
@@ -119,25 +134,33 @@ __device__ __forceinline__ void flash_value_gemm(float (&o)[DV / 8][4], const fl
   for (int kk = 0; kk < BN / 16; ++kk)
     wgmma_rs<T, DV, 1>(o, a[kk], wgmma_desc_sw128(v + kk * 2048, BN * 128, 1024));
   wgmma_commit();
-  wgmma_wait<0>();
-  wgmma_fence_operands(o);
 }
 
-template <typename T, int COLS, int NT>
-__device__ __forceinline__ void store_fragments_global(T *dst, int row0, int valid_rows,
-                                                       const float (&x)[NT][4]) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = row0 + lane / 4 + r * 8;
-    if (row >= valid_rows)
-      continue;
-    T *at = dst + int64_t(row) * COLS + (lane % 4) * 2;
-#pragma unroll
-    for (int n = 0; n < NT; ++n)
-      *reinterpret_cast<uint32_t *>(at + n * 8) = pack2<T>(x[n][2 * r], x[n][2 * r + 1]);
+/// The ping-pong of the consumer warpgroups (FlashAttention-3's inter-warpgroup
+/// overlap): warpgroup w issues its GEMMs only on its turn (bar.sync on barrier 1 + w,
+/// with the 128 threads of the warpgroup before it arriving), then passes the turn
+/// to warpgroup w + 1 (mod WARPGROUPS): one warpgroup's softmax runs while the
+/// next one's GEMMs hold the tensor cores. Every warpgroup takes the same number of
+/// turns; the last one opens (gives warpgroup 0 its first turn) and so does not pass
+/// its last turn on. Barriers 1 .. WARPGROUPS (0 is __syncthreads').
+template <int WARPGROUPS>
+struct WarpgroupTurns {
+  static_assert(WARPGROUPS >= 1 && WARPGROUPS <= 15, "named barriers 1 .. 15");
+  int wg; // this warpgroup among the consumers
+
+  __device__ __forceinline__ void open() const {
+    if (WARPGROUPS > 1 && wg == WARPGROUPS - 1)
+      named_barrier_arrive(1, 256);
   }
-}
+  __device__ __forceinline__ void take() const {
+    if (WARPGROUPS > 1)
+      named_barrier_sync(1 + wg, 256);
+  }
+  __device__ __forceinline__ void pass(bool last = false) const {
+    if (WARPGROUPS > 1 && !(last && wg == WARPGROUPS - 1))
+      named_barrier_arrive(1 + (wg + 1) % WARPGROUPS, 256);
+  }
+};
 
 } // namespace sketch
 

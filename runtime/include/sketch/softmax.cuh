@@ -23,10 +23,13 @@
 //   scale_tile(x, f)                      x *= f
 //   mask_tile(x, diagonal0, col0, cols, causal)  -inf where col >= cols, or (causal)
 //                                         col past the row's diagonal
-//   online_softmax_step(s, row_max, row_sum, acc)
+//   online_softmax_probabilities(s, row_max, row_sum, correction)
 //        s holds scores in log2 units; updates the running row max and sum,
-//        rescales the accumulator acc (and the sum) by 2^(old max - new max),
-//        and turns s into the unnormalized probabilities 2^(s - new max)
+//        rescales the sum by correction = 2^(old max - new max), and turns s
+//        into the unnormalized probabilities 2^(s - new max)
+//   scale_rows(acc, factor)               acc *= factor, per row
+//   online_softmax_step(s, row_max, row_sum, acc)
+//        both: the accumulator rescaled by the corrections too
 //   online_softmax_finish(row_sum, acc)   sums the quad's partial row sums and
 //                                         divides acc by them (once, after the loop)
 //   reshape_c_to_a<T>(c0, c1, a)          two accumulator fragments (columns
@@ -231,14 +234,16 @@ __device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, 
       }
 }
 
-/// One step of the online softmax over a tile of scores `s` (log2 units).
-/// Per row: new max = max(old max, tile max); the accumulator and the running
-/// sum are rescaled by 2^(old - new); s becomes 2^(s - new max) and is added to
-/// the sum. Sums stay per-lane partial until online_softmax_finish.
-template <int MT, int NT, int NACC>
-__device__ __forceinline__ void online_softmax_step(float (&s)[MT][NT][4], float (&row_max)[MT][2],
-                                                    float (&row_sum)[MT][2],
-                                                    float (&acc)[MT][NACC][4]) {
+/// The softmax half of an online step over a tile of scores `s` (log2 units),
+/// leaving the accumulator alone (it may still be in flight on the tensor cores).
+/// Per row: new max = max(old max, tile max); correction = 2^(old - new) rescales
+/// the running sum; s becomes 2^(s - new max) and is added to the sum. Sums stay
+/// per-lane partial until online_softmax_finish.
+template <int MT, int NT>
+__device__ __forceinline__ void online_softmax_probabilities(float (&s)[MT][NT][4],
+                                                             float (&row_max)[MT][2],
+                                                             float (&row_sum)[MT][2],
+                                                             float (&correction)[MT][2]) {
 #pragma unroll
   for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -250,14 +255,9 @@ __device__ __forceinline__ void online_softmax_step(float (&s)[MT][NT][4], float
       const float new_max = quad_max(tile_max);
       // A row with no unmasked score yet keeps max -inf: subtract 0 instead.
       const float base = new_max == -CUDART_INF_F ? 0.0f : new_max;
-      const float correction = fast_exp2(row_max[m][r] - base);
+      correction[m][r] = fast_exp2(row_max[m][r] - base);
       row_max[m][r] = new_max;
-      float sum = row_sum[m][r] * correction;
-#pragma unroll
-      for (int n = 0; n < NACC; ++n) {
-        acc[m][n][2 * r] *= correction;
-        acc[m][n][2 * r + 1] *= correction;
-      }
+      float sum = row_sum[m][r] * correction[m][r];
 #pragma unroll
       for (int n = 0; n < NT; ++n) {
         s[m][n][2 * r] = fast_exp2(s[m][n][2 * r] - base);
@@ -266,6 +266,29 @@ __device__ __forceinline__ void online_softmax_step(float (&s)[MT][NT][4], float
       }
       row_sum[m][r] = sum;
     }
+}
+
+/// acc *= factor, per row (factor[m][r]: the thread's row r of row tile m).
+template <int MT, int NACC>
+__device__ __forceinline__ void scale_rows(float (&acc)[MT][NACC][4], const float (&factor)[MT][2]) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int n = 0; n < NACC; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[m][n][e] *= factor[m][e / 2];
+}
+
+/// One step of the online softmax: online_softmax_probabilities, then the
+/// accumulator rescaled by the same corrections.
+template <int MT, int NT, int NACC>
+__device__ __forceinline__ void online_softmax_step(float (&s)[MT][NT][4], float (&row_max)[MT][2],
+                                                    float (&row_sum)[MT][2],
+                                                    float (&acc)[MT][NACC][4]) {
+  float correction[MT][2];
+  online_softmax_probabilities(s, row_max, row_sum, correction);
+  scale_rows(acc, correction);
 }
 
 /// After the loop: total row sums over the quad, then acc /= sum, one

@@ -10,6 +10,7 @@
 //                                        warp's 16 rows (softmax.cuh's reshape_c_to_a)
 //   setmaxnreg_dec<R>() / setmaxnreg_inc<R>()   a warpgroup gives registers back / takes them
 //   named_barrier_sync(id, threads)      bar.sync among `threads` threads (the consumers only)
+//   named_barrier_arrive(id, threads)    bar.arrive: counts towards it, does not wait
 //
 // Shared tiles (PTX ISA "Matrix Descriptor", 128-byte swizzle; tile bases 1024-byte aligned):
 //   K-major  (rows along M or N, 64 k-elements = 128 bytes a row): chunk c of row r
@@ -95,6 +96,12 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 /// 0 is __syncthreads'): the consumer warpgroups meet without the producer.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/// Arrives at barrier `id` without waiting: the threads in bar.sync on it go on
+/// once `threads` threads (those waiting and those arriving) have come.
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 /// Keeps the compiler from moving accumulator reads or writes across a wgmma
