@@ -13,6 +13,8 @@ namespace sketch {
 
 struct CudaEmitOptions {
   std::string arch = "sm_80";
+  /// --emit=api's "arch": every architecture of the file (empty: `arch`).
+  std::string archList;
   /// The header the .cu includes; empty: the .cu declares its host functions itself.
   std::string headerName;
 };
@@ -26,6 +28,11 @@ mlir::LogicalResult emitCuda(mlir::ModuleOp module, const CudaEmitOptions &optio
 /// their host signatures; located errors for what the backend cannot generate.
 mlir::FailureOr<std::vector<KernelSignature>>
 emitKernels(mlir::ModuleOp module, const CudaEmitOptions &options, llvm::raw_ostream &body);
+
+/// The .cu's first lines: how to build it (one -gencode per architecture), the
+/// includes, and the header or the host functions' prototypes.
+void writeCudaPrologue(llvm::raw_ostream &os, llvm::ArrayRef<std::string> archs,
+                       llvm::StringRef headerName, llvm::ArrayRef<KernelSignature> sigs);
 
 /// Writes the host API of every kernel as JSON (docs/sketchc.md, "--emit=api"):
 /// parameters, size symbols, derived and bound sizes, and the host's conditions.

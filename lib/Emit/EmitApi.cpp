@@ -103,7 +103,7 @@ LogicalResult emitApi(ModuleOp module, const CudaEmitOptions &options, llvm::raw
     return failure();
   llvm::json::OStream json(os, 2);
   json.object([&] {
-    json.attribute("arch", options.arch);
+    json.attribute("arch", options.archList.empty() ? options.arch : options.archList);
     json.attributeArray("kernels", [&] {
       for (const KernelSignature &sig : *sigs)
         writeKernel(json, sig, module.lookupSymbol<KernelOp>(sig.name));

@@ -77,6 +77,27 @@ inline int sm_count() {
   return count;
 }
 
+/// The current device's compute capability as 10 * major + minor (90 on an H100), read
+/// from the driver once a device and cached; 0 when it cannot be read. The host function
+/// of a file built for several architectures picks its variant with it.
+inline int compute_capability() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> capabilities[kDevices];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices)
+    return 0;
+  int capability = capabilities[device].load(std::memory_order_relaxed);
+  if (capability == 0) {
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+      return 0;
+    capability = 10 * major + minor;
+    capabilities[device].store(capability, std::memory_order_relaxed);
+  }
+  return capability;
+}
+
 /// The K slices `split_k auto` gives a split form of `tiles` blocks (docs/backend.md):
 /// as many as keep one block an SM (sms / tiles), at most `most` (a cluster's blocks)
 /// and at most k_tiles / min_k_tiles (each slice at least that many k-tiles); at least 1.
