@@ -40,7 +40,7 @@ struct DriverOptions {
   bool noPlan = false;
   bool printPipeline = false;
   bool printAfterAll = false;
-  std::vector<std::string> archs; // --arch, in the order given
+  std::string archs; // --arch: comma-separated, in any order
   sketch::CompileOptions compile;
 };
 
@@ -70,7 +70,7 @@ void addOptions(CLI::App &app, DriverOptions &opts) {
                  "wgmma: the mma.sync GEMM path), sm_90a (Hopper, wgmma GEMM path). Several: "
                  "each kernel once per architecture, the host function picks the variant for "
                  "its device. Default: sm_80,sm_90a")
-      ->delimiter(',');
+      ->type_name("ARCH[,ARCH...]");
   app.add_option("--tile", opts.compile.tile, "block tile BMxBNxBK, e.g. 128x128x32");
   app.add_option("--warps", opts.compile.warps, "warps per block")->check(CLI::Range(1, 32));
   app.add_option("--stages", opts.compile.stages, "shared-memory pipeline depth")
@@ -216,8 +216,12 @@ int compileVariants(mlir::ModuleOp parsed, const DriverOptions &opts,
 
 int compile(DriverOptions opts) {
   std::string archError;
+  llvm::SmallVector<llvm::StringRef> named;
+  llvm::StringRef(opts.archs).split(named, ',');
   std::vector<std::string> archs = sketch::normalizeArchs(
-      opts.archs.empty() ? sketch::defaultArchs() : opts.archs, archError);
+      opts.archs.empty() ? sketch::defaultArchs()
+                         : std::vector<std::string>(named.begin(), named.end()),
+      archError);
   if (archs.empty()) {
     llvm::errs() << "sketchc: error: " << archError << "\n";
     return 1;
