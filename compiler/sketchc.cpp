@@ -132,9 +132,7 @@ int printResult(mlir::ModuleOp module, const DriverOptions &opts) {
     return 1;
   llvm::raw_ostream &os = file ? file->os() : llvm::outs();
   if (opts.emit == "api") {
-    sketch::CudaEmitOptions emitOptions;
-    emitOptions.arch = opts.compile.arch;
-    if (mlir::failed(sketch::emitApi(module, emitOptions, os)))
+    if (mlir::failed(sketch::emitApi({module}, {opts.compile.arch}, {}, os)))
       return 1;
   } else if (opts.emit == "sketch")
     sketch::printSketch(module, os);
@@ -183,9 +181,6 @@ int compileVariants(mlir::ModuleOp parsed, const DriverOptions &opts,
       !(file = openOutput(opts.output)))
     return 1;
   llvm::raw_ostream &os = file ? file->os() : llvm::outs();
-  sketch::CudaEmitOptions emitOptions;
-  emitOptions.arch = archs.back();
-  emitOptions.archList = llvm::join(archs, ",");
   if (opts.emit == "cuda") {
     for (const sketch::Variant &v : variants)
       sketch::markVariant(v.module, v.arch);
@@ -195,8 +190,10 @@ int compileVariants(mlir::ModuleOp parsed, const DriverOptions &opts,
     });
   }
   if (opts.emit == "api") {
-    // Every variant has the same host function; the most specific one's plan is shown.
-    if (mlir::failed(sketch::emitApi(variants.back().module, emitOptions, os)))
+    std::vector<mlir::ModuleOp> modules;
+    for (const sketch::Variant &v : variants)
+      modules.push_back(v.module);
+    if (mlir::failed(sketch::emitApi(modules, archs, {}, os)))
       return 1;
   } else {
     const char *comment = opts.emit == "sketch" ? "#" : "//";

@@ -13,8 +13,6 @@ namespace sketch {
 
 struct CudaEmitOptions {
   std::string arch = "sm_80";
-  /// --emit=api's "arch": every architecture of the file (empty: `arch`).
-  std::string archList;
   /// The header the .cu includes; empty: the .cu declares its host functions itself.
   std::string headerName;
 };
@@ -36,7 +34,11 @@ void writeCudaPrologue(llvm::raw_ostream &os, llvm::ArrayRef<std::string> archs,
 
 /// Writes the host API of every kernel as JSON (docs/sketchc.md, "--emit=api"):
 /// parameters, size symbols, derived and bound sizes, and the host's conditions.
-mlir::LogicalResult emitApi(mlir::ModuleOp module, const CudaEmitOptions &options,
+/// `modules` are one sketch planned for each of `archs` (the variants of one
+/// file): each parameter's alignment is the largest any variant needs and the
+/// conditions are every one any variant's host function checks.
+mlir::LogicalResult emitApi(llvm::ArrayRef<mlir::ModuleOp> modules,
+                            llvm::ArrayRef<std::string> archs, const CudaEmitOptions &options,
                             llvm::raw_ostream &os);
 
 } // namespace sketch

@@ -41,6 +41,9 @@ std::string suffixOf(StringRef arch) { return (arch.take_front(2) + arch.drop_fr
 /// The macro that is 1 in an nvcc pass that does not compile the variant's kernels.
 std::string skipMacro(StringRef arch) { return "SKETCH_SKIP_" + StringRef(suffixOf(arch)).upper(); }
 
+/// The variant's `__device__ int`: whether the device's code compiled its kernels.
+std::string builtFlag(StringRef arch) { return "sketch_built_" + suffixOf(arch); }
+
 /// A device pass compiles the variant the host function picks on its architecture:
 /// the most specific listed one that fits it.
 void writeSkipMacros(llvm::raw_ostream &os, ArrayRef<Variant> variants) {
@@ -54,6 +57,11 @@ void writeSkipMacros(llvm::raw_ostream &os, ArrayRef<Variant> variants) {
        << "#define " << skipMacro(variants[i].arch) << " 1\n#else\n"
        << "#define " << skipMacro(variants[i].arch) << " 0\n#endif\n";
   }
+  os << "\n// 1 in the code a device runs when it compiled the variant (a file built without\n"
+     << "// the variant's -gencode traps there): the host functions check it before picking.\n";
+  for (const Variant &v : variants)
+    os << "static __device__ int " << builtFlag(v.arch) << " = !" << skipMacro(v.arch) << ";\n"
+       << "static sketch::PerDevice " << builtFlag(v.arch) << "_cache;\n";
   os << "\n";
 }
 
@@ -95,7 +103,8 @@ void writeDispatch(CudaWriter &w, const KernelSignature &sig, ArrayRef<Variant> 
   w.line("const int capability = sketch::compute_capability();  // read once a device");
   std::string args = kernelArgumentList(sig);
   for (const Variant &v : llvm::reverse(variants))
-    w.line(std::string("if (") + ruleOf(v.arch).hostFits + ") return " + sig.name + "_" +
+    w.line(std::string("if (") + ruleOf(v.arch).hostFits + " && sketch::variant_built(&" +
+           builtFlag(v.arch) + ", " + builtFlag(v.arch) + "_cache)) return " + sig.name + "_" +
            suffixOf(v.arch) + "(" + args + (args.empty() ? "" : ", ") + "stream);");
   w.line("return cudaErrorNoKernelImageForDevice;  // no listed architecture runs here");
 }
@@ -124,7 +133,7 @@ std::vector<std::string> normalizeArchs(ArrayRef<std::string> names, std::string
 }
 
 std::string dispatchRule(ArrayRef<std::string> archs) {
-  std::string rule = "the most specific variant that runs on the device: ";
+  std::string rule = "the most specific variant that runs on the device and that its code compiled: ";
   for (size_t i = archs.size(); i-- > 0;)
     rule += archs[i] + " on " + ruleOf(archs[i]).devices + (i ? "; " : "");
   return rule + "; otherwise cudaErrorNoKernelImageForDevice";

@@ -7,7 +7,10 @@
 // most specific listed architecture that the device's compute capability
 // (read once a device, cached) runs. A variant's kernel bodies are compiled
 // only by the nvcc pass that the host function would pick it for; on any other
-// architecture they are a trap, so no pass sees another's instructions.
+// architecture they are a trap, so no pass sees another's instructions. A
+// variant also sets a `__device__` flag in the passes that compile it; the host
+// function skips a variant whose flag the device's code lacks (a file built
+// without that variant's -gencode), read once a device as well.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SKETCH_EMIT_VARIANTS_H
