@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialect/SketchDialect.h"
 #include "lib/Emit/CudaEmitter.h"
+#include "lib/Emit/Variants.h"
 #include "lib/Frontend/Parser.h"
 #include "lib/Frontend/Printer.h"
 #include "lib/Passes/Passes.h"
@@ -17,6 +18,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -38,6 +40,7 @@ struct DriverOptions {
   bool noPlan = false;
   bool printPipeline = false;
   bool printAfterAll = false;
+  std::string archs; // --arch: comma-separated, in any order
   sketch::CompileOptions compile;
 };
 
@@ -49,6 +52,8 @@ constexpr const char *kExamples = R"(Examples:
   sketchc b2b.sketch -D N0=64 --emit=mlir   bind a size, print the MLIR
   sketchc gemm.sketch --emit=api            the host API as JSON (python/sketch reads it)
   sketchc gemm.sketch --tile 128x256x32 --warps 8 --stages 4 --arch sm_90a -o g.cu
+  sketchc gemm.sketch --arch sm_80,sm_90a -o g.cu
+                                            one file for Ampere and Hopper (the default)
   cat gemm.sketch | sketchc - --emit=cuda   read stdin, CUDA to stdout)";
 
 void addOptions(CLI::App &app, DriverOptions &opts) {
@@ -60,10 +65,12 @@ void addOptions(CLI::App &app, DriverOptions &opts) {
                  "(the host functions' parameters as JSON)")
       ->check(CLI::IsMember({"sketch", "mlir", "cuda", "api"}));
   app.add_option("-D", opts.compile.bindings, "bind a size symbol: -D N0=64");
-  app.add_option("--arch", opts.compile.arch,
-                 "target architecture: sm_80 (Ampere), sm_90 (Hopper without wgmma: the "
-                 "mma.sync GEMM path), sm_90a (Hopper, wgmma GEMM path)")
-      ->check(CLI::IsMember({"sm_80", "sm_90", "sm_90a"}));
+  app.add_option("--arch", opts.archs,
+                 "target architectures, comma-separated: sm_80 (Ampere), sm_90 (Hopper without "
+                 "wgmma: the mma.sync GEMM path), sm_90a (Hopper, wgmma GEMM path). Several: "
+                 "each kernel once per architecture, the host function picks the variant for "
+                 "its device. Default: sm_80,sm_90a")
+      ->type_name("ARCH[,ARCH...]");
   app.add_option("--tile", opts.compile.tile, "block tile BMxBNxBK, e.g. 128x128x32");
   app.add_option("--warps", opts.compile.warps, "warps per block")->check(CLI::Range(1, 32));
   app.add_option("--stages", opts.compile.stages, "shared-memory pipeline depth")
@@ -88,13 +95,17 @@ std::unique_ptr<llvm::ToolOutputFile> openOutput(const std::string &path) {
   return file;
 }
 
-int emitCudaFiles(mlir::ModuleOp module, const DriverOptions &opts) {
+using CudaWriterFn = llvm::function_ref<mlir::LogicalResult(
+    const sketch::CudaEmitOptions &, llvm::raw_ostream &, llvm::raw_ostream &)>;
+
+/// Writes the .cu to the output (stdout without one) and the header beside it.
+int emitCudaFiles(const DriverOptions &opts, CudaWriterFn write) {
   sketch::CudaEmitOptions emitOptions;
   emitOptions.arch = opts.compile.arch;
   if (opts.output.empty() || opts.output == "-") {
     std::string header;
     llvm::raw_string_ostream headerStream(header);
-    return mlir::failed(sketch::emitCuda(module, emitOptions, llvm::outs(), headerStream));
+    return mlir::failed(write(emitOptions, llvm::outs(), headerStream));
   }
   llvm::SmallString<256> headerPath(opts.output);
   llvm::sys::path::replace_extension(headerPath, "h");
@@ -103,7 +114,7 @@ int emitCudaFiles(mlir::ModuleOp module, const DriverOptions &opts) {
   auto h = openOutput(std::string(headerPath));
   if (!cu || !h)
     return 1;
-  if (mlir::failed(sketch::emitCuda(module, emitOptions, cu->os(), h->os())))
+  if (mlir::failed(write(emitOptions, cu->os(), h->os())))
     return 1;
   cu->keep();
   h->keep();
@@ -112,15 +123,16 @@ int emitCudaFiles(mlir::ModuleOp module, const DriverOptions &opts) {
 
 int printResult(mlir::ModuleOp module, const DriverOptions &opts) {
   if (opts.emit == "cuda")
-    return emitCudaFiles(module, opts);
+    return emitCudaFiles(opts, [&](const sketch::CudaEmitOptions &options, llvm::raw_ostream &cu,
+                                   llvm::raw_ostream &h) {
+      return sketch::emitCuda(module, options, cu, h);
+    });
   std::unique_ptr<llvm::ToolOutputFile> file;
   if (!opts.output.empty() && opts.output != "-" && !(file = openOutput(opts.output)))
     return 1;
   llvm::raw_ostream &os = file ? file->os() : llvm::outs();
   if (opts.emit == "api") {
-    sketch::CudaEmitOptions emitOptions;
-    emitOptions.arch = opts.compile.arch;
-    if (mlir::failed(sketch::emitApi(module, emitOptions, os)))
+    if (mlir::failed(sketch::emitApi({module}, {opts.compile.arch}, {}, os)))
       return 1;
   } else if (opts.emit == "sketch")
     sketch::printSketch(module, os);
@@ -139,7 +151,79 @@ mlir::OwningOpRef<mlir::ModuleOp> parseInput(llvm::SourceMgr &sourceMgr, llvm::S
   return sketch::parseSketch(sourceMgr, context);
 }
 
-int compile(const DriverOptions &opts) {
+/// The completed (and, but for --emit=sketch --no-plan, planned) module for `arch`.
+bool runPipeline(mlir::ModuleOp module, const DriverOptions &opts, const std::string &arch) {
+  sketch::CompileOptions compile = opts.compile;
+  compile.arch = arch;
+  mlir::PassManager pm(module.getContext());
+  if (opts.emit == "sketch" && opts.noPlan)
+    sketch::buildCompletionPipeline(pm, compile);
+  else
+    sketch::buildCompilePipeline(pm, compile);
+  if (opts.printAfterAll)
+    pm.enableIRPrinting();
+  return mlir::succeeded(pm.run(module));
+}
+
+/// Several architectures: one completed module each, then one output with every variant.
+int compileVariants(mlir::ModuleOp parsed, const DriverOptions &opts,
+                    const std::vector<std::string> &archs) {
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
+  std::vector<sketch::Variant> variants;
+  for (const std::string &arch : archs) {
+    modules.push_back(parsed.clone());
+    if (!runPipeline(*modules.back(), opts, arch))
+      return 1;
+    variants.push_back({arch, *modules.back()});
+  }
+  std::unique_ptr<llvm::ToolOutputFile> file;
+  if (opts.emit != "cuda" && !opts.output.empty() && opts.output != "-" &&
+      !(file = openOutput(opts.output)))
+    return 1;
+  llvm::raw_ostream &os = file ? file->os() : llvm::outs();
+  if (opts.emit == "cuda") {
+    for (const sketch::Variant &v : variants)
+      sketch::markVariant(v.module, v.arch);
+    return emitCudaFiles(opts, [&](const sketch::CudaEmitOptions &options, llvm::raw_ostream &cu,
+                                   llvm::raw_ostream &h) {
+      return sketch::emitCudaVariants(variants, options, cu, h);
+    });
+  }
+  if (opts.emit == "api") {
+    std::vector<mlir::ModuleOp> modules;
+    for (const sketch::Variant &v : variants)
+      modules.push_back(v.module);
+    if (mlir::failed(sketch::emitApi(modules, archs, {}, os)))
+      return 1;
+  } else {
+    const char *comment = opts.emit == "sketch" ? "#" : "//";
+    os << comment << " host functions: " << sketch::dispatchRule(archs) << "\n";
+    for (sketch::Variant v : variants) {
+      os << comment << " ===== variant " << v.arch << " =====\n";
+      if (opts.emit == "sketch")
+        sketch::printSketch(v.module, os);
+      else
+        v.module.print(os);
+    }
+  }
+  if (file)
+    file->keep();
+  return 0;
+}
+
+int compile(DriverOptions opts) {
+  std::string archError;
+  llvm::SmallVector<llvm::StringRef> named;
+  llvm::StringRef(opts.archs).split(named, ',');
+  std::vector<std::string> archs = sketch::normalizeArchs(
+      opts.archs.empty() ? sketch::defaultArchs()
+                         : std::vector<std::string>(named.begin(), named.end()),
+      archError);
+  if (archs.empty()) {
+    llvm::errs() << "sketchc: error: " << archError << "\n";
+    return 1;
+  }
+  opts.compile.arch = archs.front();
   mlir::MLIRContext context;
   context.getOrLoadDialect<sketch::SketchDialect>();
   // Errors point at sketch statements; the generic op dump would only add noise.
@@ -154,6 +238,8 @@ int compile(const DriverOptions &opts) {
   else
     sketch::buildCompletionPipeline(pm, opts.compile);
   if (opts.printPipeline) {
+    if (archs.size() > 1)
+      llvm::outs() << "(once per architecture: " << llvm::join(archs, ", ") << ")\n";
     pm.printAsTextualPipeline(llvm::outs());
     llvm::outs() << "\n";
     return 0;
@@ -172,6 +258,11 @@ int compile(const DriverOptions &opts) {
   mlir::OwningOpRef<mlir::ModuleOp> module = parseInput(sourceMgr, opts.input, &context);
   if (!module || mlir::failed(mlir::verify(*module)))
     return 1;
+  if (archs.size() > 1 && !opts.parseOnly) {
+    if (opts.printAfterAll)
+      context.disableMultithreading();
+    return compileVariants(*module, opts, archs);
+  }
   if (!opts.parseOnly) {
     if (opts.printAfterAll) {
       context.disableMultithreading();

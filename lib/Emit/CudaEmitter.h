@@ -27,9 +27,18 @@ mlir::LogicalResult emitCuda(mlir::ModuleOp module, const CudaEmitOptions &optio
 mlir::FailureOr<std::vector<KernelSignature>>
 emitKernels(mlir::ModuleOp module, const CudaEmitOptions &options, llvm::raw_ostream &body);
 
+/// The .cu's first lines: how to build it (one -gencode per architecture), the
+/// includes, and the header or the host functions' prototypes.
+void writeCudaPrologue(llvm::raw_ostream &os, llvm::ArrayRef<std::string> archs,
+                       llvm::StringRef headerName, llvm::ArrayRef<KernelSignature> sigs);
+
 /// Writes the host API of every kernel as JSON (docs/sketchc.md, "--emit=api"):
 /// parameters, size symbols, derived and bound sizes, and the host's conditions.
-mlir::LogicalResult emitApi(mlir::ModuleOp module, const CudaEmitOptions &options,
+/// `modules` are one sketch planned for each of `archs` (the variants of one
+/// file): each parameter's alignment is the largest any variant needs and the
+/// conditions are every one any variant's host function checks.
+mlir::LogicalResult emitApi(llvm::ArrayRef<mlir::ModuleOp> modules,
+                            llvm::ArrayRef<std::string> archs, const CudaEmitOptions &options,
                             llvm::raw_ostream &os);
 
 } // namespace sketch

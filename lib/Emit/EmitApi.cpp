@@ -6,11 +6,13 @@
 // and writes it, the pointer alignment it needs; scalar type), the size
 // symbols the function takes, the sizes bound at compile time or derived
 // from others, and the conditions its host function checks. The kernels are
-// generated (and their errors reported) exactly as for --emit=cuda.
+// generated (and their errors reported) exactly as for --emit=cuda. For several
+// architectures, what any variant needs: the largest alignment, every condition.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/CudaEmitter.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 
 using namespace mlir;
@@ -93,20 +95,44 @@ void writeKernel(llvm::json::OStream &json, const KernelSignature &sig, KernelOp
   });
 }
 
+/// One variant's signatures folded into `merged` (the first variant's): each parameter's
+/// alignment the largest any variant needs, each condition any variant checks.
+void mergeVariant(std::vector<KernelSignature> &merged, const std::vector<KernelSignature> &sigs) {
+  for (auto [into, sig] : llvm::zip(merged, sigs)) {
+    for (auto [param, other] : llvm::zip(into.params, sig.params))
+      param.alignment = std::max(param.alignment, other.alignment);
+    for (const HostRequirement &requirement : sig.requirements)
+      if (llvm::none_of(into.requirements, [&](const HostRequirement &known) {
+            return known.condition == requirement.condition;
+          }))
+        into.requirements.push_back(requirement);
+  }
+}
+
 } // namespace
 
-LogicalResult emitApi(ModuleOp module, const CudaEmitOptions &options, llvm::raw_ostream &os) {
-  std::string body;
-  llvm::raw_string_ostream discarded(body);
-  FailureOr<std::vector<KernelSignature>> sigs = emitKernels(module, options, discarded);
-  if (failed(sigs))
-    return failure();
+LogicalResult emitApi(ArrayRef<ModuleOp> modules, ArrayRef<std::string> archs,
+                      const CudaEmitOptions &options, llvm::raw_ostream &os) {
+  std::vector<KernelSignature> merged;
+  for (auto [module, arch] : llvm::zip(modules, archs)) {
+    CudaEmitOptions variantOptions = options;
+    variantOptions.arch = arch;
+    std::string body;
+    llvm::raw_string_ostream discarded(body);
+    FailureOr<std::vector<KernelSignature>> sigs = emitKernels(module, variantOptions, discarded);
+    if (failed(sigs))
+      return failure();
+    if (merged.empty())
+      merged = std::move(*sigs);
+    else
+      mergeVariant(merged, *sigs);
+  }
   llvm::json::OStream json(os, 2);
   json.object([&] {
-    json.attribute("arch", options.arch);
+    json.attribute("arch", llvm::join(archs, ","));
     json.attributeArray("kernels", [&] {
-      for (const KernelSignature &sig : *sigs)
-        writeKernel(json, sig, module.lookupSymbol<KernelOp>(sig.name));
+      for (const KernelSignature &sig : merged)
+        writeKernel(json, sig, ModuleOp(modules.front()).lookupSymbol<KernelOp>(sig.name));
     });
   });
   os << "\n";

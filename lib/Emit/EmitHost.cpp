@@ -23,7 +23,7 @@ std::string hostParameterList(const KernelSignature &sig) {
 
 std::string hostPrototype(const KernelSignature &sig) {
   std::string params = hostParameterList(sig);
-  return "extern \"C\" cudaError_t " + sig.name + "(" + (params.empty() ? "" : params + ", ") +
+  return (sig.exported ? "extern \"C\" " : "static ") + std::string("cudaError_t ") + sig.name + "(" + (params.empty() ? "" : params + ", ") +
          "cudaStream_t stream)";
 }
 

@@ -124,6 +124,10 @@ static void readBindings(KernelOp kernel, llvm::StringMap<int64_t> &bound) {
 KernelSignature analyzeSignature(KernelOp kernel, ArrayRef<std::string> derived) {
   KernelSignature sig;
   sig.name = kernel.getSymName().str();
+  if (auto publicName = kernel->getAttrOfType<mlir::StringAttr>(kVariantOfAttr)) {
+    sig.exported = false;
+    sig.variantOf = publicName.str();
+  }
   readBindings(kernel, sig.bound);
   llvm::StringSet<> written, read;
   kernel.walk([&](CopyOp copy) {

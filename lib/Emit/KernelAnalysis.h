@@ -45,8 +45,15 @@ struct HostRequirement {
 };
 
 /// The parameters of a kernel and the size symbols its host function takes.
+/// The attribute that marks a kernel as one architecture's variant of a public
+/// kernel (Variants.h); its value is the public name.
+constexpr const char *kVariantOfAttr = "sketch.variant_of";
+
 struct KernelSignature {
   std::string name;
+  /// A variant's host function is static and called by the public one, `variantOf`.
+  bool exported = true;
+  std::string variantOf;
   std::vector<ParamInfo> params;
   /// Unbound, non-derived size symbols in order of first appearance (int64_t arguments).
   std::vector<std::string> sizeSymbols;

@@ -89,7 +89,9 @@ class Module:
 
 def compile(path_or_source, arch=None, defines=None, cache_dir=None, verbose=False):
     """Compiles a sketch (a path or the source text) for `arch` (default: the current
-    CUDA device's), with size symbols bound by `defines` ({"N0": 64}); returns a Module."""
+    CUDA device's; a comma-separated list such as "sm_80,sm_90a" builds one library whose
+    functions pick the variant for the device they run on), with size symbols bound by
+    `defines` ({"N0": 64}); returns a Module."""
     text, path = _read_source(path_or_source)
     build = Build(text, arch or device_arch(), defines or {}, cache_dir=cache_dir, path=path)
     return Module(build.run(verbose=verbose))

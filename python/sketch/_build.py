@@ -92,12 +92,14 @@ def _nvcc_version(nvcc):
 
 
 def nvcc_targets(arch):
-    """nvcc's -gencode flags for a sketchc arch: its machine code, and for sm_80 also
-    PTX so that later GPUs without their own sketchc target can run it."""
-    number = arch[3:]
-    flags = [f"-gencode=arch=compute_{number},code={arch}"]
-    if arch == "sm_80":
-        flags.append("-gencode=arch=compute_80,code=compute_80")
+    """nvcc's -gencode flags for a sketchc --arch (one architecture or a comma-separated
+    list, every variant of the .cu): each one's machine code, and for sm_80 also PTX so
+    that later GPUs without their own sketchc target can run it."""
+    flags = []
+    for name in arch.split(","):
+        flags.append(f"-gencode=arch=compute_{name[3:]},code={name}")
+        if name == "sm_80":
+            flags.append("-gencode=arch=compute_80,code=compute_80")
     return flags
 
 

@@ -1,7 +1,7 @@
 // The attention loop GEMM -> scale -> Softmax -> GEMM becomes an online
 // softmax: scale folded into exp2, running max and sum, O rescaled inside the
 // loop, one division after it, P kept in registers as the A operand of P·V.
-// RUN: sketchc %s --emit=cuda | FileCheck %s
+// RUN: sketchc --arch sm_80 %s --emit=cuda | FileCheck %s
 
 // CHECK-LABEL: namespace attention_tiles {
 // CHECK: using T = __half;

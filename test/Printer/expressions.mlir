@@ -1,7 +1,7 @@
 // `Compute Y = EXPR` prints with the fewest parentheses that keep the tree:
 // `+ -` bind looser than `* /`, both are left-associative, unary minus binds
 // tightest, and constants print as they were spelled.
-// RUN: sketchc %s --emit=sketch --parse-only | FileCheck %s --strict-whitespace --match-full-lines
+// RUN: sketchc --arch sm_80 %s --emit=sketch --parse-only | FileCheck %s --strict-whitespace --match-full-lines
 
 // CHECK-LABEL:kernel expr(C: f32[M, N], a: f32, b: f32, c: f32):
 // CHECK-NEXT:    Compute Y = a - (b - c)

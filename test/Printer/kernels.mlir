@@ -1,7 +1,7 @@
 // Kernel headers (layouts, scalars, long parameter lists), directives (only
 // the ones set, in the order tile, warps, stages), convolutions, and several
 // kernels in one file separated by one blank line.
-// RUN: sketchc %s --emit=sketch --parse-only | FileCheck %s --strict-whitespace --match-full-lines
+// RUN: sketchc --arch sm_80 %s --emit=sketch --parse-only | FileCheck %s --strict-whitespace --match-full-lines
 
 // A header that fits in 110 columns stays on one line; directives print in
 // the contract's order whatever the attribute order.

@@ -1,6 +1,6 @@
 // Every statement kind printed in its canonical sketch spelling, with four
 // spaces of indentation per block level.
-// RUN: sketchc %s --emit=sketch --parse-only | FileCheck %s --strict-whitespace --match-full-lines
+// RUN: sketchc --arch sm_80 %s --emit=sketch --parse-only | FileCheck %s --strict-whitespace --match-full-lines
 
 // CHECK-LABEL:kernel stmts(A: f16[Bt, M, K], B: bf16[K, N], bias: f32[N], C: f16[M, N], W: f16[N, K], alpha: f32, n: i32):
 // CHECK-NEXT:    Allocate A in global (M, K) with offset batch_offset

@@ -8,9 +8,10 @@ generate_begin "$root/.gen/gpu"
 for sketch in $(find "$root/test/gpu" -name '*.sketch' | sort); do
   generate_one "$sketch" "$arch" "$(basename "$sketch" .sketch)"
 done
-# The examples too (test_examples.py checks the GEMM ones), as example_NAME.cu.
+# The examples too (test_examples.py checks the GEMM ones), as example_NAME.cu, for
+# sketchc's default list (sm_80,sm_90a): their host functions pick the variant at run time.
 for sketch in $(find "$root/examples" -name '*.sketch' | sort); do
-  generate_one "$sketch" "$arch" "example_$(basename "$sketch" .sketch)"
+  generate_one "$sketch" "${EXAMPLES_ARCH:-sm_80,$arch}" "example_$(basename "$sketch" .sketch)"
 done
 generate_static_sketchc
 generate_end

@@ -60,21 +60,67 @@ inline cudaError_t allow_dynamic_smem(Kernel kernel, int bytes) {
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 
+/// A value of each device (up to 64), computed by `read(device)` for the current device the
+/// first time it is asked for and cached; 0 (not cached) when `read` or cudaGetDevice fails.
+class PerDevice {
+public:
+  template <class Read> int get(Read read) {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices)
+      return 0;
+    int value = values_[device].load(std::memory_order_relaxed);
+    if (value == 0) {
+      value = read(device);
+      values_[device].store(value, std::memory_order_relaxed);
+    }
+    return value;
+  }
+
+private:
+  static constexpr int kDevices = 64;
+  std::atomic<int> values_[kDevices] = {};
+};
+
 /// The current device's multiprocessor count, read from the driver once a device and
 /// cached; 0 when it cannot be read (the split-K rule then keeps the kernel's own tile).
 inline int sm_count() {
-  constexpr int kDevices = 64;
-  static std::atomic<int> counts[kDevices];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices)
-    return 0;
-  int count = counts[device].load(std::memory_order_relaxed);
-  if (count == 0) {
+  static PerDevice counts;
+  return counts.get([](int device) {
+    int count = 0;
     if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
       return 0;
-    counts[device].store(count, std::memory_order_relaxed);
-  }
-  return count;
+    return count;
+  });
+}
+
+/// The current device's compute capability as 10 * major + minor (90 on an H100), read
+/// from the driver once a device and cached; 0 when it cannot be read. The host function
+/// of a file built for several architectures picks its variant with it.
+inline int compute_capability() {
+  static PerDevice capabilities;
+  return capabilities.get([](int device) {
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+      return 0;
+    return 10 * major + minor;
+  });
+}
+
+/// Whether the code the current device runs compiled a variant's kernels (not to a trap):
+/// `flag` is the variant's `__device__ int`, 1 in the nvcc passes that compile them and 0 in
+/// the others (a file built without the variant's -gencode). Read once a device
+/// (cudaMemcpyFromSymbol) and cached in `cache`; false when the device has no code at all.
+inline bool variant_built(const void *flag, PerDevice &cache) {
+  constexpr int kBuilt = 1, kNotBuilt = 2;
+  return cache.get([flag](int) {
+    int built = 0;
+    if (cudaMemcpyFromSymbol(&built, flag, sizeof built) != cudaSuccess) {
+      (void)cudaGetLastError(); // no image for this device: not an error of the caller's
+      return kNotBuilt;
+    }
+    return built ? kBuilt : kNotBuilt;
+  }) == kBuilt;
 }
 
 /// The K slices `split_k auto` gives a split form of `tiles` blocks (docs/backend.md):
