@@ -422,15 +422,13 @@ struct ConvWriterBase {
 //===----------------------------------------------------------------------===//
 
 /// The SIMT block of an implicit-GEMM nchw convolution by the rules of
-/// deriveSimtTile and simtIm2colBroken (sketch-choose-defaults checked them;
+/// deriveSimtTile with rule 6 (sketch-choose-defaults checked them;
 /// a located error otherwise).
 FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
   std::string broken;
   auto tile = deriveSimtTile(p.tileN, p.tileM, p.tileK, p.warps, std::min<int64_t>(p.stages, 2),
-                             plan::smemLimitBytes(arch), broken);
+                             plan::smemLimitBytes(arch), broken, /*im2col=*/true);
   if (tile)
-    broken = simtIm2colBroken(*tile);
-  if (broken.empty())
     return *tile;
   return kernel.emitError() << "f32 nchw convolution tile BM = " << p.tileM
                             << " (pixels), BN = " << p.tileN << " (channels), BK = " << p.tileK

@@ -285,11 +285,8 @@ LogicalResult chooseSimtWarps(KernelOp kernel, Config &config, StringRef arch, b
     config.values[kWarps] = defaultSimtWarps(rows, cols, config.values[kBK],
                                              config.values[kStages], smemLimit, conv);
   std::string broken;
-  auto tile = deriveSimtTile(rows, cols, config.values[kBK], config.values[kWarps],
-                             config.values[kStages], smemLimit, broken);
-  if (tile && conv)
-    broken = simtIm2colBroken(*tile);
-  if (broken.empty())
+  if (deriveSimtTile(rows, cols, config.values[kBK], config.values[kWarps],
+                     config.values[kStages], smemLimit, broken, conv))
     return success();
   return emitError(kernel.getLoc()) << (conv ? "f32 nchw convolution " : "f32 GEMM ")
                                     << describeValues(config) << ": " << broken;
@@ -308,9 +305,8 @@ void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch) 
   if (bn < 64)
     return;
   std::string broken;
-  auto tile = deriveSimtTile(bn, bm, bk, warps, config.values[kStages],
-                             plan::smemLimitBytes(arch), broken);
-  if (!tile || !simtIm2colBroken(*tile).empty())
+  if (!deriveSimtTile(bn, bm, bk, warps, config.values[kStages], plan::smemLimitBytes(arch),
+                      broken, true))
     return;
   Builder b(kernel.getContext());
   kernel->setAttr(plan::kNarrowVariantAttr, b.getI64ArrayAttr({bm, bn, bk, warps}));

@@ -41,6 +41,21 @@ SimtTile chooseMicroTile(int64_t rows, int64_t cols, int64_t depth, int64_t outp
   return best;
 }
 
+/// Rule 6 (the nchw convolution's input loader): empty when kept, else the rule broken.
+std::string brokenIm2col(const SimtTile &tile) {
+  int64_t threads = tile.threads();
+  std::string rule = "rule 6, the input loader: the " + str(threads) + " threads (32 x warps) must ";
+  if (threads % tile.cols != 0)
+    return rule + "be a multiple of the BM = " + str(tile.cols) +
+           " pixels (each thread loads one pixel column of the input tile): use more warps or "
+           "a smaller BM";
+  if (tile.cols * tile.depth % (4 * threads) != 0)
+    return rule + "divide the BM x BK = " + str(tile.cols * tile.depth) +
+           " input elements in chunks of 4 evenly (each thread loads 4 reduction indices at a "
+           "time): use a larger BK or fewer warps";
+  return "";
+}
+
 } // namespace
 
 int64_t simtVectorWidth(int64_t n) { return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1; }
@@ -129,7 +144,8 @@ std::string brokenResources(const SimtTile &tile, int64_t warps, int64_t stages,
 } // namespace
 
 std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth, int64_t warps,
-                                       int64_t stages, int64_t smemLimit, std::string &broken) {
+                                       int64_t stages, int64_t smemLimit, std::string &broken,
+                                       bool im2col) {
   int64_t threads = 32 * warps;
   broken = brokenDivision(rows, cols, depth, threads);
   if (!broken.empty())
@@ -138,34 +154,20 @@ std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth
   // a microCols that divides cols.
   SimtTile tile = chooseMicroTile(rows, cols, depth, rows * cols / threads);
   broken = brokenResources(tile, warps, stages, smemLimit);
+  if (broken.empty() && im2col)
+    broken = brokenIm2col(tile);
   if (!broken.empty())
     return std::nullopt;
   return tile;
-}
-
-std::string simtIm2colBroken(const SimtTile &tile) {
-  int64_t threads = tile.threads();
-  std::string rule = "rule 6, the input loader: the " + str(threads) + " threads (32 x warps) must ";
-  if (threads % tile.cols != 0)
-    return rule + "be a multiple of the BM = " + str(tile.cols) +
-           " pixels (each thread loads one pixel column of the input tile): use more warps or "
-           "a smaller BM";
-  if (tile.cols * tile.depth % (4 * threads) != 0)
-    return rule + "divide the BM x BK = " + str(tile.cols * tile.depth) +
-           " input elements in chunks of 4 evenly (each thread loads 4 reduction indices at a "
-           "time): use a larger BK or fewer warps";
-  return "";
 }
 
 int64_t defaultSimtWarps(int64_t rows, int64_t cols, int64_t depth, int64_t stages,
                          int64_t smemLimit, bool im2col) {
   int64_t most = std::clamp<int64_t>(rows * cols / (32 * 64), 1, 32);
   std::string broken;
-  for (int64_t warps = most; warps >= 1; --warps) {
-    auto tile = deriveSimtTile(rows, cols, depth, warps, stages, smemLimit, broken);
-    if (tile && (!im2col || simtIm2colBroken(*tile).empty()))
+  for (int64_t warps = most; warps >= 1; --warps)
+    if (deriveSimtTile(rows, cols, depth, warps, stages, smemLimit, broken, im2col))
       return warps;
-  }
   return most;
 }
 

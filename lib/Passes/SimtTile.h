@@ -69,19 +69,20 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 ///      warps; at most 255 a thread);
 ///   4. the threads divide each operand tile's rows x depth and cols x depth
 ///      elements evenly (every thread copies as many);
-///   5. the shared tiles fit `smemLimit` bytes.
+///   5. the shared tiles fit `smemLimit` bytes;
+///   6. (with `im2col`, see below).
 /// Otherwise nullopt, with the broken rule in `broken`. The micro-tile is the
 /// factorisation of the outputs a thread that needs the fewest shared-memory
 /// loads a k step (4-float pieces), then the squarest.
 std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth, int64_t warps,
-                                       int64_t stages, int64_t smemLimit, std::string &broken);
+                                       int64_t stages, int64_t smemLimit, std::string &broken,
+                                       bool im2col = false);
 
-/// The f32 nchw convolution's input loader (Im2colNchwLoader, sketch/conv.cuh;
-/// the tile's rows are output channels, its cols output pixels) gives each
-/// thread one pixel column and chunks of 4 reduction indices. Rule 6: the
-/// threads are a multiple of the pixel columns, and they divide the input
-/// tile's 4-index chunks evenly. Empty when kept, else the rule broken.
-std::string simtIm2colBroken(const SimtTile &tile);
+/// With `im2col` (the f32 nchw convolution: rows are output channels, cols
+/// output pixels), rule 6 too: its input loader (Im2colNchwLoader,
+/// sketch/conv.cuh) gives each thread one pixel column and chunks of 4
+/// reduction indices, so the threads are a multiple of the pixel columns and
+/// divide the input tile's 4-index chunks evenly.
 
 /// The warps of an f32 GEMM block that `warps` does not set: the most (at most
 /// 32) that leave each thread at least 64 accumulators (8 x 8) and keep the
