@@ -46,39 +46,32 @@ void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth) {
 
 void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef args,
                     int64_t dynamicBytes, StringRef flag, StringRef flagValue) {
-  if (!flag.empty()) {
-    auto instance = [&](StringRef vec) {
-      return "(" + flagValue.str() + " ? " + name.str() + "<" + vec.str() + ", true> : " +
-             name.str() + "<" + vec.str() + ", false>)";
-    };
-    w.line("auto kernel = vec ? " + instance("true") + " : " + instance("false") + ";");
-    std::string bytes = "0";
-    if (dynamicBytes > 0) {
-      w.line("const int smem_bytes = " + str(dynamicBytes) +
-             ";  // the shared tiles: dynamic, above 48 KB by opt-in");
-      w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
-      w.line("if (err != cudaSuccess)");
-      w.line("  return err;");
-      bytes = "smem_bytes";
-    }
-    w.line("kernel<<<" + grid.str() + ", THREADS, " + bytes + ", stream>>>(" + args.str() + ");");
+  if (flag.empty() && dynamicBytes == 0) {
+    std::string launch = "<<<" + grid.str() + ", THREADS, 0, stream>>>(" + args.str() + ");";
+    w.line("if (vec)");
+    w.line("  " + name.str() + "<true>" + launch);
+    w.line("else");
+    w.line("  " + name.str() + "<false>" + launch);
     return;
   }
-  if (dynamicBytes > 0) {
+  // NAME<vec> or, with a flag, (FLAG ? NAME<vec, true> : NAME<vec, false>)
+  auto instance = [&](StringRef vec) {
+    if (flag.empty())
+      return name.str() + "<" + vec.str() + ">";
+    return "(" + flagValue.str() + " ? " + name.str() + "<" + vec.str() + ", true> : " +
+           name.str() + "<" + vec.str() + ", false>)";
+  };
+  if (dynamicBytes > 0)
     w.line("const int smem_bytes = " + str(dynamicBytes) +
            ";  // the shared tiles: dynamic, above 48 KB by opt-in");
-    w.line("auto kernel = vec ? " + name.str() + "<true> : " + name.str() + "<false>;");
+  w.line("auto kernel = vec ? " + instance("true") + " : " + instance("false") + ";");
+  if (dynamicBytes > 0) {
     w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
     w.line("if (err != cudaSuccess)");
     w.line("  return err;");
-    w.line("kernel<<<" + grid.str() + ", THREADS, smem_bytes, stream>>>(" + args.str() + ");");
-    return;
   }
-  std::string launch = "<<<" + grid.str() + ", THREADS, 0, stream>>>(" + args.str() + ");";
-  w.line("if (vec)");
-  w.line("  " + name.str() + "<true>" + launch);
-  w.line("else");
-  w.line("  " + name.str() + "<false>" + launch);
+  w.line("kernel<<<" + grid.str() + ", THREADS, " + (dynamicBytes > 0 ? "smem_bytes" : "0") +
+         ", stream>>>(" + args.str() + ");");
 }
 
 void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
