@@ -6,7 +6,7 @@ which builds .gen/bench into one library. Each module keeps its own cases,
 checks and timing (bench.py: GEMM and GEMM+bias+ReLU against cuBLAS /
 cuBLASLt; bench_b2b.py: back-to-back GEMMs against torch's unfused chain;
 bench_conv.py: ResNet-50 convolutions against cuDNN and the SIMT SGEMM against
-cuBLAS; bench_attention.py: attention against torch SDPA's flash backend;
+cuBLAS; bench_conv_b2b.py: back-to-back convolutions against two cuDNN convolutions; bench_attention.py: attention against torch SDPA's flash backend;
 bench_projections.py: Y = X W^T at LLM projection shapes against cuBLAS);
 this script calls them in turn, in one process, and gathers their rows into
 one table:
@@ -129,6 +129,12 @@ def conv_group(table):
             p = (hw + 2 * pad - r) // stride + 1
             nbytes = elem * (n * c * hw * hw + k * c * r * r + n * k * p * p)
             table.run("conv", nbytes, bench_conv.conv_case, dtype_name, layer)
+    import bench_conv_b2b  # back-to-back convolutions against two cuDNN convolutions
+    for shape, (c, hw, k0, r, stride, pad, k1) in bench_conv_b2b.SHAPES.items():
+        p = (hw + 2 * pad - r) // stride + 1
+        n = bench_conv_b2b.BATCH
+        nbytes = 2 * (n * c * hw * hw + k0 * c * r * r + k0 + k1 * k0 + n * k1 * p * p)
+        table.run("conv", nbytes, bench_conv_b2b.conv_b2b_case, shape)
 
 
 def attention_case(b, h, hk, s, d, causal, rows, detail):

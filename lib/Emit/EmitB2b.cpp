@@ -18,6 +18,7 @@
 //   16-byte coalesced stores of whole rows (rows past M skipped).
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Emit/ConvGeometry.h"
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
 #include "lib/Passes/BackendPlan.h"
@@ -263,6 +264,45 @@ __device__ __forceinline__ void store_c(E *tile, const float (&c)[MT][NT][4], in
 #endif // SKETCH_B2B_HELPERS
 )cuda";
 
+/// The A0 loader of back-to-back convolutions (after kHelpers), once per translation unit.
+constexpr const char *kConvHelpers = R"cuda(#ifndef SKETCH_B2B_CONV_HELPERS
+#define SKETCH_B2B_CONV_HELPERS
+#include "sketch/conv.cuh"
+namespace sketch_b2b {
+
+/// Copies the ROWS x COLS im2col tile at (output pixel row0, reduction index k0) of an
+/// nhwc input into shared memory (DST_LD elements a row) with 16-byte cp.async: 8
+/// channels of one filter tap a chunk (C % 8 == 0, `x` 16-byte aligned), zero in the
+/// padding, past the last pixel and past C*R*S. Each thread keeps one chunk column, so
+/// its (r, s, c) split is made once a tile, and finds its rows' input windows.
+template <int ROWS, int COLS, int DST_LD, int THREADS,
+          bool PREFETCH = (SKETCH_B2B_L2_PREFETCH == 256), typename E>
+__device__ __forceinline__ void copy_im2col_tile_async(E *dst, const E *x,
+                                                       const sketch::ConvShape &cs, int64_t row0,
+                                                       int64_t k0) {
+  constexpr int kChunksPerRow = COLS / 8;
+  static_assert(THREADS % kChunksPerRow == 0, "each thread keeps one chunk column");
+  constexpr int kRowStep = THREADS / kChunksPerRow;
+  const int col = threadIdx.x % kChunksPerRow * 8;
+  const sketch::ReductionNhwc red = sketch::reduction_nhwc(cs, int(k0) + col);
+#pragma unroll
+  for (int i = 0; i < (ROWS + kRowStep - 1) / kRowStep; ++i) {
+    const int r = int(threadIdx.x) / kChunksPerRow + i * kRowStep;
+    if (ROWS % kRowStep != 0 && r >= ROWS)
+      break;
+    const sketch::WindowNhwc win = sketch::window_nhwc(cs, row0 + r);
+    const bool inside = red.live &&
+                        static_cast<unsigned>(win.h0 + red.dy) < static_cast<unsigned>(cs.h) &&
+                        static_cast<unsigned>(win.w0 + red.dx) < static_cast<unsigned>(cs.w);
+    cp_async_16_l2<PREFETCH>(sketch::smem_addr(dst + r * DST_LD + col),
+                             inside ? x + win.offset + red.delta : x, inside);
+  }
+}
+
+} // namespace sketch_b2b
+#endif // SKETCH_B2B_CONV_HELPERS
+)cuda";
+
 /// Local names of the generated kernel; a parameter spelled like one of them is renamed.
 const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "row0",      "col",       "col0",        "v",
@@ -329,8 +369,10 @@ void emitClearFirstAccumulator(CudaWriter &w) {
 
 class B2bEmitter {
 public:
-  B2bEmitter(KernelOp kernel, Plan plan, KernelSignature sig, CudaWriter &w)
-      : kernel(kernel), plan(std::move(plan)), sig(std::move(sig)), w(w) {
+  B2bEmitter(KernelOp kernel, Plan plan, KernelSignature sig,
+             std::optional<ConvGeometry> geometry, CudaWriter &w)
+      : kernel(kernel), plan(std::move(plan)), sig(std::move(sig)),
+        geometry(std::move(geometry)), w(w) {
     ns = ident(kernel.getSymName()) + "_b2b";
     kernelName = ident(kernel.getSymName()) + "_kernel";
   }
@@ -341,6 +383,8 @@ public:
     if (tma())
       w.line("#include \"sketch/tma.cuh\" // tensor-map (TMA) loads and mbarriers");
     w.stream() << kHelpers;
+    if (plan.conv)
+      w.stream() << kConvHelpers;
     w.line();
     emitConstants();
     w.line();
@@ -385,7 +429,8 @@ private:
   /// 64-column panels (128 bytes, the SWIZZLE_128B span) and whose TMA stages, unpadded,
   /// with their mbarriers and the 1024-byte alignment, fit the plan's pipeline region.
   bool tma() const {
-    if (!plan.persistent || plan.b0KContiguous || (plan.arch != "sm_90" && plan.arch != "sm_90a"))
+    if (!plan.persistent || plan.b0KContiguous || plan.conv ||
+        (plan.arch != "sm_90" && plan.arch != "sm_90a"))
       return false;
     if (plan.tileK0 % 64 != 0 || plan.chunkN0 % 64 != 0)
       return false;
@@ -416,13 +461,28 @@ private:
 
   void emitConstants() {
     const SmemLayout &s = plan.smem;
-    w.line(formatv("// ===== kernel {0}: back-to-back GEMM =====", kernel.getSymName()).str());
-    w.line(formatv("// GEMM-I:  {0} ({1} x {2}) = {3} ({1} x {4}) . {5} ({4} x {2})", plan.d0,
-                   plan.m, plan.n0, plan.a0.getName(), plan.k0, plan.b0.getName())
-               .str());
-    w.line(formatv("// GEMM-II: {0} ({1} x {2}) = {3} . {4} ({5} x {2})", plan.d1, plan.m, plan.n1,
-                   plan.d0, plan.b1.getName(), plan.n0)
-               .str());
+    if (plan.conv) {
+      w.line(formatv("// ===== kernel {0}: back-to-back convolution =====", kernel.getSymName())
+                 .str());
+      w.line(formatv("// GEMM-I:  {0} ({1} x {2}) = im2col({3}) ({1} x {4}) . {5}^T: the {6}x{7} "
+                     "convolution, stride ({8}, {9}) pad ({10}, {11}) dilation ({12}, {13})",
+                     plan.d0, plan.m, plan.n0, plan.a0.getName(), plan.k0, plan.b0.getName(),
+                     geometry->r, geometry->s, geometry->strideH, geometry->strideW,
+                     geometry->padH, geometry->padW, geometry->dilH, geometry->dilW)
+                 .str());
+      w.line(formatv("// GEMM-II: {0} ({1} x {2}) = {3} . {4}^T: the 1x1 convolution over the "
+                     "{5} channels of {3} at each output pixel",
+                     plan.d1, plan.m, plan.n1, plan.d0, plan.b1.getName(), plan.n0)
+                 .str());
+    } else {
+      w.line(formatv("// ===== kernel {0}: back-to-back GEMM =====", kernel.getSymName()).str());
+      w.line(formatv("// GEMM-I:  {0} ({1} x {2}) = {3} ({1} x {4}) . {5} ({4} x {2})", plan.d0,
+                     plan.m, plan.n0, plan.a0.getName(), plan.k0, plan.b0.getName())
+                 .str());
+      w.line(formatv("// GEMM-II: {0} ({1} x {2}) = {3} . {4} ({5} x {2})", plan.d1, plan.m,
+                     plan.n1, plan.d0, plan.b1.getName(), plan.n0)
+                 .str());
+    }
     if (staged())
       w.line(formatv("// {0} staged in shared memory: GEMM-I runs over {1} columns at a time and "
                      "writes each chunk, after its epilogue, to a {2} x {3} shared tile that "
@@ -522,7 +582,15 @@ private:
   //===--------------------------------------------------------------------===//
 
   std::string kernelParams() const {
-    return kernelParameterList(sig, [](const ParamInfo &) { return true; });
+    std::string params = kernelParameterList(sig, [](const ParamInfo &) { return true; });
+    if (plan.conv)
+      params += ", const sketch::ConvShape shape";
+    return params;
+  }
+
+  /// The launch's arguments: the host function's, then the convolution's shape.
+  std::string kernelArgs() const {
+    return kernelArgumentList(sig) + (plan.conv ? ", shape" : "") + (tma() ? ", a0_map, b0_map" : "");
   }
 
   LogicalResult emitKernel() {
@@ -585,9 +653,16 @@ private:
     w.line("const int warp_row = (threadIdx.x >> 5) * WM; // this warp's first row in the block");
     if (!plan.persistent)
       w.line("const int64_t m0 = int64_t(blockIdx.x) * BM;  // the block's first row");
-    w.line("const int64_t m_size = " + size(plan.m) + ";  // rows of " + plan.a0.getName().str());
-    w.line("const int64_t k0_size = " + size(plan.k0) + "; // columns of " +
-           plan.a0.getName().str());
+    if (plan.conv) {
+      w.line("const int64_t m_size = int64_t(shape.n) * shape.p * shape.q; // output pixels");
+      w.line("const int64_t k0_size = int64_t(shape.r) * shape.s * shape.c; // the first "
+             "convolution's reduction (r, s, c)");
+    } else {
+      w.line("const int64_t m_size = " + size(plan.m) + ";  // rows of " +
+             plan.a0.getName().str());
+      w.line("const int64_t k0_size = " + size(plan.k0) + "; // columns of " +
+             plan.a0.getName().str());
+    }
     w.line();
     if (plan.persistent)
       return emitPersistentBody();
@@ -899,10 +974,12 @@ private:
   /// The cp.async copies of the A0 and B0 tiles of K0 tile `kt` into stage `stage`
   /// (stages `a0Stage` and `b0Stage` elements apart).
   void emitKTileCopies(StringRef row0, StringRef kt, StringRef a0Stage, StringRef b0Stage) {
-    w.line(withL2(formatv("sketch_b2b::copy_tile_async<BM, BK0, A0_LD, kThreads>(a0_s + stage * "
-                          "{3}, {0}, k0_size, {1}, m_size, ({2}) * BK0, k0_size);",
-                          ident(plan.a0.getName()), row0, kt, a0Stage)
-                      .str()));
+    const char *copyA0 =
+        plan.conv ? "sketch_b2b::copy_im2col_tile_async<BM, BK0, A0_LD, kThreads>(a0_s + stage * "
+                    "{3}, {0}, shape, {1}, ({2}) * BK0);"
+                  : "sketch_b2b::copy_tile_async<BM, BK0, A0_LD, kThreads>(a0_s + stage * {3}, "
+                    "{0}, k0_size, {1}, m_size, ({2}) * BK0, k0_size);";
+    w.line(withL2(formatv(copyA0, ident(plan.a0.getName()), row0, kt, a0Stage).str()));
     const char *copyB0 =
         plan.b0KContiguous
             ? "sketch_b2b::copy_tile_async<NC, BK0, B0_LD, kThreads>(b0_s + stage * {2}, {0}, "
@@ -1291,18 +1368,27 @@ private:
     for (const ParamInfo &param : sig.params)
       if (param.isTensor)
         pointers += (pointers.empty() ? "" : ", ") + param.cname;
-    if (!sizes.empty()) {
+    if (!sizes.empty() && !geometry) {
       w.line("if (!sketch::all_nonnegative(" + sizes + "))");
       w.line("  return cudaErrorInvalidValue;");
     }
-    w.line("const int64_t m_size = " + size(plan.m) + ", k0_size = " + size(plan.k0) + ";");
-    w.line("if (k0_size % 8 != 0) // rows of " + plan.a0.getName().str() +
-           " are copied in 16-byte chunks");
-    w.line("  return cudaErrorInvalidValue;");
-    w.line("if (m_size == 0)");
-    w.line("  return cudaSuccess;");
-    w.line("if (!sketch::all_nonnull(" + pointers + "))");
-    w.line("  return cudaErrorInvalidValue;");
+    if (geometry) {
+      emitConvHostShape(w, *geometry, sig, plan::tensorDims(kernel, plan.a0.getName()),
+                        plan.out.getName(), {geometry->k, plan::tensorDims(kernel, plan.out.getName())[3]});
+      w.line("if (" + sig.dim(geometry->c) + " % 8 != 0) // im2col copies 8 channels of " +
+             plan.a0.getName().str() + " (16 bytes) at a time");
+      w.line("  return cudaErrorInvalidValue;");
+      w.line("const int64_t m_size = pixels, k0_size = int64_t(shape.r) * shape.s * shape.c;");
+    } else {
+      w.line("const int64_t m_size = " + size(plan.m) + ", k0_size = " + size(plan.k0) + ";");
+      w.line("if (k0_size % 8 != 0) // rows of " + plan.a0.getName().str() +
+             " are copied in 16-byte chunks");
+      w.line("  return cudaErrorInvalidValue;");
+      w.line("if (m_size == 0)");
+      w.line("  return cudaSuccess;");
+      w.line("if (!sketch::all_nonnull(" + pointers + "))");
+      w.line("  return cudaErrorInvalidValue;");
+    }
     std::string aligned;
     for (const ParamInfo &param : sig.params)
       if (param.isTensor)
@@ -1360,7 +1446,7 @@ private:
       w.line("  blocks = int64_t(per_sm) * sms;");
     }
     w.line(launched + "<<<dim3(unsigned(blocks)), kThreads, kSmemBytes, stream>>>(" +
-           kernelArgumentList(sig) + (tma() ? ", a0_map, b0_map" : "") + ");");
+           kernelArgs() + ");");
     w.line("return cudaGetLastError();");
   }
 
@@ -1368,6 +1454,7 @@ private:
   mutable KernelOp kernel;
   mutable Plan plan;
   KernelSignature sig;
+  std::optional<ConvGeometry> geometry; ///< back-to-back convolutions: the first one's sizes
   CudaWriter &w;
   std::string ns, kernelName;
 };
@@ -1379,7 +1466,12 @@ KernelEmitterResult sketch::emitB2b(KernelOp kernel, const CudaEmitOptions &opti
   FailureOr<Plan> plan = planB2b(kernel, options.arch);
   if (failed(plan))
     return failure();
-  KernelSignature sig = analyzeSignature(kernel);
+  std::optional<ConvGeometry> geometry;
+  if (plan->conv)
+    geometry = readConvGeometry(kernel, plan->firstConv, *convShape(kernel, plan->firstConv));
+  // The host function computes derived output sizes (P, Q) instead of taking them.
+  KernelSignature sig = analyzeSignature(kernel, geometry ? geometry->derived
+                                                          : std::vector<std::string>());
   // A parameter spelled like a local of the generated code gets a trailing '_'.
   auto taken = [&](const std::string &name) {
     return isLocal(name) ||
@@ -1394,9 +1486,14 @@ KernelEmitterResult sketch::emitB2b(KernelOp kernel, const CudaEmitOptions &opti
     }
   // The host function's conditions (emitHost), for callers that check first.
   sig.requireTensorAlignment(16);
-  sig.requirements.push_back({plan->k0 + " % 8 == 0", "rows of " + plan->a0.getName().str() +
-                                                          " are copied in 16-byte chunks"});
-  B2bEmitter emitter(kernel, std::move(*plan), sig, w);
+  if (geometry)
+    sig.requirements.push_back({geometry->c + " % 8 == 0", "im2col copies 8 channels of " +
+                                                              plan->a0.getName().str() +
+                                                              " (16 bytes) at a time"});
+  else
+    sig.requirements.push_back({plan->k0 + " % 8 == 0", "rows of " + plan->a0.getName().str() +
+                                                            " are copied in 16-byte chunks"});
+  B2bEmitter emitter(kernel, std::move(*plan), sig, std::move(geometry), w);
   if (failed(emitter.emit()))
     return failure();
   return sig;

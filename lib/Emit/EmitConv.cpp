@@ -19,6 +19,7 @@
 // the output's shape) is fused before the store, in the output's layout.
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Emit/ConvGeometry.h"
 #include "lib/Emit/EmitEpilogue.h"
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/EmitSimt.h"
@@ -43,15 +44,11 @@ namespace {
 /// output element (a tensor of the output's shape).
 enum class ConvOperandKind { PerChannel, Full };
 
-struct ConvPlan {
+struct ConvPlan : ConvGeometry {
   KernelSignature sig;
   mutable Conv2dOp conv; // op handles: their accessors are not const
   const ParamInfo *x = nullptr, *w = nullptr, *y = nullptr;
   bool nhwc = false;
-  // Sizes as sketch dims.
-  std::string n, c, h, wd, k, r, s, p, q;
-  std::vector<std::string> derived; // P, Q symbols the host computes
-  int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilH = 1, dilW = 1;
   int64_t tileM = 128, tileN = 128, tileK = 8, warps = 8, stages = 2;
   std::string pipeline;
   std::vector<Operation *> epilogue;
@@ -152,8 +149,7 @@ struct ConvReader {
                                  << "' must be the convolution's output '" << p.y->name << "'";
     if (failed(readLayouts()))
       return failure();
-    p.n = shape->n, p.c = shape->c, p.h = shape->h, p.wd = shape->w;
-    p.k = shape->k, p.r = shape->r, p.s = shape->s, p.p = shape->p, p.q = shape->q;
+    static_cast<ConvGeometry &>(p) = readConvGeometry(kernel, p.conv, *shape);
     // The filter's C and the output's N, K must be the input's.
     const auto &wd = p.w->dims, &yd = p.y->dims;
     std::string filterC = p.nhwc ? wd[3] : wd[1];
@@ -165,14 +161,6 @@ struct ConvReader {
       return p.conv.emitError() << "output '" << p.y->name << "[" << joined(yd)
                                 << "]' must have the input's batch " << p.n
                                 << " and the filter's " << p.k << " channels";
-    // Output sizes sketch-infer-dimensions derives (`sketch.derived`): the host computes them.
-    if (auto derived = kernel->getAttrOfType<DictionaryAttr>("sketch.derived"))
-      for (const std::string &d : {p.p, p.q})
-        if (derived.get(d) && !llvm::is_contained(p.derived, d))
-          p.derived.push_back(d);
-    auto stride = p.conv.getStride(), pad = p.conv.getPad(), dil = p.conv.getDilation();
-    p.strideH = stride[0], p.strideW = stride[1], p.padH = pad[0], p.padW = pad[1];
-    p.dilH = dil[0], p.dilW = dil[1];
     return success();
   }
 
@@ -383,38 +371,7 @@ struct ConvWriterBase {
   }
 
   /// Host-side checks and the ConvShape; leaves `shape`, `pixels` in scope.
-  void emitHostShape() {
-    w.comment("output size: P = (H + 2 pad - dil (R - 1) - 1) / stride + 1, likewise Q");
-    w.line("const int64_t out_p = sketch::conv_out_size(" + dim(p.h) + ", " + dim(p.r) + ", " +
-           str(p.strideH) + ", " + str(p.padH) + ", " + str(p.dilH) + ");");
-    w.line("const int64_t out_q = sketch::conv_out_size(" + dim(p.wd) + ", " + dim(p.s) + ", " +
-           str(p.strideW) + ", " + str(p.padW) + ", " + str(p.dilW) + ");");
-    for (const std::string &d : p.derived)
-      w.line("const int64_t " + cIdent(d) + " = " + (d == p.p ? "out_p" : "out_q") +
-             ";  // derived");
-    emitHostChecks(w, p.sig);
-    w.line("if (" + dim(p.r) + " < 1 || " + dim(p.s) + " < 1 || out_p < 1 || out_q < 1)");
-    w.line("  return cudaErrorInvalidValue;  // the window does not fit the input");
-    for (const std::string &d : {p.p, p.q}) {
-      if (llvm::is_contained(p.derived, d))
-        continue;
-      w.line("if (" + dim(d) + " != " + (d == p.p ? "out_p" : "out_q") + ")");
-      w.line("  return cudaErrorInvalidValue;  // " + p.y->name + "'s " + d +
-             " is not the output size");
-    }
-    w.comment("32-bit element indices inside each tensor");
-    w.line("if (" + p.sig.product(p.x->dims) + " > INT32_MAX || " + p.sig.product({p.k}) +
-           " * " + p.sig.product({p.c, p.r, p.s}) + " > INT32_MAX || " + dim(p.n) + " * " +
-           dim(p.k) + " * out_p * out_q > INT32_MAX)");
-    w.line("  return cudaErrorInvalidValue;");
-    w.line("const sketch::ConvShape shape = sketch::make_conv_shape(" + dim(p.n) + ", " +
-           dim(p.c) + ", " + dim(p.h) + ", " + dim(p.wd) + ", " + dim(p.k) + ", " + dim(p.r) +
-           ", " + dim(p.s) + ", " + str(p.strideH) + ", " + str(p.strideW) + ", " +
-           str(p.padH) + ", " + str(p.padW) + ", " + str(p.dilH) + ", " + str(p.dilW) + ");");
-    w.line("const int64_t pixels = " + dim(p.n) + " * out_p * out_q;");
-    w.line("if (pixels == 0 || " + dim(p.k) + " == 0)");
-    w.line("  return cudaSuccess;  // empty output");
-  }
+  void emitHostShape() { emitConvHostShape(w, p, p.sig, p.x->dims, p.y->name, {p.k}); }
 };
 
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,7 @@
 //===- KernelAnalysis.cpp - a completed kernel as plain data --------------===//
 #include "lib/Emit/KernelAnalysis.h"
 #include "lib/Emit/CudaWriter.h"
+#include "lib/Passes/ChooseB2bResidency.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -182,7 +183,7 @@ KernelKind classifyKernel(KernelOp kernel) {
     softmaxes += isa<SoftmaxOp>(op);
   });
   if (convs)
-    return KernelKind::Conv;
+    return b2b::isB2bKernel(kernel) ? KernelKind::B2b : KernelKind::Conv;
   if (softmaxes && gemms)
     return KernelKind::Attention;
   if (gemms >= 2)

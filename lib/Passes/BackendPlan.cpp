@@ -297,8 +297,8 @@ SmallVector<CopyOp> findResultStores(KernelOp kernel) {
 
 std::string winogradMismatch(KernelOp kernel, Conv2dOp conv) {
   auto shape = convShape(kernel, conv);
-  if (!shape || !shape->output)
-    return "its tensors are not 4-dimensional";
+  if (!shape || !shape->input || !shape->output)
+    return "its input and output are not 4-D tensor parameters";
   for (TensorParamOp param : {shape->input, shape->filter, shape->output})
     if (param.getElementType() != ElementType::f32)
       return "'" + param.getName().str() + "' is " +

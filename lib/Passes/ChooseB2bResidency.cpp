@@ -87,39 +87,79 @@ public:
   }
 
 private:
+  /// "back-to-back GEMM" or "back-to-back convolution", for messages.
+  std::string what() const { return plan.conv ? "back-to-back convolution" : "back-to-back GEMM"; }
+
   LogicalResult findGemms() {
+    if (Conv2dOp first = firstOfConvPair())
+      return findConvs(first);
     SmallVector<GemmOp> gemms = gemmsOf(kernel);
     if (gemms.size() != 2 || gemms[1].getLhs() != gemms[0].getResult())
       return kernel.emitError() << "back-to-back GEMM kernel '" << kernel.getSymName()
                                 << "' must have two GEMMs, the second reading the first's result";
     plan.first = gemms[0];
     plan.second = gemms[1];
-    plan.d0 = plan.first.getResult().str();
-    plan.d1 = plan.second.getResult().str();
-    if (plan.first.getLhsTransposed())
-      return plan.first.emitError() << "back-to-back GEMM: a transposed A operand is not "
-                                       "supported; store it in its row-major [M, K] form";
-    plan.b0KContiguous = plan.first.getRhsTransposed();
-    plan.b1KContiguous = plan.second.getRhsTransposed();
+    plan.d0 = gemms[0].getResult().str();
+    plan.d1 = gemms[1].getResult().str();
+    if (gemms[0].getLhsTransposed())
+      return gemms[0].emitError() << "back-to-back GEMM: a transposed A operand is not "
+                                     "supported; store it in its row-major [M, K] form";
+    plan.b0KContiguous = gemms[0].getRhsTransposed();
+    plan.b1KContiguous = gemms[1].getRhsTransposed();
+    return onlyElementwiseBesides<SoftmaxOp, MaskOp, Conv2dOp>();
+  }
+
+  Conv2dOp firstOfConvPair() {
+    Conv2dOp first;
+    kernel.getBody().walk([&](Conv2dOp conv) {
+      if (!first && consumingConv(kernel, conv))
+        first = conv;
+    });
+    return first;
+  }
+
+  /// The pair as GEMMs: both filters are K-contiguous B operands ([K][R*S*C] krsc,
+  /// and the 1x1 filter [K2][K] in either layout).
+  LogicalResult findConvs(Conv2dOp first) {
+    Conv2dOp second = consumingConv(kernel, first);
+    int convs = 0;
+    kernel.getBody().walk([&](Conv2dOp) { ++convs; });
+    plan.conv = true;
+    plan.first = first;
+    plan.second = second;
+    plan.firstConv = first;
+    plan.d0 = first.getResult().str();
+    plan.d1 = second.getResult().str();
+    plan.b0KContiguous = plan.b1KContiguous = true;
+    if (convs != 2)
+      return kernel.emitError() << "back-to-back convolution kernel '" << kernel.getSymName()
+                                << "' must have two convolutions, the second reading the first's "
+                                   "result";
+    return onlyElementwiseBesides<SoftmaxOp, MaskOp, GemmOp>();
+  }
+
+  template <typename... Others>
+  LogicalResult onlyElementwiseBesides() {
     bool hasOther = false;
-    kernel.walk([&](Operation *op) { hasOther |= isa<SoftmaxOp, MaskOp, Conv2dOp>(op); });
+    kernel.walk([&](Operation *op) { hasOther |= isa<Others...>(op); });
     if (hasOther)
-      return kernel.emitError() << "back-to-back GEMM kernel '" << kernel.getSymName()
-                                << "' may hold only elementwise statements besides its GEMMs";
+      return kernel.emitError() << what() << " kernel '" << kernel.getSymName()
+                                << "' may hold only elementwise statements besides its "
+                                << (plan.conv ? "convolutions" : "GEMMs");
     return success();
   }
 
   /// A statement inside a GEMM's loop: staging copies and the GEMM itself.
-  LogicalResult checkLoopBody(ForOp loop, GemmOp gemm) {
+  LogicalResult checkLoopBody(ForOp loop, Operation *gemm, StringRef result) {
     for (Operation &op : loop.getBodyBlock()) {
-      if (&op == gemm.getOperation() || isa<AllocateOp>(op))
+      if (&op == gemm || isa<AllocateOp>(op))
         continue;
       auto copy = dyn_cast<CopyOp>(op);
       if (copy && copy.getSource() == MemorySpace::global)
         continue;
-      return op.emitError() << "back-to-back GEMM: only Copy from global and the GEMM may sit in "
-                               "the loop of '"
-                            << gemm.getResult() << "'";
+      return op.emitError() << what() << ": only Copy from global and the "
+                            << (plan.conv ? "Conv2d" : "GEMM") << " may sit in the loop of '"
+                            << result << "'";
     }
     return success();
   }
@@ -132,10 +172,10 @@ private:
     else if (auto assign = dyn_cast<AssignOp>(op))
       written = assign.getTarget();
     else
-      return op.emitError() << "back-to-back GEMM: unsupported statement here; between and after "
+      return op.emitError() << what() << ": unsupported statement here; between and after "
                                "the GEMMs only elementwise Compute statements may appear";
     if (written != target)
-      return op.emitError() << "back-to-back GEMM: this statement writes '" << written
+      return op.emitError() << what() << ": this statement writes '" << written
                             << "', but only '" << target << "' is live here";
     statements.push_back(&op);
     return success();
@@ -145,12 +185,13 @@ private:
     Operation *firstTop = topLevel(kernel, plan.first);
     Operation *secondTop = topLevel(kernel, plan.second);
     if (firstTop == secondTop)
-      return plan.second.emitError() << "back-to-back GEMM: the two GEMMs must be in separate "
-                                        "statements (one loop each)";
-    for (auto [top, gemm] : {std::pair(firstTop, plan.first), std::pair(secondTop, plan.second)})
-      if (auto loop = dyn_cast<ForOp>(top))
-        if (failed(checkLoopBody(loop, gemm)))
-          return failure();
+      return plan.second->emitError() << what() << ": the two "
+                                      << (plan.conv ? "convolutions" : "GEMMs")
+                                      << " must be in separate statements (one loop each)";
+    if (auto loop = dyn_cast<ForOp>(firstTop); loop && failed(checkLoopBody(loop, plan.first, plan.d0)))
+      return failure();
+    if (auto loop = dyn_cast<ForOp>(secondTop); loop && failed(checkLoopBody(loop, plan.second, plan.d1)))
+      return failure();
     enum { before, between, after, done } phase = before;
     for (Operation &op : kernel.getBodyBlock()) {
       if (isa<TensorParamOp, ScalarParamOp, AllocateOp>(op))
@@ -167,20 +208,20 @@ private:
       if (copy && copy.getSource() == MemorySpace::global && phase != done)
         continue; // the emitter stages every operand itself
       if (phase == before)
-        return op.emitError() << "back-to-back GEMM: unsupported statement before the first GEMM";
+        return op.emitError() << what() << ": unsupported statement before the first GEMM";
       if (phase == done)
-        return op.emitError() << "back-to-back GEMM: nothing may follow the store of '" << plan.d1
+        return op.emitError() << what() << ": nothing may follow the store of '" << plan.d1
                               << "'";
       if (auto reshape = dyn_cast<ReshapeOp>(op); reshape && phase == between) {
         if (reshape.getName() != plan.d0)
-          return op.emitError() << "back-to-back GEMM: only '" << plan.d0 << "' is reshaped";
+          return op.emitError() << what() << ": only '" << plan.d0 << "' is reshaped";
         plan.reshape = reshape;
         continue;
       }
       if (copy && copy.getSource() == MemorySpace::reg &&
           copy.getDestination() == MemorySpace::global && phase == after) {
         if (copy.getName() != plan.d1)
-          return op.emitError() << "back-to-back GEMM: only the final result '" << plan.d1
+          return op.emitError() << what() << ": only the final result '" << plan.d1
                                 << "' can be stored";
         plan.store = copy;
         phase = done;
@@ -191,8 +232,8 @@ private:
         return failure();
     }
     if (!plan.store)
-      return plan.second.emitError()
-             << "back-to-back GEMM: '" << plan.d1 << "' is never stored; add `Copy " << plan.d1
+      return plan.second->emitError()
+             << what() << ": '" << plan.d1 << "' is never stored; add `Copy " << plan.d1
              << " from register to global`";
     return success();
   }
@@ -201,67 +242,97 @@ private:
   FailureOr<TensorParamOp> matrixParam(Operation *user, StringRef name, bool operand) {
     TensorParamOp param = findTensorParam(kernel, name);
     if (!param)
-      return user->emitError() << "back-to-back GEMM: '" << name << "' must be a tensor parameter";
+      return user->emitError() << what() << ": '" << name << "' must be a tensor parameter";
     if (param.getDims().size() != 2)
-      return user->emitError() << "back-to-back GEMM: '" << name
+      return user->emitError() << what() << ": '" << name
                                << "' must be a 2-D tensor (batched b2b is not supported)";
     if (operand && !isHalfType(param.getElementType()))
-      return user->emitError() << "back-to-back GEMM: operand '" << name << "' is "
+      return user->emitError() << what() << ": operand '" << name << "' is "
                                << spellElementType(param.getElementType())
                                << "; the tensor-core path needs f16 or bf16 operands";
     return param;
   }
 
   /// The compile-time value of a GEMM width, or a located error saying what must hold.
-  FailureOr<int64_t> staticWidth(GemmOp at, StringRef extent, StringRef tile, StringRef why) {
+  FailureOr<int64_t> staticWidth(Operation *at, StringRef extent, StringRef tile, StringRef why) {
     std::optional<int64_t> value = evaluateExpr(extent);
     if (!value) {
       auto symbols = exprSymbols(extent);
-      return at.emitError() << "back-to-back GEMM: the width of '" << tile << "' ('" << extent
+      return at->emitError() << what() << ": the width of '" << tile << "' ('" << extent
                             << "') must be known at compile time: " << why
                             << "; declare it as a literal or bind it with -D "
                             << (symbols.empty() ? std::string("N") : symbols.front()) << "=...";
     }
     if (*value <= 0 || *value % 16 != 0)
-      return at.emitError() << "back-to-back GEMM: the width of '" << tile << "' is " << *value
+      return at->emitError() << what() << ": the width of '" << tile << "' is " << *value
                             << "; it must be a positive multiple of 16 (the MMA tile)";
     // Far past what registers or shared memory hold; the sizing below must not overflow.
     constexpr int64_t kMaxWidth = 65536;
     if (*value > kMaxWidth)
-      return at.emitError() << "back-to-back GEMM: the width of '" << tile << "' is " << *value
+      return at->emitError() << what() << ": the width of '" << tile << "' is " << *value
                             << "; at most " << kMaxWidth << " is supported";
     return *value;
   }
 
   LogicalResult readOperands() {
-    auto a0 = matrixParam(plan.first, plan.first.getLhs(), true);
-    auto b0 = failed(a0) ? a0 : matrixParam(plan.first, plan.first.getRhs(), true);
-    auto b1 = failed(b0) ? b0 : matrixParam(plan.second, plan.second.getRhs(), true);
+    if (plan.conv)
+      return readConvOperands();
+    auto first = cast<GemmOp>(plan.first), second = cast<GemmOp>(plan.second);
+    auto a0 = matrixParam(first, first.getLhs(), true);
+    auto b0 = failed(a0) ? a0 : matrixParam(first, first.getRhs(), true);
+    auto b1 = failed(b0) ? b0 : matrixParam(second, second.getRhs(), true);
     auto out = failed(b1) ? b1 : matrixParam(plan.store, plan.d1, false);
     if (failed(out))
       return failure();
     plan.a0 = *a0, plan.b0 = *b0, plan.b1 = *b1, plan.out = *out;
     if (plan.a0.getElementType() != plan.b0.getElementType())
-      return plan.first.emitError() << "back-to-back GEMM: '" << plan.a0.getName() << "' and '"
-                                    << plan.b0.getName() << "' must have the same element type";
+      return first.emitError() << what() << ": '" << plan.a0.getName() << "' and '"
+                               << plan.b0.getName() << "' must have the same element type";
     plan.m = dimOf(plan.a0, 0);
     plan.k0 = dimOf(plan.a0, 1);
-    auto n0 = staticWidth(plan.first, dimOf(plan.b0, plan.b0KContiguous ? 0 : 1), plan.d0,
+    if (failed(readWidths(dimOf(plan.b0, plan.b0KContiguous ? 0 : 1),
+                          dimOf(plan.b1, plan.b1KContiguous ? 0 : 1))))
+      return failure();
+    if (!sameExtent(dimOf(plan.out, 0), plan.m) ||
+        !sameExtent(dimOf(plan.out, 1), dimOf(plan.b1, plan.b1KContiguous ? 0 : 1)))
+      return plan.store.emitError() << what() << ": '" << plan.d1 << "' is " << plan.m
+                                    << " x " << plan.n1 << " but is stored to a tensor of shape ["
+                                    << dimOf(plan.out, 0) << ", " << dimOf(plan.out, 1) << "]";
+    return success();
+  }
+
+  /// N0 and N1: compile-time widths that a block keeps whole.
+  LogicalResult readWidths(StringRef n0Extent, StringRef n1Extent) {
+    auto n0 = staticWidth(plan.first, n0Extent, plan.d0,
                           "each block keeps whole rows of it on chip as the next GEMM's A operand");
     if (failed(n0))
       return failure();
-    auto n1 = staticWidth(plan.second, dimOf(plan.b1, plan.b1KContiguous ? 0 : 1), plan.d1,
+    auto n1 = staticWidth(plan.second, n1Extent, plan.d1,
                           "each block computes whole rows of it from the rows of '" + plan.d0 +
                               "' it holds");
     if (failed(n1))
       return failure();
     plan.n0 = *n0, plan.n1 = *n1;
-    if (!sameExtent(dimOf(plan.out, 0), plan.m) ||
-        !sameExtent(dimOf(plan.out, 1), dimOf(plan.b1, plan.b1KContiguous ? 0 : 1)))
-      return plan.store.emitError() << "back-to-back GEMM: '" << plan.d1 << "' is " << plan.m
-                                    << " x " << plan.n1 << " but is stored to a tensor of shape ["
-                                    << dimOf(plan.out, 0) << ", " << dimOf(plan.out, 1) << "]";
     return success();
+  }
+
+  /// The convolutions' tensors (sketch-infer-dimensions checked their layouts, types
+  /// and sizes): M = N*P*Q output pixels, K0 = R*S*C.
+  LogicalResult readConvOperands() {
+    auto first = convShape(kernel, plan.firstConv);
+    auto second = convShape(kernel, cast<Conv2dOp>(plan.second));
+    if (!first || !first->input || !second || !second->output || first->p.empty())
+      return plan.second->emitError() << what() << ": the convolutions need 4-D tensor "
+                                         "parameters as input, filters and output";
+    if (plan.store.getName() != second->output.getName())
+      return plan.store.emitError() << what() << ": the stored tensor '" << plan.store.getName()
+                                    << "' must be the second convolution's output '"
+                                    << second->output.getName() << "'";
+    plan.a0 = first->input, plan.b0 = first->filter, plan.b1 = second->filter;
+    plan.out = second->output;
+    plan.m = first->n + "*" + first->p + "*" + first->q;
+    plan.k0 = first->r + "*" + first->s + "*" + first->c;
+    return readWidths(first->k, second->k);
   }
 
   LogicalResult readDirectives() {
@@ -271,17 +342,17 @@ private:
     plan.stages = kernel.getStages().value_or(kDefaultStages);
     if (plan.tileM % (16 * plan.warps) != 0 || plan.tileM > 256)
       return kernel.emitError()
-             << "back-to-back GEMM: BM = " << plan.tileM << " must be a multiple of 16 x warps ("
+             << what() << ": BM = " << plan.tileM << " must be a multiple of 16 x warps ("
              << 16 * plan.warps
              << ") and at most 256: the warps split the block's rows, 16 or more "
                 "each, and every warp holds whole rows of '"
              << plan.d0 << "'";
     plan.warpRows = plan.tileM / plan.warps;
     if (plan.tileK0 % 16 != 0 || plan.tileK0 > 128)
-      return kernel.emitError() << "back-to-back GEMM: BK = " << plan.tileK0
+      return kernel.emitError() << what() << ": BK = " << plan.tileK0
                                 << " must be a multiple of 16 (the MMA depth) and at most 128";
     if (plan.stages < 1 || plan.stages > 8)
-      return kernel.emitError() << "back-to-back GEMM: stages " << plan.stages
+      return kernel.emitError() << what() << ": stages " << plan.stages
                                 << " is out of range: use 1 to 8";
     // GEMM-II steps through N0 by BK when BK divides it, else by 16.
     plan.tileK1 = plan.n0 % plan.tileK0 == 0 ? plan.tileK0 : 16;
@@ -299,6 +370,8 @@ private:
     EpilogueInput input{name.str(), param.getElementType(), Broadcast::full};
     if (dims.size() == 2 && sameExtent(dims[0], plan.m) && sameN(dims[1]))
       return input;
+    if (plan.conv && dims.size() == 4 && sameN(dims[3]) && samePixels(dims))
+      return input; // [N, P, Q, n] nhwc: [M, n] rows of output pixels
     if (dims.size() == 1 && sameN(dims[0])) {
       input.broadcast = Broadcast::perColumn;
       return input;
@@ -310,9 +383,25 @@ private:
     std::string shape;
     for (const std::string &dim : dims)
       shape += (shape.empty() ? "" : ", ") + dim;
+    if (plan.conv) {
+      auto out = plan::tensorDims(kernel, plan.out.getName());
+      return op->emitError() << "'" << name << "[" << shape << "]' cannot be broadcast over '"
+                             << tile << "' (output pixels " << plan.m << " x " << n << "): use ["
+                             << out[0] << ", " << out[1] << ", " << out[2] << ", " << n
+                             << "] (nhwc) or [" << n << "] (per channel)";
+    }
     return op->emitError() << "'" << name << "[" << shape << "]' cannot be broadcast over '" << tile
                            << "' (" << plan.m << " x " << n << "): use [" << plan.m << ", " << n
                            << "], [" << n << "] (per column) or [" << plan.m << "] (per row)";
+  }
+
+  /// True when the first three of `dims` are the stored output's N, P, Q.
+  bool samePixels(ArrayRef<std::string> dims) {
+    auto out = plan::tensorDims(kernel, plan.out.getName());
+    for (int i = 0; i < 3; ++i)
+      if (!sameExtent(dims[i], out[i]))
+        return false;
+    return true;
   }
 
   /// Checks a name an epilogue statement reads and records the global tensors.
@@ -325,7 +414,7 @@ private:
     if (isa_and_nonnull<ScalarParamOp>(param))
       return success();
     if (!isa_and_nonnull<TensorParamOp>(param) || isRegisterTile(kernel, name, op))
-      return op->emitError() << "back-to-back GEMM: '" << name
+      return op->emitError() << what() << ": '" << name
                              << "' is not available here; an epilogue of '" << tile
                              << "' reads it, scalars, numbers and global tensors";
     auto input = classify(op, name, tile, n);
@@ -373,7 +462,7 @@ private:
     std::optional<uint64_t> tileN = kernel.getTileN();
     bool forcedChunk = tileN && static_cast<int64_t>(*tileN) != plan.n0;
     if (forcedChunk && (*tileN % 16 != 0 || plan.n0 % *tileN != 0))
-      return kernel.emitError() << "back-to-back GEMM: BN = " << *tileN << " must be " << plan.n0
+      return kernel.emitError() << what() << ": BN = " << *tileN << " must be " << plan.n0
                                 << " (the width of '" << plan.d0
                                 << "'), or a multiple of 16 dividing it to stage '" << plan.d0
                                 << "' in shared memory in chunks of BN columns";
@@ -411,7 +500,7 @@ private:
     if (plan.persistent && plan.smem.total > limit)
       layOut(false);
     if (plan.smem.total > limit && checkLimit)
-      return kernel.emitError() << "back-to-back GEMM kernel '" << kernel.getSymName() << "' needs "
+      return kernel.emitError() << what() << " kernel '" << kernel.getSymName() << "' needs "
                                 << plan.smem.total << " bytes of shared memory ("
                                 << (plan.residency == Residency::shared
                                         ? "with '" + plan.d0 + "' staged there, "
@@ -509,6 +598,11 @@ struct ChooseB2bResidencyPass : sketch::impl::ChooseB2bResidencyBase<ChooseB2bRe
 } // namespace
 
 bool b2b::isB2bKernel(KernelOp kernel) {
+  // Two convolutions, the second reading the first's result (InferDimensions checked them).
+  bool convPair = false;
+  kernel.getBody().walk([&](Conv2dOp conv) { convPair |= bool(consumingConv(kernel, conv)); });
+  if (convPair)
+    return true;
   // Two GEMMs in different top-level statements, the second reading the first.
   SmallVector<GemmOp> gemms = gemmsOf(kernel);
   for (size_t i = 1; i < gemms.size(); ++i)

@@ -59,7 +59,13 @@ struct SmemLayout {
 };
 
 struct Plan {
-  GemmOp first, second;                         ///< GEMM-I and GEMM-II
+  mlir::Operation *first = nullptr;             ///< GEMM-I: a GemmOp, or a Conv2dOp
+  mlir::Operation *second = nullptr;            ///< GEMM-II: a GemmOp, or the 1x1 Conv2dOp
+  /// Back-to-back convolutions: GEMM-I is the first's implicit GEMM (rows: output
+  /// pixels N*P*Q, K0 = R*S*C, A0 the nhwc input read through im2col, B0 the krsc
+  /// filter [K][R*S*C]), GEMM-II the 1x1 one over its channels (B1 [K2][K]).
+  bool conv = false;
+  Conv2dOp firstConv;
   TensorParamOp a0, b0, b1, out;                ///< the global operands and the stored result
   std::string d0, d1;                           ///< the register tiles
   CopyOp store;                                 ///< `Copy D1 from register to global`
@@ -94,7 +100,8 @@ struct Plan {
 };
 
 /// True when `kernel` chains two GEMMs in separate statements: the second's A
-/// operand is the first's result (not attention, whose GEMMs share one loop).
+/// operand is the first's result (not attention, whose GEMMs share one loop), or
+/// two convolutions, the second reading the first's result.
 bool isB2bKernel(KernelOp kernel);
 
 /// Checks a back-to-back GEMM kernel and chooses its tiles, residency and

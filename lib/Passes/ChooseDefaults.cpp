@@ -89,6 +89,13 @@ Problem classify(KernelOp kernel) {
   if (conv) {
     problem.kind = ProblemKind::conv;
     problem.element = elementOf(kernel, {conv.getInput()}, problem.element);
+    // Back-to-back convolutions: the b2b kernel over output pixels, N0 and N1 the filters' K.
+    if (Conv2dOp second = consumingConv(kernel, conv)) {
+      auto first = convDims(kernel, conv), next = convDims(kernel, second);
+      problem.kind = ProblemKind::b2b;
+      problem.n0 = first ? evaluateExpr(first->n).value_or(0) : 0;
+      problem.n1 = next ? evaluateExpr(next->n).value_or(0) : 0;
+    }
     return problem;
   }
   if (gemms.empty())

@@ -300,18 +300,6 @@ LogicalResult checkConvOutput(KernelOp kernel, Conv2dOp at, Conv2dOp sizes, cons
   return checkOutputSize(kernel, at, shape, "width", shape.q, how(shape.w, shape.s, 1), q, derived);
 }
 
-/// The Conv2d before `user` whose register result is `name`, or null.
-Conv2dOp producingConv(KernelOp kernel, StringRef name, Operation *user) {
-  Conv2dOp found;
-  for (Operation *op : statementsInOrder(kernel)) {
-    if (op == user)
-      break;
-    if (auto conv = dyn_cast<Conv2dOp>(op); conv && conv.getResult() == name)
-      found = conv;
-  }
-  return found;
-}
-
 /// What keeps `second` from reading only its block's own pixels of the first
 /// convolution's result ("" when nothing: a 1x1 filter, stride 1, pad 0, dilation 1).
 std::string haloOf(Conv2dOp second, TensorParamOp filter, const std::string &r,
@@ -339,6 +327,15 @@ std::string haloOf(Conv2dOp second, TensorParamOp filter, const std::string &r,
 /// the pixels' channels contiguous (nhwc activations and output).
 LogicalResult checkBackToBackConv(KernelOp kernel, Conv2dOp first, Conv2dOp second,
                                   llvm::StringMap<std::string> &derived) {
+  // A chain of three or more: reported once, at the third convolution.
+  Conv2dOp third = consumingConv(kernel, second);
+  if (Conv2dOp before = producingConv(kernel, first.getInput(), first))
+    third = second, second = first, first = before;
+  if (third)
+    return emitError(third.getLoc(), "back-to-back convolution: '")
+           << second.getResult() << "' comes from a convolution of '" << first.getResult()
+           << "', itself a convolution's result; the fused kernel chains two convolutions, the "
+           << "first reading a tensor parameter";
   auto firstShape = convShape(kernel, first);
   TensorParamOp filter = findTensorParam(kernel, second.getFilter());
   TensorParamOp output = findTensorParam(kernel, second.getResult());
@@ -359,6 +356,10 @@ LogicalResult checkBackToBackConv(KernelOp kernel, Conv2dOp first, Conv2dOp seco
       return emitError(second.getLoc(), "back-to-back convolution: '")
              << activations.getName() << "' must be nhwc (the fused kernel's rows are output "
              << "pixels, their channels contiguous)";
+  if (firstShape->filter.getLayout() != Layout::krsc)
+    return emitError(second.getLoc(), "back-to-back convolution: '")
+           << firstShape->filter.getName() << "' must be krsc (the first convolution reduces "
+           << "over (r, s, c) with the channels fastest, as they lie in the nhwc input)";
   for (TensorParamOp operand : {firstShape->input, firstShape->filter, filter})
     if (operand.getElementType() != ElementType::f16 &&
         operand.getElementType() != ElementType::bf16)
@@ -382,14 +383,7 @@ LogicalResult checkBackToBackConv(KernelOp kernel, Conv2dOp first, Conv2dOp seco
   pair.qIndex = 2;
   pair.p = out[1];
   pair.q = out[2];
-  if (failed(checkConvOutput(kernel, second, first, pair, derived)))
-    return failure();
-  // The fused kernel (the first convolution's im2col A loader feeding EmitB2b's
-  // chain, both filters as K-contiguous B operands) is not written yet.
-  return emitError(second.getLoc(), "back-to-back convolution: the fused kernel of '")
-         << first.getInput() << "' -> '" << first.getResult() << "' -> '" << second.getResult()
-         << "' is not implemented yet (the pair meets its rules: 1 x 1 second filter, no halo, "
-         << "nhwc, f16/bf16); write the convolutions as two kernels for now";
+  return checkConvOutput(kernel, second, first, pair, derived);
 }
 
 LogicalResult checkConv(KernelOp kernel, Conv2dOp conv, llvm::StringMap<std::string> &derived) {
@@ -485,6 +479,11 @@ LogicalResult checkLoop(KernelOp kernel, ForOp loop) {
   });
   if (!compute || loopStep(kernel, loop))
     return success();
+  // The second of back-to-back convolutions: a filter with a halo is reported by checkConv.
+  if (auto conv = dyn_cast<Conv2dOp>(compute); conv && producingConv(kernel, conv.getInput(), conv))
+    if (auto shape = convShape(kernel, conv);
+        !shape || evaluateExpr(shape->r) != 1 || evaluateExpr(shape->s) != 1)
+      return success();
   // Unknown shapes are reported elsewhere. The diagnostic is made only once it
   // is certain: an InFlightDiagnostic is reported when it goes out of scope.
   std::string what;

@@ -8,7 +8,8 @@
 // the producing GEMM is outside that loop (the tile is re-laid out once).
 // Nothing is added when a Reshape of X already sits between the two GEMMs.
 // An accumulator used as a B operand or transposed is an error: only the A
-// layout can be reached without leaving the register file.
+// layout can be reached without leaving the register file. Back-to-back
+// convolutions (a Conv2d reading an earlier Conv2d's result) are chained the same way.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Passes/Passes.h"
@@ -57,11 +58,19 @@ bool hasReshapeBetween(ArrayRef<Operation *> statements, Operation *producer, Op
 
 /// Where the Reshape goes: the consumer, or the outermost statement around it
 /// that does not also hold the producer.
-Operation *insertionPoint(GemmOp producer, GemmOp consumer) {
+Operation *insertionPoint(Operation *producer, Operation *consumer) {
   Operation *point = consumer;
   while (!point->getParentOp()->isAncestor(producer))
     point = point->getParentOp();
   return point;
+}
+
+/// `Reshape name from (MMA_C, ...) to (MMA_A, ...)` before `consumer` (or its loop).
+void insertReshape(Operation *producer, Operation *consumer, StringRef name) {
+  OpBuilder builder(insertionPoint(producer, consumer));
+  builder.create<ReshapeOp>(consumer->getLoc(), name,
+                            builder.getStrArrayAttr({"MMA_C", "MMA_M", "MMA_N"}),
+                            builder.getStrArrayAttr({"MMA_A", "MMA_M", "MMA_N_new"}));
 }
 
 LogicalResult insertReshapes(KernelOp kernel) {
@@ -73,10 +82,15 @@ LogicalResult insertReshapes(KernelOp kernel) {
     GemmOp producer = chainedProducer(kernel, gemm);
     if (!producer || hasReshapeBetween(statementsInOrder(kernel), producer, gemm, gemm.getLhs()))
       continue;
-    OpBuilder builder(insertionPoint(producer, gemm));
-    builder.create<ReshapeOp>(gemm.getLoc(), gemm.getLhs(),
-                              builder.getStrArrayAttr({"MMA_C", "MMA_M", "MMA_N"}),
-                              builder.getStrArrayAttr({"MMA_A", "MMA_M", "MMA_N_new"}));
+    insertReshape(producer, gemm, gemm.getLhs());
+  }
+  SmallVector<Conv2dOp> convs;
+  kernel.getBody().walk([&](Conv2dOp conv) { convs.push_back(conv); });
+  for (Conv2dOp conv : convs) {
+    Conv2dOp producer = producingConv(kernel, conv.getInput(), conv);
+    if (producer &&
+        !hasReshapeBetween(statementsInOrder(kernel), producer, conv, conv.getInput()))
+      insertReshape(producer, conv, conv.getInput());
   }
   return success();
 }

@@ -244,32 +244,75 @@ static std::string dimAt(TensorParamOp param, unsigned index) {
   return cast<StringAttr>(param.getDims()[index]).str();
 }
 
+Conv2dOp sketch::producingConv(KernelOp kernel, StringRef name, Operation *user) {
+  Conv2dOp found;
+  for (Operation *op : statementsInOrder(kernel)) {
+    if (op == user)
+      break;
+    if (auto conv = dyn_cast<Conv2dOp>(op); conv && conv.getResult() == name)
+      found = conv;
+  }
+  return found;
+}
+
+Conv2dOp sketch::consumingConv(KernelOp kernel, Conv2dOp conv) {
+  Conv2dOp found;
+  kernel.getBody().walk([&](Conv2dOp other) {
+    if (!found && other != conv && other.getInput() == conv.getResult() &&
+        producingConv(kernel, other.getInput(), other) == conv)
+      found = other;
+  });
+  return found;
+}
+
+/// P and Q of `shape` from the 4-D tensor parameter `output` (its layout, else the input's).
+static void readOutputSize(ConvShape &shape, TensorParamOp output, bool inputNhwc) {
+  bool outNhwc = output.getLayout() ? output.getLayout() == Layout::nhwc : inputNhwc;
+  shape.pIndex = outNhwc ? 1 : 2;
+  shape.qIndex = outNhwc ? 2 : 3;
+  shape.p = dimAt(output, shape.pIndex);
+  shape.q = dimAt(output, shape.qIndex);
+}
+
 std::optional<ConvShape> sketch::convShape(KernelOp kernel, Conv2dOp conv) {
   ConvShape shape;
   shape.input = findTensorParam(kernel, conv.getInput());
   shape.filter = findTensorParam(kernel, conv.getFilter());
   shape.output = findTensorParam(kernel, conv.getResult());
   auto fourD = [](TensorParamOp p) { return p && p.getDims().size() == 4; };
-  if (!fourD(shape.input) || !fourD(shape.filter))
+  if (!fourD(shape.filter))
     return std::nullopt;
-  bool nhwc = shape.input.getLayout() == Layout::nhwc;
-  shape.n = dimAt(shape.input, 0);
-  shape.h = dimAt(shape.input, nhwc ? 1 : 2);
-  shape.w = dimAt(shape.input, nhwc ? 2 : 3);
-  shape.c = dimAt(shape.input, nhwc ? 3 : 1);
+  bool nhwc = true;
+  if (Conv2dOp first = fourD(shape.input) ? Conv2dOp() : producingConv(kernel, conv.getInput(), conv)) {
+    // The second of a back-to-back pair: its input is the first's result, nhwc.
+    auto firstShape = convShape(kernel, first);
+    if (!firstShape || firstShape->p.empty())
+      return std::nullopt;
+    shape.input = nullptr;
+    shape.n = firstShape->n, shape.h = firstShape->p, shape.w = firstShape->q;
+    shape.c = firstShape->k;
+  } else {
+    if (!fourD(shape.input))
+      return std::nullopt;
+    nhwc = shape.input.getLayout() == Layout::nhwc;
+    shape.n = dimAt(shape.input, 0);
+    shape.h = dimAt(shape.input, nhwc ? 1 : 2);
+    shape.w = dimAt(shape.input, nhwc ? 2 : 3);
+    shape.c = dimAt(shape.input, nhwc ? 3 : 1);
+  }
   bool krsc = shape.filter.getLayout() == Layout::krsc;
   shape.k = dimAt(shape.filter, 0);
   shape.r = dimAt(shape.filter, krsc ? 1 : 2);
   shape.s = dimAt(shape.filter, krsc ? 2 : 3);
-  if (!fourD(shape.output)) {
-    shape.output = nullptr;
+  if (fourD(shape.output)) {
+    readOutputSize(shape, shape.output, nhwc);
     return shape;
   }
-  bool outNhwc = shape.output.getLayout() ? shape.output.getLayout() == Layout::nhwc : nhwc;
-  shape.pIndex = outNhwc ? 1 : 2;
-  shape.qIndex = outNhwc ? 2 : 3;
-  shape.p = dimAt(shape.output, shape.pIndex);
-  shape.q = dimAt(shape.output, shape.qIndex);
+  shape.output = nullptr;
+  // The first of a back-to-back pair: its output pixels are those the second stores.
+  if (Conv2dOp second = consumingConv(kernel, conv))
+    if (TensorParamOp stored = findTensorParam(kernel, second.getResult()); fourD(stored))
+      readOutputSize(shape, stored, nhwc);
   return shape;
 }
 
@@ -504,7 +547,9 @@ std::optional<Tile> sketch::convTiles(KernelOp kernel, Conv2dOp conv) {
   auto dims = convDims(kernel, conv);
   if (!dims)
     return std::nullopt;
-  Tile tile = makeTile({"BM", "BN", dims->k});
+  // Back-to-back convolutions: a block owns whole pixels (rows) of both results.
+  bool wholeRows = producingConv(kernel, conv.getInput(), conv) || consumingConv(kernel, conv);
+  Tile tile = makeTile({"BM", wholeRows ? dims->n : "BN", dims->k});
   for (ForOp loop : enclosingLoops(conv)) {
     if (!convLoopCoversK(kernel, conv, loop))
       continue;

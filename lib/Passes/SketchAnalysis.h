@@ -74,7 +74,14 @@ struct ConvShape {
   std::string n, c, h, w, k, r, s, p, q;
   unsigned pIndex = 2, qIndex = 3; // where P and Q sit in the output's dims
 };
+/// A back-to-back convolution (the second reads the first's register result, at
+/// the first's output pixels): the second's input is null and its n, h, w, c are
+/// the first's n, p, q, k; the first takes p and q from the second's output.
 std::optional<ConvShape> convShape(KernelOp kernel, Conv2dOp conv);
+/// The Conv2d before `user` whose register result is `name`, or null.
+Conv2dOp producingConv(KernelOp kernel, llvm::StringRef name, mlir::Operation *user);
+/// The later Conv2d that reads `conv`'s register result as its input, or null.
+Conv2dOp consumingConv(KernelOp kernel, Conv2dOp conv);
 /// A convolution as an implicit GEMM: M = N*P*Q, N = K, K = C*R*S.
 std::optional<GemmDims> convDims(KernelOp kernel, Conv2dOp conv);
 

@@ -12,7 +12,7 @@
 # The subset: sizes that end in partial tiles (1x1x1, odd and unaligned sizes,
 # K = 0 and 1), misaligned base pointers, and the rejected arguments (null
 # pointers, negative sizes), for every GEMM, SIMT GEMM and convolution kernel,
-# plus ragged attention and back-to-back GEMM cases. PyTorch's caching allocator
+# plus ragged attention, back-to-back GEMM and back-to-back convolution cases. PyTorch's caching allocator
 # is off so that every tensor is its own allocation and memcheck sees an access
 # past its end.
 set -uo pipefail
@@ -33,7 +33,9 @@ test_conv::test_winograd_small_and_odd_shapes,test_conv::test_winograd_misaligne
 test_conv::test_winograd_rejects_bad_arguments,\
 test_attention::test_scale_and_batch,test_attention::test_rejects_bad_sizes,\
 test_attention::test_default_kernels_ragged,test_attention::test_default_kernels_reject_bad_sizes,\
-test_b2b::test_n64_reference_program,test_b2b::test_offset_operands,test_b2b::test_rejects_bad_sizes"}
+test_b2b::test_n64_reference_program,test_b2b::test_offset_operands,test_b2b::test_rejects_bad_sizes,\
+test_conv_b2b::test_small_and_odd_shapes,test_conv_b2b::test_rejects_bad_arguments,\
+test_conv_b2b::test_window_larger_than_input"}
 
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [ -x "$sanitizer" ] || { echo "sanitize.sh: compute-sanitizer not found"; exit 1; }

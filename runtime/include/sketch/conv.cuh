@@ -63,10 +63,12 @@ struct ConvShape {
   FastDivmod div_pq, div_q;        // output pixel splits
 };
 
-/// Output size of one spatial dimension; < 1 when the window does not fit.
+/// Output size of one spatial dimension; < 1 when the window does not fit (the
+/// span is tested first: C++ division rounds -1 / 2 up to 0, which would give 1).
 __host__ __device__ constexpr int64_t conv_out_size(int64_t in, int64_t filter, int64_t stride,
                                                     int64_t pad, int64_t dil) {
-  return (in + 2 * pad - dil * (filter - 1) - 1) / stride + 1;
+  const int64_t span = in + 2 * pad - dil * (filter - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
 }
 
 inline ConvShape make_conv_shape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r,

@@ -1,0 +1,43 @@
+//===- ConvGeometry.h - a convolution's sizes on the host --------*- C++ -*-===//
+//
+// The sizes, stride, pad and dilation of a Conv2d as sketch dims, and the host
+// lines every convolution kernel's host function starts with: the output size,
+// the derived P and Q, the checks, and the `sketch::ConvShape shape` the kernel
+// takes. Used by the implicit-GEMM and Winograd kernels (EmitConv.cpp) and by
+// back-to-back convolutions (EmitB2b.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SKETCH_EMIT_CONVGEOMETRY_H
+#define SKETCH_EMIT_CONVGEOMETRY_H
+
+#include "lib/Emit/CudaWriter.h"
+#include "lib/Emit/KernelAnalysis.h"
+#include "lib/Passes/SketchAnalysis.h"
+
+#include <string>
+#include <vector>
+
+namespace sketch {
+
+struct ConvGeometry {
+  std::string n, c, h, wd, k, r, s, p, q; // sizes as sketch dims
+  std::vector<std::string> derived;       // P, Q symbols the host computes
+  int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilH = 1, dilW = 1;
+};
+
+/// The geometry of `conv` with the sizes of `shape` (convShape's); P and Q are
+/// derived where sketch-infer-dimensions recorded them (`sketch.derived`).
+ConvGeometry readConvGeometry(KernelOp kernel, Conv2dOp conv, const ConvShape &shape);
+
+/// Host lines: out_p and out_q, the derived sizes, the signature's checks, the
+/// window and declared-size checks, the 32-bit index limits of the input, the
+/// filter and `outputs` (each the product of its element count's factors), then
+/// `const sketch::ConvShape shape` and `const int64_t pixels` (returns early when
+/// there is nothing to compute). `outputName` names the tensor whose P and Q are checked.
+void emitConvHostShape(CudaWriter &w, const ConvGeometry &g, const KernelSignature &sig,
+                       llvm::ArrayRef<std::string> inputDims, llvm::StringRef outputName,
+                       llvm::ArrayRef<std::string> outputChannels);
+
+} // namespace sketch
+
+#endif // SKETCH_EMIT_CONVGEOMETRY_H
