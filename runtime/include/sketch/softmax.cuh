@@ -223,7 +223,7 @@ __device__ __forceinline__ void scale_tile(float (&x)[MT][NT][4], float factor) 
 /// col0: the tile's first column.
 template <int MT, int NT>
 __device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, int col0, int cols,
-                                          bool causal, float fill = -CUDART_INF_F) {
+                                          bool causal, float fill) {
   const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -236,6 +236,13 @@ __device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, 
         if (col >= cols || (causal && col > diagonal))
           x[m][n][e] = fill;
       }
+}
+
+/// mask_tile with -inf: the masked scores get no weight in a following softmax.
+template <int MT, int NT>
+__device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, int col0, int cols,
+                                          bool causal) {
+  mask_tile(x, diagonal0, col0, cols, causal, -CUDART_INF_F);
 }
 
 /// The softmax half of an online step over a tile of scores `s` (log2 units),
