@@ -1107,9 +1107,9 @@ private:
     if (!plan.softmax)
       return;
     const std::string &p = plan.scores, &o = plan.o.name;
-    w.comment("Softmax " + p + ", finished: " + o + " divided by the row sums, once, after the "
-              "loop (a row that saw no key is 0)" +
-              (plan.after.empty() ? std::string(".") : ", times P_after."));
+    w.comment("Softmax " + p + ", finished: " + o + " divided by the row sums" +
+              (plan.tiles.wgmma ? "" : ", once, after the loop") + " (a row that saw no key is 0)" +
+              (plan.after.empty() ? "." : ", times P_after."));
     w.line(plan.after.empty() ? "online_softmax_finish(P_sum, O_r);"
                               : "online_softmax_finish(P_sum, O_r, P_after);");
   }
