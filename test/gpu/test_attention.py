@@ -98,8 +98,9 @@ def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=N
     if causal and s > l:  # rows 0 .. S - L - 1 see no key
         assert (o[:, :, :s - l].float() == 0).all(), f"{what}: rows that see no key are not 0"
     ref = reference(q, k, v, scale, causal, softmax, 1.0 if gain is None else gain)
-    # Without softmax O sums L products (about sqrt(L) in size): errors relative to its largest.
-    unit = 1.0 if softmax else max(ref.abs().max().item(), 1.0)
+    # Without softmax O sums L products (about sqrt(L) in size): errors relative to its largest;
+    # a gain above 1 after the softmax scales O and its errors with it.
+    unit = max(abs(gain or 0.0), 1.0) if softmax else max(ref.abs().max().item(), 1.0)
     check(what, o, ref, dtype, unit)
 
 
