@@ -376,7 +376,7 @@ def test_post_scale_bf16_d128():
 
 
 def test_post_scale_other():
-    """Other gains (negative, larger than 1: errors measured in the largest |ref|) and the
+    """Other gains (negative, 0, larger than 1: errors measured in units of |gain|) and the
     mma.sync tiles."""
     for causal, (s, l) in itertools.product([False, True], SIZES):
         run_case(chain_name("post", "f16", 64, causal, "_sync"), "f16", causal, s, l, 2, 64, 64,
