@@ -1,9 +1,10 @@
 //===- EmitAttention.cpp - attention kernels to CUDA ----------------------===//
 //
 // Two stages. Matcher reads, in the kernel's loop over keys,
-//   GEMM Q, K (or K^T) -> P ; [scale / mask of P]... ; Softmax P ;
+//   GEMM Q, K (or K^T) -> P ; [scale / mask of P]... ; [Softmax P ; [scale of P]...] ;
 //   GEMM P, V (or V^T) += O
-// and plans the softmax as an online one (AttentionPlan: what the kernel needs
+// and plans the softmax as an online one, or none (a looped back-to-back GEMM:
+// O sums the scaled scores times the values) (AttentionPlan: what the kernel needs
 // to know, K and V each stored with a key per row or per column; every form it
 // cannot generate is a located error naming the rule). KernelWriter and
 // writeHost then write the CUDA from pieces (a tile copy per storage order, a B
@@ -70,6 +71,8 @@ struct AttentionPlan {
   std::string scores;             // P, the first GEMM's result
   std::string loopVar;            // j
   std::vector<std::string> scale; // factors of `Compute P = P * s` / `Compute Scale P, s`
+  std::vector<std::string> after; // those after the Softmax (on the probabilities)
+  bool softmax = true;            // false: no Softmax, P is the scaled scores
   bool causal = false;
   plan::AttentionTiles tiles;
   KernelSignature sig; // parameters and size symbols of the host function
@@ -123,11 +126,21 @@ public:
       if (!softmax)
         softmax = op;
     });
-    auto loop = dyn_cast<ForOp>(softmax->getParentOp());
-    if (!loop || loop->getParentOp() != kernel.getOperation())
-      return softmax.emitError("attention: the Softmax must be computed online, in a top-level "
-                               "loop over the keys that also holds the GEMM of its scores and "
-                               "the GEMM accumulating them times the values");
+    ForOp loop;
+    if (softmax) {
+      loop = dyn_cast<ForOp>(softmax->getParentOp());
+      if (!loop || loop->getParentOp() != kernel.getOperation())
+        return softmax.emitError("attention: the Softmax must be computed online, in a top-level "
+                                 "loop over the keys that also holds the GEMM of its scores and "
+                                 "the GEMM accumulating them times the values");
+    } else {
+      // A looped back-to-back GEMM (classifyKernel): no softmax, P is the scaled scores.
+      plan.softmax = false;
+      loop = loopedGemmChain(kernel);
+      if (!loop)
+        return kernel.emitError("attention: no loop over the keys holds the GEMM of the scores "
+                                "and the GEMM accumulating them times the values");
+    }
     plan.loopVar = loop.getVar().str();
     if (failed(matchLoop(loop, softmax)) || failed(matchOutside(loop)))
       return failure();
@@ -137,10 +150,12 @@ public:
   }
 
 private:
-  /// In order: the scores GEMM, [scale | mask]..., the Softmax, the value GEMM.
+  /// In order: the scores GEMM, [scale | mask]..., the Softmax, [scale]..., the
+  /// value GEMM; without a Softmax (`softmax` null): the scores GEMM,
+  /// [scale | mask]..., the value GEMM.
   LogicalResult matchLoop(ForOp loop, SoftmaxOp softmax) {
     GemmOp first, second;
-    bool softmaxSeen = false;
+    bool softmaxSeen = !softmax; // without one, the value GEMM may follow the scores directly
     for (Operation &op : loop.getBodyBlock()) {
       if (isa<CopyOp, AllocateOp, ReshapeOp>(op))
         continue;
@@ -167,12 +182,20 @@ private:
         softmaxSeen = true;
         continue;
       }
-      if (!first || softmaxSeen || second)
+      if (!first || second)
         return op.emitError("attention: only scaling and Mask of the scores may sit between the "
                             "GEMMs; this statement is not supported in the loop");
-      if (failed(matchScoreStatement(op)))
+      if (softmax && softmaxSeen) {
+        if (failed(matchProbabilityStatement(op)))
+          return failure();
+      } else if (failed(matchScoreStatement(op))) {
         return failure();
+      }
     }
+    if (!second && !softmax)
+      return first.emitError("attention: the GEMM of the scores '")
+             << plan.scores << "' must be followed in its loop by the GEMM that accumulates "
+             << "them times the values (Compute GEMM " << plan.scores << ", V and accumulate O)";
     if (!second)
       return softmax.emitError("attention: the Softmax must be followed in its loop by the GEMM "
                                "that accumulates ")
@@ -183,7 +206,7 @@ private:
 
   LogicalResult checkFirstGemm(GemmOp gemm, SoftmaxOp softmax) {
     plan.scores = gemm.getResult().str();
-    if (softmax.getName() != gemm.getResult())
+    if (softmax && softmax.getName() != gemm.getResult())
       return softmax.emitError("attention: Softmax of '")
              << softmax.getName() << "', but the loop's first GEMM produces '"
              << gemm.getResult() << "'";
@@ -232,8 +255,31 @@ private:
       return success();
     }
     if (auto assign = dyn_cast<AssignOp>(op))
-      return matchScaleExpression(assign);
+      return matchScaleExpression(assign, plan.scale);
     return op.emitError("attention: this statement is not supported between the GEMMs");
+  }
+
+  /// After the Softmax, before the value GEMM: `Compute Scale P, s`, `Compute P =
+  /// P * s` (the probabilities scaled; folded into the final normalisation).
+  LogicalResult matchProbabilityStatement(Operation &op) {
+    const std::string &p = plan.scores;
+    if (auto ew = dyn_cast<ElementwiseOp>(op);
+        ew && ew.getKind() == ElementwiseKind::scale && ew.getTarget() == p) {
+      auto factor = scalarFactor(ew, cast<StringAttr>(ew.getOperands()[0]).getValue());
+      if (!factor)
+        return failure();
+      plan.after.push_back(*factor);
+      return success();
+    }
+    if (auto assign = dyn_cast<AssignOp>(op); assign && assign.getTarget() == p)
+      return matchScaleExpression(assign, plan.after);
+    if (isa<MaskOp>(op))
+      return op.emitError("attention: Mask after the Softmax is not supported: a masked "
+                          "probability must not count in the row sums; mask the scores '")
+             << p << "' before the Softmax";
+    return op.emitError("attention: after the Softmax only scaling of the probabilities '")
+           << p << "' (`Compute " << p << " = " << p << " * s`, `Compute Scale " << p
+           << ", s`) may come before the value GEMM";
   }
 
   /// A scalar parameter (as float) or a number literal, as C++.
@@ -299,7 +345,7 @@ private:
     return std::nullopt;
   }
 
-  LogicalResult matchScaleExpression(AssignOp assign) {
+  LogicalResult matchScaleExpression(AssignOp assign, std::vector<std::string> &factors) {
     if (assign.getTarget() != plan.scores)
       return assign.emitError("attention: only `Compute ")
              << plan.scores << " = " << plan.scores << " * scale` is supported between the GEMMs";
@@ -309,7 +355,7 @@ private:
       return failure();
     if (!result->hasScores)
       return assign.emitError("attention: the new scores must be a multiple of the old ones");
-    plan.scale.push_back(result->factor);
+    factors.push_back(result->factor);
     return success();
   }
 
@@ -514,11 +560,23 @@ private:
 // Kernel
 //===----------------------------------------------------------------------===//
 
+/// The factor of the scores: the scaling statements, times log2(e) for the
+/// softmax's exp2 (empty without either).
 std::string scaleExpr(const AttentionPlan &plan) {
   std::string out;
   for (const std::string &factor : plan.scale)
-    out += factor + " * ";
-  return out + "1.4426950408889634f";
+    out += (out.empty() ? "" : " * ") + factor;
+  if (plan.softmax)
+    out += (out.empty() ? "" : " * ") + std::string("1.4426950408889634f");
+  return out;
+}
+
+/// The factor of the probabilities (the scaling after the Softmax), or empty.
+std::string afterExpr(const AttentionPlan &plan) {
+  std::string out;
+  for (const std::string &factor : plan.after)
+    out += (out.empty() ? "" : " * ") + factor;
+  return out;
 }
 
 /// A B operand of m16n8k16 in its swizzled shared tile, by the tile's rows: the
@@ -609,10 +667,15 @@ private:
   void writeConstants() {
     const std::string &p = plan.scores;
     const plan::AttentionTiles &t = plan.tiles;
-    w.comment(formatv("kernel {0}: Compute GEMM {1}, {2}{3} and get {4}; Compute Softmax {4}, "
-                      "online over {5}; Compute GEMM {4}, {6}{7} and accumulate {8}.",
-                      plan.name, plan.q.name, plan.k.name, plan.k.keyRows ? "^T" : "", p,
-                      plan.loopVar, plan.v.name, plan.v.keyRows ? "" : "^T", plan.o.name)
+    std::string middle = plan.softmax
+                             ? formatv("Compute Softmax {0}, online over {1}", p, plan.loopVar).str()
+                             : formatv("no Softmax: {0} is the scaled scores, summed over {1}",
+                                       p, plan.loopVar)
+                                   .str();
+    w.comment(formatv("kernel {0}: Compute GEMM {1}, {2}{3} and get {4}; {5}; Compute GEMM {4}, "
+                      "{6}{7} and accumulate {8}.",
+                      plan.name, plan.q.name, plan.k.name, plan.k.keyRows ? "^T" : "", p, middle,
+                      plan.v.name, plan.v.keyRows ? "" : "^T", plan.o.name)
                   .str());
     w.open("namespace " + ns());
     w.line(formatv("using T = {0};", cudaType(plan.q.type)).str());
@@ -651,8 +714,8 @@ private:
     const std::string &p = plan.scores;
     w.comment("sm_90a: warpgroup 0 loads (one thread issues TMA), warpgroups 1.. each own 64 "
               "rows and run");
-    w.comment("both GEMMs on wgmma (m64 x BN scores, m64 x DV output) with the online softmax "
-              "in between.");
+    w.comment(std::string("both GEMMs on wgmma (m64 x BN scores, m64 x DV output) with ") +
+              (plan.softmax ? "the online softmax" : "the scaling of the scores") + " in between.");
     w.line(formatv("constexpr int CONSUMERS = {0}, THREADS = 128 * (1 + CONSUMERS); // warpgroups",
                    t.bm / 64)
                .str());
@@ -744,14 +807,20 @@ private:
     w.line("const int warp_row = warp * 16;        // this warp's first row of the tile");
     w.line("const uint32_t Q_wg = Q_s + (warp / 4) * 64 * 128; // its warpgroup's rows of " +
            plan.q.name);
-    w.comment("Allocate " + o + " in register (64 rows a warpgroup, DV); the running max and sum "
-              "of " + p + " per row;");
-    w.comment(p + " (64 rows, BN keys): the scores of one key tile, then its probabilities.");
-    w.line("float O_r[1][NT_O][4] = {};");
-    w.line("float P_max[1][2] = {{-CUDART_INF_F, -CUDART_INF_F}}, P_sum[1][2] = {};");
-    w.line("float P[1][NT_P][4], P_correction[1][2];");
-    w.comment("The scaling of " + p + ", with log2(e) folded in: the softmax uses exp2.");
-    w.line("const float P_scale = " + scaleExpr(plan) + ";");
+    if (plan.softmax) {
+      w.comment("Allocate " + o + " in register (64 rows a warpgroup, DV); the running max and "
+                "sum of " + p + " per row;");
+      w.comment(p + " (64 rows, BN keys): the scores of one key tile, then its probabilities.");
+      w.line("float O_r[1][NT_O][4] = {};");
+      w.line("float P_max[1][2] = {{-CUDART_INF_F, -CUDART_INF_F}}, P_sum[1][2] = {};");
+      w.line("float P[1][NT_P][4], P_correction[1][2];");
+    } else {
+      w.comment("Allocate " + o + " in register (64 rows a warpgroup, DV); " + p +
+                " (64 rows, BN keys): the scores of one key tile.");
+      w.line("float O_r[1][NT_O][4] = {};");
+      w.line("float P[1][NT_P][4];");
+    }
+    writeScaleFactors();
     w.line("mbarrier_wait(Q_full, 0);");
     w.comment("Ping-pong: the consumer warpgroups issue their GEMMs in turns, so one's softmax "
               "runs while");
@@ -759,8 +828,8 @@ private:
     w.line("const WarpgroupTurns<CONSUMERS> turn{warp / 4};");
     w.line();
     w.comment(formatv("Software pipeline over {0} (FlashAttention-3's intra-warpgroup overlap): "
-                      "the softmax of",
-                      j)
+                      "the {1} of",
+                      j, plan.softmax ? "softmax" : "scaling")
                   .str());
     w.comment("key tile j + 1 runs while the tensor cores compute P V of tile j. Before the "
               "loop: tile 0's scores.");
@@ -793,7 +862,8 @@ private:
     w.line("const int n0 = (j + 1) * BN;");
     writeProbabilities();
     writeValueWait();
-    w.line("scale_rows(O_r, P_correction); // " + o + " rescaled to tile j + 1's row maxima");
+    if (plan.softmax)
+      w.line("scale_rows(O_r, P_correction); // " + o + " rescaled to tile j + 1's row maxima");
     w.close();
     w.open("if (tiles > 0)");
     w.comment("The last key tile: P V alone.");
@@ -805,9 +875,7 @@ private:
     w.line("turn.pass(true); // the last turn");
     writeValueWait();
     w.close();
-    w.comment("Softmax " + p + ", finished: " + o + " divided by the row sums (a row that saw no "
-              "key is 0).");
-    w.line("online_softmax_finish(P_sum, O_r);");
+    writeSoftmaxFinish();
     w.comment("Copy " + o + " from register to global through shared memory, 16-byte stores of "
               "the rows below S:");
     w.comment("each warp stages its 16 rows of a (BM, DV) tile at the start of shared memory, "
@@ -856,6 +924,8 @@ private:
   /// O_r alone (P V may be in flight): its rescaling waits in P_correction.
   void writeProbabilities() {
     writeScaleAndMask();
+    if (!plan.softmax)
+      return;
     w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; the "
                       "rescaling of {2} in P_correction).",
                       plan.scores, plan.loopVar, plan.o.name)
@@ -995,6 +1065,12 @@ private:
     w.line("cp_async_commit();");
     w.line(copyKeys(plan.v, "V", "DV", "V_s", "0"));
     w.line("cp_async_commit();");
+    if (!plan.softmax) {
+      w.comment("Allocate " + plan.o.name + " in register (BM, DV).");
+      w.line("float O_r[MT][NT_O][4] = {};");
+      writeScaleFactors();
+      return;
+    }
     w.comment("Allocate " + plan.o.name + " in register (BM, DV); the running max and sum of " +
               plan.scores + " per row.");
     w.line("float O_r[MT][NT_O][4] = {};");
@@ -1004,8 +1080,38 @@ private:
     w.line("P_max[m][0] = P_max[m][1] = -CUDART_INF_F;");
     w.line("P_sum[m][0] = P_sum[m][1] = 0.0f;");
     w.close();
-    w.comment("The scaling of " + plan.scores + ", with log2(e) folded in: the softmax uses exp2.");
-    w.line("const float P_scale = " + scaleExpr(plan) + ";");
+    writeScaleFactors();
+  }
+
+  /// P_scale, the factor of the scores (with log2(e) for the softmax), and
+  /// P_after, that of the probabilities (folded into the final division).
+  void writeScaleFactors() {
+    const std::string &p = plan.scores;
+    std::string scale = scaleExpr(plan), after = afterExpr(plan);
+    if (plan.softmax)
+      w.comment("The scaling of " + p + ", with log2(e) folded in: the softmax uses exp2.");
+    else if (!scale.empty())
+      w.comment("The scaling of " + p + " (no Softmax: " + p + " times the values as scaled).");
+    if (!scale.empty())
+      w.line("const float P_scale = " + scale + ";");
+    if (after.empty())
+      return;
+    w.comment("The scaling of " + p + " after the Softmax (the probabilities): folded into the "
+              "final division by the row sums.");
+    w.line("const float P_after = " + after + ";");
+  }
+
+  /// After the loop: O divided by the row sums of the online softmax (and scaled
+  /// by P_after); nothing without a Softmax.
+  void writeSoftmaxFinish() {
+    if (!plan.softmax)
+      return;
+    const std::string &p = plan.scores, &o = plan.o.name;
+    w.comment("Softmax " + p + ", finished: " + o + " divided by the row sums" +
+              (plan.tiles.wgmma ? "" : ", once, after the loop") + " (a row that saw no key is 0)" +
+              (plan.after.empty() ? "." : ", times P_after."));
+    w.line(plan.after.empty() ? "online_softmax_finish(P_sum, O_r);"
+                              : "online_softmax_finish(P_sum, O_r, P_after);");
   }
 
   void writeLoop() {
@@ -1041,6 +1147,8 @@ private:
   /// warp_row, keys from n0), then the online softmax step that also rescales O_r.
   void writeOnlineSoftmax() {
     writeScaleAndMask();
+    if (!plan.softmax)
+      return;
     w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; {2} rescaled).",
                       plan.scores, plan.loopVar, plan.o.name)
                   .str());
@@ -1049,13 +1157,18 @@ private:
 
   void writeScaleAndMask() {
     const std::string &p = plan.scores;
-    w.comment(formatv("Compute {0} = {0} * scale (times log2(e))", p).str());
-    w.line("scale_tile(P, P_scale);");
-    w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it.", p,
-                      plan.causal ? " causal" : "")
+    if (!scaleExpr(plan).empty()) {
+      w.comment(formatv("Compute {0} = {0} * scale{1}", p, plan.softmax ? " (times log2(e))" : "")
+                    .str());
+      w.line("scale_tile(P, P_scale);");
+    }
+    w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it{2}.",
+                      p, plan.causal ? " causal" : "",
+                      plan.softmax ? "" : " (no Softmax: masked scores are 0)")
                   .str());
     w.line("if (n0 + BN > L_rows || (CAUSAL && n0 + BN - 1 > diagonal0))");
-    w.line("  mask_tile(P, diagonal0 + warp_row, n0, L_rows, CAUSAL);");
+    w.line(plan.softmax ? "  mask_tile(P, diagonal0 + warp_row, n0, L_rows, CAUSAL);"
+                        : "  mask_tile(P, diagonal0 + warp_row, n0, L_rows, CAUSAL, 0.0f);");
   }
 
   void writeScoresGemm() {
@@ -1113,9 +1226,7 @@ private:
   }
 
   void writeEpilogue() {
-    w.comment("Softmax " + plan.scores + ", finished: " + plan.o.name +
-              " divided by the row sums, once, after the loop (a row that saw no key is 0).");
-    w.line("online_softmax_finish(P_sum, O_r);");
+    writeSoftmaxFinish();
     w.comment("Copy " + plan.o.name + " from register to global: through this warp's rows of a " +
               "[BM][DV] tile at the start of shared");
     w.comment("memory, then 16-byte stores of the rows below S.");
@@ -1149,7 +1260,9 @@ std::string product(const AttentionPlan &plan, llvm::ArrayRef<std::string> dims)
 KernelSignature hostConditions(const AttentionPlan &plan) {
   KernelSignature sig = plan.sig;
   sig.requireTensorAlignment(16);
-  sig.requirements.push_back({plan.k.rows() + " > 0", "a softmax over no keys is undefined"});
+  sig.requirements.push_back({plan.k.rows() + " > 0", plan.softmax
+                                                         ? "a softmax over no keys is undefined"
+                                                         : "the loop over the keys runs at least once"});
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
   for (size_t i = 0; i < leadK.size(); ++i)
     if (leadK[i] != leadQ[i])
@@ -1167,7 +1280,9 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w) {
   w.comment("Nothing to compute: no query rows.");
   w.line("if (" + product(plan, plan.q.dims) + " == 0)");
   w.line("  return cudaSuccess;");
-  w.comment("A softmax over no keys is undefined; grouped heads must divide the query heads.");
+  w.comment(std::string(plan.softmax ? "A softmax over no keys is undefined"
+                                     : "The loop over the keys runs at least once") +
+            "; grouped heads must divide the query heads.");
   std::string bad = plan.dim(plan.k.keys()) + " == 0";
   for (size_t i = 0; i < leadK.size(); ++i) { // numbers were checked when compiling
     std::string qd = plan.dim(leadQ[i]), kd = plan.dim(leadK[i]);

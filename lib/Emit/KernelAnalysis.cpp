@@ -175,6 +175,18 @@ KernelSignature analyzeSignature(KernelOp kernel, ArrayRef<std::string> derived)
   return sig;
 }
 
+ForOp loopedGemmChain(KernelOp kernel) {
+  for (auto loop : kernel.getBodyBlock().getOps<ForOp>()) {
+    llvm::SmallVector<GemmOp> gemms;
+    loop.walk([&](GemmOp gemm) { gemms.push_back(gemm); });
+    for (size_t i = 1; i < gemms.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (gemms[i].getLhs() == gemms[j].getResult() && !gemms[j].getAccumulate())
+          return loop;
+  }
+  return nullptr;
+}
+
 KernelKind classifyKernel(KernelOp kernel) {
   int gemms = 0, convs = 0, softmaxes = 0;
   kernel.walk([&](Operation *op) {
@@ -184,7 +196,7 @@ KernelKind classifyKernel(KernelOp kernel) {
   });
   if (convs)
     return b2b::isB2bKernel(kernel) ? KernelKind::B2b : KernelKind::Conv;
-  if (softmaxes && gemms)
+  if ((softmaxes && gemms) || (gemms >= 2 && loopedGemmChain(kernel)))
     return KernelKind::Attention;
   if (gemms >= 2)
     return KernelKind::B2b;

@@ -78,8 +78,16 @@ KernelSignature analyzeSignature(KernelOp kernel, llvm::ArrayRef<std::string> de
 enum class KernelKind { Gemm, Conv, B2b, Attention, Unknown };
 
 /// gemm: one GEMM in one main loop; conv: a Conv2d; b2b: two or more GEMMs;
-/// attention: a GEMM with a Softmax.
+/// attention: a GEMM with a Softmax, or two GEMMs in one top-level loop, the
+/// second reading the first's result (a looped back-to-back GEMM: the attention
+/// lowering without the softmax).
 KernelKind classifyKernel(KernelOp kernel);
+
+/// The top-level `for` holding two GEMMs, the second's left operand the first's
+/// result, which the first gets anew each step (attention's loop over the keys),
+/// or null. (A first GEMM that accumulates over the loop is a back-to-back GEMM
+/// written in one loop, which EmitB2b rejects.)
+ForOp loopedGemmChain(KernelOp kernel);
 
 /// "__half", "__nv_bfloat16" or "float".
 std::string cTypeOf(ElementType type);

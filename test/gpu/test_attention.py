@@ -3,7 +3,8 @@
 The kernels come from test/gpu/attention/*.sketch (attention_variants: d = 64 and
 128, MHA and GQA, 4 and 8 warps; attention_heads: the other head dimensions, D_qk
 != D_v too; attention_layouts: the seed's chain E, F, G, H, I with F and H in
-either storage order), compiled into the GPU suite's library. Every case draws
+either storage order; attention_chain: looped back-to-back GEMMs without a
+Softmax and a scaling after the Softmax), compiled into the GPU suite's library. Every case draws
 fresh random inputs, poisons the output with NaN, and compares every element
 with the reference: softmax(Q K^T * scale) V in f32 on the f16/bf16 inputs, with
 the causal mask aligned to the bottom right (row i sees keys 0..i + L - S, as
@@ -32,8 +33,10 @@ MODES = {"mha": HEADS, "gqa": 2, "mqa": 1}
 TOLERANCE = {"f16": (4e-3, 2e-3), "bf16": (3e-2, 1.2e-2)}
 
 
-def reference(q, k, v, scale, causal):
-    """q [B, H, S, Dqk], k [B, HK, L, Dqk], v [B, HK, L, Dv] (logical layouts) -> f32 O."""
+def reference(q, k, v, scale, causal, softmax=True, gain=1.0):
+    """q [B, H, S, Dqk], k [B, HK, L, Dqk], v [B, HK, L, Dv] (logical layouts) -> f32 O.
+    Without softmax (a looped back-to-back GEMM) the scaled scores, masked ones 0,
+    times V; gain: the scaling of the probabilities after the softmax."""
     group = q.shape[1] // k.shape[1]
     k = k.float().repeat_interleave(group, dim=1)
     v = v.float().repeat_interleave(group, dim=1)
@@ -42,14 +45,18 @@ def reference(q, k, v, scale, causal):
     if causal:
         rows = torch.arange(s, device=q.device)[:, None]
         cols = torch.arange(l, device=q.device)[None, :]
-        scores = scores.masked_fill(cols > rows + (l - s), float("-inf"))
+        scores = scores.masked_fill(cols > rows + (l - s), 0.0 if not softmax else float("-inf"))
+    if not softmax:
+        return scores @ v
     # A row that sees no key is all -inf: softmax gives NaN there, the kernel 0.
-    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) * gain @ v
 
 
-def check(what, out, ref, dtype):
-    """Every element finite and within the tolerance."""
-    out = out.float()
+def check(what, out, ref, dtype, unit=1.0):
+    """Every element finite and within the tolerance, both measured in `unit` (the
+    chains without softmax, whose outputs grow with the keys: their largest |ref|)."""
+    out = out.float() / unit
+    ref = ref / unit
     assert torch.isfinite(out).all(), \
         f"{what}: {(~torch.isfinite(out)).sum().item()} elements not finite (unwritten or NaN)"
     max_abs = (out - ref).abs().max().item()
@@ -65,9 +72,10 @@ def batch_for(s, l):
 
 def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=None,
              names=("Q", "K", "V", "O"), head_names=("H", "HK"), key_rows=True,
-             value_rows=True):
+             value_rows=True, softmax=True, gain=None):
     """One call of kernel `name` on random inputs; K (V) stored [L, D] when key_rows
-    (value_rows) else [D, L]."""
+    (value_rows) else [D, L]. softmax=False: a looped back-to-back GEMM (no softmax);
+    gain: the scaling after the softmax (the kernel's `gain` parameter)."""
     t = sketch_gpu.DTYPES[dtype]
     b = b or batch_for(s, l)
     q = torch.randn(b, h, s, dqk, device="cuda", dtype=t)
@@ -79,6 +87,8 @@ def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=N
     stored_v = v if value_rows else v.transpose(-1, -2).contiguous()
     values = dict(zip(names, (q, stored_k, stored_v, o)))
     values.update({"scale": scale, "B": b, head_names[0]: h, head_names[1]: hk, "S": s, "L": l})
+    if gain is not None:
+        values["gain"] = gain
     call = sketch_gpu.kernel(name)
     used = {p for _, p in call.params}
     status = call(**{p: x for p, x in values.items() if p in used})
@@ -87,7 +97,11 @@ def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=N
     assert status == 0, f"{what}: returned cudaError {status}"
     if causal and s > l:  # rows 0 .. S - L - 1 see no key
         assert (o[:, :, :s - l].float() == 0).all(), f"{what}: rows that see no key are not 0"
-    check(what, o, reference(q, k, v, scale, causal), dtype)
+    ref = reference(q, k, v, scale, causal, softmax, 1.0 if gain is None else gain)
+    # Without softmax O sums L products (about sqrt(L) in size): errors relative to its largest;
+    # a gain above 1 after the softmax scales O and its errors with it.
+    unit = max(abs(gain or 0.0), 1.0) if softmax else max(ref.abs().max().item(), 1.0)
+    check(what, o, ref, dtype, unit)
 
 
 def heads_kernel(dtype, dqk, dv, causal, variant=""):
@@ -282,5 +296,109 @@ def test_default_kernels_reject_bad_sizes():
         assert call(Q=q, K=shifted, V=q, O=o, scale=0.1, B=1, H=2, S=16, HK=2, L=16) == 1
         k0 = torch.randn(1, 2, 0, d, device="cuda", dtype=t)
         assert call(Q=q, K=k0, V=k0, O=o, scale=0.1, B=1, H=2, S=16, HK=2, L=0) == 1
+        torch.cuda.synchronize()
+        assert torch.isnan(o.float()).all()
+
+
+# Chained GEMMs beyond softmax attention (issue 15), attention_chain.sketch.
+def chain_name(prefix, dtype, d, causal, variant=""):
+    return f"{prefix}_{dtype}_d{d}{variant}_{'causal' if causal else 'full'}"
+
+
+def chain_matrix(dtype, d):
+    """A looped back-to-back GEMM, O = (Q K^T * scale) V over every key (a causal mask
+    zeroes scores), default tiles (the sm_90a kernel under ARCH=sm_90a), every size
+    and head mode."""
+    for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
+        run_case(chain_name("chain", dtype, d, causal), dtype, causal, s, l, hk, d, d,
+                 softmax=False)
+
+
+def test_chain_f16_d64():
+    chain_matrix("f16", 64)
+
+
+def test_chain_f16_d128():
+    chain_matrix("f16", 128)
+
+
+def test_chain_bf16_d64():
+    chain_matrix("bf16", 64)
+
+
+def test_chain_bf16_d128():
+    chain_matrix("bf16", 128)
+
+
+def test_chain_mma_sync():
+    """The looped back-to-back GEMM on mma.sync tiles and with K and V stored a key per
+    column (the mma.sync kernel on every architecture), other scales and batches."""
+    for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
+        run_case(chain_name("chain", "f16", 64, causal, "_sync"), "f16", causal, s, l, hk, 64,
+                 64, softmax=False)
+        run_case(chain_name("chain", "f16", 64, causal, "_kc_vc"), "f16", causal, s, l, hk, 64,
+                 64, softmax=False, key_rows=False, value_rows=False)
+    run_case("chain_f16_d64_full", "f16", False, 200, 300, 5, 64, 64, b=3, h=5, scale=-0.5,
+             softmax=False)
+    run_case("chain_bf16_d128_causal", "bf16", True, 300, 200, 2, 128, 128, b=3, h=6,
+             scale=0.02, softmax=False)
+
+
+def test_chain_ragged():
+    """Ragged sizes on the default chain kernels (sanitize.sh may run this too)."""
+    for dtype, d, causal in itertools.product(["f16", "bf16"], [64, 128], [False, True]):
+        for (s, l), hk in [((1, 1), 4), ((17, 203), 2), ((203, 17), 1), ((129, 65), 4)]:
+            run_case(chain_name("chain", dtype, d, causal), dtype, causal, s, l, hk, d, d, b=2,
+                     scale=-0.3, softmax=False)
+
+
+def post_matrix(dtype, d):
+    """A scaling of the probabilities after the softmax (folded into the final division),
+    default tiles, every size and head mode."""
+    for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
+        run_case(chain_name("post", dtype, d, causal), dtype, causal, s, l, hk, d, d, gain=0.75)
+
+
+def test_post_scale_f16_d64():
+    post_matrix("f16", 64)
+
+
+def test_post_scale_f16_d128():
+    post_matrix("f16", 128)
+
+
+def test_post_scale_bf16_d64():
+    post_matrix("bf16", 64)
+
+
+def test_post_scale_bf16_d128():
+    post_matrix("bf16", 128)
+
+
+def test_post_scale_other():
+    """Other gains (negative, 0, larger than 1: errors measured in units of |gain|) and the
+    mma.sync tiles."""
+    for causal, (s, l) in itertools.product([False, True], SIZES):
+        run_case(chain_name("post", "f16", 64, causal, "_sync"), "f16", causal, s, l, 2, 64, 64,
+                 gain=-1.5)
+    run_case("post_bf16_d128_causal", "bf16", True, 203, 17, 1, 128, 128, b=2, scale=-0.3,
+             gain=3.0)
+    run_case("post_f16_d64_full", "f16", False, 129, 65, 4, 64, 64, b=2, gain=0.0)
+
+
+def test_chain_rejects_bad_sizes():
+    """L = 0 is refused (the loop over the keys runs at least once), as a misaligned
+    tensor: cudaErrorInvalidValue (1), nothing launched, the output stays NaN."""
+    t = torch.float16
+    for name in ("chain_f16_d64_full", "chain_f16_d64_sync_full", "chain_f16_d128_causal"):
+        d = 128 if "d128" in name else 64
+        call = sketch_gpu.kernel(name)
+        q = torch.randn(1, 2, 16, d, device="cuda", dtype=t)
+        o = torch.full_like(q, float("nan"))
+        k0 = torch.randn(1, 2, 0, d, device="cuda", dtype=t)
+        assert call(Q=q, K=k0, V=k0, O=o, scale=0.1, B=1, H=2, S=16, HK=2, L=0) == 1
+        storage = torch.randn(2 * 16 * d + 8, device="cuda", dtype=t)
+        shifted = storage[1:1 + 2 * 16 * d].view(1, 2, 16, d)
+        assert call(Q=q, K=shifted, V=q, O=o, scale=0.1, B=1, H=2, S=16, HK=2, L=16) == 1
         torch.cuda.synchronize()
         assert torch.isnan(o.float()).all()

@@ -21,8 +21,9 @@
 //   fast_exp2(x)                          ex2.approx (2^x; 2^-inf = 0)
 //   quad_max / quad_sum                   reduce over the 4 lanes of a quad
 //   scale_tile(x, f)                      x *= f
-//   mask_tile(x, diagonal0, col0, cols, causal)  -inf where col >= cols, or (causal)
-//                                         col past the row's diagonal
+//   mask_tile(x, diagonal0, col0, cols, causal[, fill])  -inf (or fill) where
+//                                         col >= cols, or (causal) col past the
+//                                         row's diagonal
 //   online_softmax_probabilities(s, row_max, row_sum, correction)
 //        s holds scores in log2 units; updates the running row max and sum,
 //        rescales the sum by correction = 2^(old max - new max), and turns s
@@ -30,8 +31,10 @@
 //   scale_rows(acc, factor)               acc *= factor, per row
 //   online_softmax_step(s, row_max, row_sum, acc)
 //        both: the accumulator rescaled by the corrections too
-//   online_softmax_finish(row_sum, acc)   sums the quad's partial row sums and
-//                                         divides acc by them (once, after the loop)
+//   online_softmax_finish(row_sum, acc[, factor])  sums the quad's partial row
+//                                         sums and divides acc by them (times factor:
+//                                         a scaling of the probabilities), once, after
+//                                         the loop
 //   reshape_c_to_a<T>(c0, c1, a)          two accumulator fragments (columns
 //                                         16k..16k+15) as one A fragment of the next MMA
 #ifndef SKETCH_SOFTMAX_CUH
@@ -214,12 +217,13 @@ __device__ __forceinline__ void scale_tile(float (&x)[MT][NT][4], float factor) 
         x[m][n][e] *= factor;
 }
 
-/// Sets to -inf the elements whose column is `cols` or more, and with `causal`
-/// those past their row's diagonal: row r of the tile (r from 0, this warp's rows)
-/// sees the columns up to diagonal0 + r. col0: the tile's first column.
+/// Sets to -inf (or `fill`: 0 where no softmax follows) the elements whose column
+/// is `cols` or more, and with `causal` those past their row's diagonal: row r of
+/// the tile (r from 0, this warp's rows) sees the columns up to diagonal0 + r.
+/// col0: the tile's first column.
 template <int MT, int NT>
 __device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, int col0, int cols,
-                                          bool causal) {
+                                          bool causal, float fill) {
   const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -230,8 +234,15 @@ __device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, 
         int diagonal = diagonal0 + m * 16 + lane / 4 + (e / 2) * 8;
         int col = col0 + n * 8 + (lane % 4) * 2 + e % 2;
         if (col >= cols || (causal && col > diagonal))
-          x[m][n][e] = -CUDART_INF_F;
+          x[m][n][e] = fill;
       }
+}
+
+/// mask_tile with -inf: the masked scores get no weight in a following softmax.
+template <int MT, int NT>
+__device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, int col0, int cols,
+                                          bool causal) {
+  mask_tile(x, diagonal0, col0, cols, causal, -CUDART_INF_F);
 }
 
 /// The softmax half of an online step over a tile of scores `s` (log2 units),
@@ -291,17 +302,20 @@ __device__ __forceinline__ void online_softmax_step(float (&s)[MT][NT][4], float
   scale_rows(acc, correction);
 }
 
-/// After the loop: total row sums over the quad, then acc /= sum, one
-/// reciprocal per row. A row whose sum is 0 (no unmasked score) is left 0.
+/// After the loop: total row sums over the quad, then acc *= factor / sum, one
+/// quotient per row (factor: a scaling of the probabilities after the softmax,
+/// exact here since it multiplies every term of the row). A row whose sum is 0
+/// (no unmasked score) is left 0.
 template <int MT, int NACC>
 __device__ __forceinline__ void online_softmax_finish(float (&row_sum)[MT][2],
-                                                      float (&acc)[MT][NACC][4]) {
+                                                      float (&acc)[MT][NACC][4],
+                                                      float factor = 1.0f) {
 #pragma unroll
   for (int m = 0; m < MT; ++m)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const float sum = quad_sum(row_sum[m][r]);
-      const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+      const float inverse = sum > 0.0f ? factor / sum : 0.0f;
 #pragma unroll
       for (int n = 0; n < NACC; ++n) {
         acc[m][n][2 * r] *= inverse;
