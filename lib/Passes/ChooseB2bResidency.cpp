@@ -458,7 +458,6 @@ private:
 
   LogicalResult chooseResidency() {
     int64_t rows = plan.warpRows;
-    int64_t acc0 = rows * plan.n0 / 32, packed = rows * plan.n0 / 64, acc1 = rows * plan.n1 / 32;
     std::optional<uint64_t> tileN = kernel.getTileN();
     bool forcedChunk = tileN && static_cast<int64_t>(*tileN) != plan.n0;
     if (forcedChunk && (*tileN % 16 != 0 || plan.n0 % *tileN != 0))
@@ -466,7 +465,7 @@ private:
                                 << " (the width of '" << plan.d0
                                 << "'), or a multiple of 16 dividing it to stage '" << plan.d0
                                 << "' in shared memory in chunks of BN columns";
-    if (!forcedChunk && acc0 <= kMaxAccRegs && packed + acc1 <= kMaxResidentRegs) {
+    if (!forcedChunk && registersHold(rows, plan.n0, plan.n1)) {
       plan.residency = Residency::registers;
       plan.chunkN0 = plan.n0;
       plan.chunkN1 = plan.n1;
@@ -596,6 +595,11 @@ struct ChooseB2bResidencyPass : sketch::impl::ChooseB2bResidencyBase<ChooseB2bRe
 };
 
 } // namespace
+
+bool b2b::registersHold(int64_t warpRows, int64_t n0, int64_t n1) {
+  return warpRows * n0 / 32 <= kMaxAccRegs &&
+         warpRows * n0 / 64 + warpRows * n1 / 32 <= kMaxResidentRegs;
+}
 
 bool b2b::isB2bKernel(KernelOp kernel) {
   // Two convolutions, the second reading the first's result (InferDimensions checked them).

@@ -114,6 +114,10 @@ mlir::FailureOr<Plan> planB2b(KernelOp kernel, llvm::StringRef arch);
 /// when the kernel cannot be planned for another reason.
 mlir::FailureOr<int64_t> b2bSharedMemoryBytes(KernelOp kernel, llvm::StringRef arch);
 
+/// True when D0 stays in registers with `warpRows` rows a warp (GEMM-I's accumulators
+/// and, for GEMM-II, the packed D0 beside its accumulators fit the register budget).
+bool registersHold(int64_t warpRows, int64_t n0, int64_t n1);
+
 /// "register" or "shared".
 llvm::StringRef spellResidency(Residency residency);
 

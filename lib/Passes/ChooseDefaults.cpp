@@ -434,7 +434,8 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
   }
 
   /// b2b on sm_90: the configurations measured fastest on an H100 (BM 128, 8 warps
-  /// of 16 rows, BK 64, 4 stages), then smaller ones, the first whose plan
+  /// of 16 rows, BK 64, 4 stages; BM 256 of 32-row warps first where D0 is staged
+  /// in shared memory anyway), then smaller ones, the first whose plan
   /// (with the program's directives) fits shared memory; wide N0 staged in shared
   /// memory falls back to BM 64. None fitting (or the kernel not plannable yet): the
   /// table's default stays and sketch-choose-b2b-residency reports what must hold.
@@ -446,6 +447,22 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     static constexpr int64_t kCandidates[][4] = {// BM, warps, BK, stages
                                                  {128, 8, 64, 4}, {128, 8, 64, 3}, {128, 8, 64, 2},
                                                  {64, 4, 64, 4},  {64, 4, 64, 3},  {64, 4, 64, 2}};
+    // D0 staged at 16 rows a warp anyway: 256 rows of 8 warps (32 rows each) first. Each
+    // B1 tile then serves twice the rows (measured on an H100, back-to-back convolutions,
+    // Y staged for N1 = 256: 0.159 against 0.198 ms at C64 56x56 3x3, 0.116 against
+    // 0.119 ms at C256 56x56 1x1; bench/bench_conv_b2b.py).
+    static constexpr int64_t kStagedCandidates[][4] = {{256, 8, 64, 2}};
+    if (!b2b::registersHold(16, problem.n0, problem.n1) &&
+        tryB2bCandidates(kernel, problem, config, kStagedCandidates))
+      return;
+    tryB2bCandidates(kernel, problem, config, kCandidates);
+  }
+
+  /// The first of `candidates` whose plan (with the program's directives) fits shared
+  /// memory becomes `config`'s tile, warps and stages; false when none does.
+  template <size_t N>
+  bool tryB2bCandidates(KernelOp kernel, const Problem &problem, Config &config,
+                        const int64_t (&candidates)[N][4]) {
     Builder b(kernel.getContext());
     ScopedDiagnosticHandler quiet(kernel.getContext(), [](Diagnostic &) { return success(); });
     // The trials set the kernel's attributes (the plan reads them); put back as found.
@@ -461,7 +478,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       kernel.setWarpsAttr(attr(kWarps));
       kernel.setStagesAttr(attr(kStages));
     };
-    for (const auto &candidate : kCandidates) {
+    for (const auto &candidate : candidates) {
       Config trial = config;
       int64_t values[5] = {candidate[0], problem.n0, candidate[2], candidate[1], candidate[3]};
       for (int i = 0; i < 5; ++i)
@@ -478,9 +495,10 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       if (succeeded(bytes) && *bytes <= plan::smemLimitBytes(arch)) {
         for (int i = 0; i < 5; ++i)
           config.values[i] = values[i];
-        return;
+        return true;
       }
     }
+    return false;
   }
 
   LogicalResult choose(KernelOp kernel) {
