@@ -1260,7 +1260,7 @@ std::string product(const AttentionPlan &plan, llvm::ArrayRef<std::string> dims)
 KernelSignature hostConditions(const AttentionPlan &plan) {
   KernelSignature sig = plan.sig;
   sig.requireTensorAlignment(16);
-  sig.requirements.push_back({plan.k.rows() + " > 0", plan.softmax
+  sig.requirements.push_back({plan.k.keys() + " > 0", plan.softmax
                                                          ? "a softmax over no keys is undefined"
                                                          : "the loop over the keys runs at least once"});
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
