@@ -531,8 +531,10 @@ private:
     emitBLayout("B1", plan.b1, plan.b1KContiguous, "BK1", "NC1");
     if (staged())
       w.line(formatv("constexpr int D0_LD = {0};", ldOf(plan.n0, 2)).str());
-    w.line(formatv("constexpr int OUT_LD = {0};",
-                   ldOf(plan.n1, plan::elementBytes(plan.out.getElementType())))
+    w.line(formatv("constexpr int OUT_LD = {0};{1}",
+                   ldOf(plan.outPerPass ? plan.chunkN1 : plan.n1,
+                        plan::elementBytes(plan.out.getElementType())),
+                   plan.outPerPass ? " // a BM x NC1 tile: each pass of GEMM-II is stored" : "")
                .str());
     w.comment("Shared memory (bytes). The epilogue tiles reuse the GEMM-I pipeline buffers.");
     w.line(formatv("constexpr int kSmemA0 = {0}, kSmemB0 = {1}, kSmemB1 = {2};", s.a0, s.b0, s.b1)
@@ -1287,9 +1289,20 @@ private:
       w.line("__syncthreads();");
       if (failed(emitSecondEpilogue("pass * NC1")))
         return failure();
+      if (plan.outPerPass) {
+        w.line("__syncthreads();");
+        w.comment("Copy " + plan.d1 + " from register to global, this pass's NC1 columns: "
+                  "16-byte stores; rows past M are skipped.");
+        w.line(formatv("sketch_b2b::store_tile<BM, NC1, OUT_LD, kThreads>({0} + pass * NC1, N1, "
+                       "m0, m_size, out_s);",
+                       ident(plan.out.getName()))
+                   .str());
+      }
       w.close();
       w.close();
     }
+    if (plan.outPerPass)
+      return success();
     w.line("__syncthreads();");
     w.comment("Copy " + plan.d1 +
               " from register to global: whole rows with 16-byte stores; rows past M are skipped.");
@@ -1348,7 +1361,10 @@ private:
     }
     w.line("out[j] = v;");
     w.close();
-    w.line("sketch_b2b::store_pair(out_s + row * OUT_LD + col0, out[0], out[1]);");
+    w.line(plan.outPerPass ? ("sketch_b2b::store_pair(out_s + row * OUT_LD + col0 - " +
+                              colOffset + ", out[0], out[1]); // column of this pass")
+                                 .str()
+                           : "sketch_b2b::store_pair(out_s + row * OUT_LD + col0, out[0], out[1]);");
     w.close();
     w.close();
     w.close();

@@ -539,11 +539,17 @@ private:
       if (input.broadcast == Broadcast::full)
         offset = alignUp(offset + tileBytes(input.type), 128);
     }
+    // Staged D0 with GEMM-II in column passes: each pass's columns of D1 are stored
+    // from a BM x chunkN1 tile (unless D1 is written in place of an input tile).
+    plan.outPerPass = plan.residency == Residency::shared && plan.outShares < 0 &&
+                      plan.chunkN1 < plan.n1;
     if (plan.outShares >= 0) {
       s.out = s.tiles[plan.outShares];
     } else {
       s.out = offset;
-      offset = alignUp(offset + tileBytes(plan.out.getElementType()), 128);
+      offset = alignUp(offset + tileBytes(plan.out.getElementType(),
+                                          plan.outPerPass ? plan.chunkN1 : plan.n1),
+                       128);
     }
     int64_t region = std::max(pipeline, offset);
     s.b1 = region;
@@ -564,8 +570,9 @@ private:
   }
 
   /// Bytes of a BM x N1 epilogue tile of `type`, rows padded by 16 bytes.
-  int64_t tileBytes(ElementType type) const {
-    return plan.tileM * (plan.n1 * plan::elementBytes(type) + kPadBytes);
+  int64_t tileBytes(ElementType type) const { return tileBytes(type, plan.n1); }
+  int64_t tileBytes(ElementType type, int64_t cols) const {
+    return plan.tileM * (cols * plan::elementBytes(type) + kPadBytes);
   }
 
   KernelOp kernel;

@@ -74,6 +74,9 @@ struct Plan {
   llvm::SmallVector<mlir::Operation *> after;   ///< statements on D1
   std::vector<EpilogueInput> betweenInputs, afterInputs;
   int outShares = -1; ///< the tile `out` reuses (index into afterInputs), or -1
+  /// D1 stored after each GEMM-II column pass from a BM x chunkN1 tile (staged D0,
+  /// several passes, `out` not in place of an input tile); else once, BM x N1.
+  bool outPerPass = false;
 
   std::string m, k0; ///< runtime (or literal) sizes
   int64_t n0 = 0, n1 = 0;
