@@ -608,6 +608,10 @@ bool b2b::registersHold(int64_t warpRows, int64_t n0, int64_t n1) {
          warpRows * n0 / 64 + warpRows * n1 / 32 <= kMaxResidentRegs;
 }
 
+bool b2b::stagedFirstGemmInOnePass(int64_t warpRows, int64_t n0) {
+  return warpRows * n0 / 32 <= kStagedChunkRegs;
+}
+
 bool b2b::isB2bKernel(KernelOp kernel) {
   // Two convolutions, the second reading the first's result (InferDimensions checked them).
   bool convPair = false;

@@ -121,6 +121,10 @@ mlir::FailureOr<int64_t> b2bSharedMemoryBytes(KernelOp kernel, llvm::StringRef a
 /// and, for GEMM-II, the packed D0 beside its accumulators fit the register budget).
 bool registersHold(int64_t warpRows, int64_t n0, int64_t n1);
 
+/// True when, with D0 staged, GEMM-I's accumulators for all N0 columns fit one pass
+/// at `warpRows` rows a warp (else it runs in column chunks, each reading A0 again).
+bool stagedFirstGemmInOnePass(int64_t warpRows, int64_t n0);
+
 /// "register" or "shared".
 llvm::StringRef spellResidency(Residency residency);
 

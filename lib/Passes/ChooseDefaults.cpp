@@ -447,12 +447,14 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     static constexpr int64_t kCandidates[][4] = {// BM, warps, BK, stages
                                                  {128, 8, 64, 4}, {128, 8, 64, 3}, {128, 8, 64, 2},
                                                  {64, 4, 64, 4},  {64, 4, 64, 3},  {64, 4, 64, 2}};
-    // D0 staged at 16 rows a warp anyway: 256 rows of 8 warps (32 rows each) first. Each
-    // B1 tile then serves twice the rows (measured on an H100, back-to-back convolutions,
-    // Y staged for N1 = 256: 0.159 against 0.198 ms at C64 56x56 3x3, 0.116 against
-    // 0.119 ms at C256 56x56 1x1; bench/bench_conv_b2b.py).
+    // D0 staged at 16 rows a warp anyway, and GEMM-I still one pass at 32 rows: 256 rows
+    // of 8 warps (32 rows each) first. Each B1 tile then serves twice the rows (measured on
+    // an H100, back-to-back convolutions with N0 = 64, N1 = 256: 0.155 against 0.194 ms at
+    // C64 56x56 3x3, 0.109 against 0.123 ms at C256 56x56 1x1; with N0 = 128, where GEMM-I
+    // would run in two chunks, 0.177 against 0.133 ms; bench/bench_conv_b2b.py).
     static constexpr int64_t kStagedCandidates[][4] = {{256, 8, 64, 2}};
     if (!b2b::registersHold(16, problem.n0, problem.n1) &&
+        b2b::stagedFirstGemmInOnePass(32, problem.n0) &&
         tryB2bCandidates(kernel, problem, config, kStagedCandidates))
       return;
     tryB2bCandidates(kernel, problem, config, kCandidates);
