@@ -371,6 +371,21 @@ LogicalResult checkBackToBackConv(KernelOp kernel, Conv2dOp first, Conv2dOp seco
     return emitError(second.getLoc(), "back-to-back convolution: '")
            << firstShape->input.getName() << "', '" << firstShape->filter.getName() << "' and '"
            << filter.getName() << "' must have one element type";
+  // A block keeps whole rows (pixels) of Y and of Z: their channel counts are compile-time.
+  for (auto [width, what] : {std::pair(firstShape->k, "'" + first.getResult().str() +
+                                                         "' stays on chip as the second "
+                                                         "convolution's input, all its channels "
+                                                         "a pixel"),
+                             std::pair(filterDims[0], "each block computes all channels of '" +
+                                                          second.getResult().str() +
+                                                          "' at its pixels")})
+    if (!evaluateExpr(width)) {
+      auto symbols = exprSymbols(width);
+      return emitError(second.getLoc(), "back-to-back convolution: '")
+             << width << "' must be known at compile time: " << what
+             << "; declare it as a literal or bind it with -D "
+             << (symbols.empty() ? std::string("K") : symbols.front()) << "=...";
+    }
   auto out = dimsOf(output.getDims());
   if (failed(expectSame(second, "Conv2d channels differ", firstShape->k,
                         filterDims[krsc ? 3 : 1], filter)) ||
