@@ -303,6 +303,9 @@ __device__ __forceinline__ void copy_im2col_tile_async(E *dst, const E *x,
 #endif // SKETCH_B2B_CONV_HELPERS
 )cuda";
 
+/// K0 of back-to-back convolutions, from the kernel's and host's `shape` (R*S*C).
+constexpr const char *kConvK0Size = "int64_t(shape.r) * shape.s * shape.c";
+
 /// Local names of the generated kernel; a parameter spelled like one of them is renamed.
 const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "row0",      "col",       "col0",        "v",
@@ -657,7 +660,7 @@ private:
       w.line("const int64_t m0 = int64_t(blockIdx.x) * BM;  // the block's first row");
     if (plan.conv) {
       w.line("const int64_t m_size = int64_t(shape.n) * shape.p * shape.q; // output pixels");
-      w.line("const int64_t k0_size = int64_t(shape.r) * shape.s * shape.c; // the first "
+      w.line("const int64_t k0_size = " + std::string(kConvK0Size) + "; // the first "
              "convolution's reduction (r, s, c)");
     } else {
       w.line("const int64_t m_size = " + size(plan.m) + ";  // rows of " +
@@ -1394,7 +1397,7 @@ private:
       w.line("if (" + sig.dim(geometry->c) + " % 8 != 0) // im2col copies 8 channels of " +
              plan.a0.getName().str() + " (16 bytes) at a time");
       w.line("  return cudaErrorInvalidValue;");
-      w.line("const int64_t m_size = pixels, k0_size = int64_t(shape.r) * shape.s * shape.c;");
+      w.line("const int64_t m_size = pixels, k0_size = " + std::string(kConvK0Size) + ";");
     } else {
       w.line("const int64_t m_size = " + size(plan.m) + ", k0_size = " + size(plan.k0) + ";");
       w.line("if (k0_size % 8 != 0) // rows of " + plan.a0.getName().str() +
@@ -1484,7 +1487,7 @@ KernelEmitterResult sketch::emitB2b(KernelOp kernel, const CudaEmitOptions &opti
     return failure();
   std::optional<ConvGeometry> geometry;
   if (plan->conv)
-    geometry = readConvGeometry(kernel, plan->firstConv, *convShape(kernel, plan->firstConv));
+    geometry = readConvGeometry(kernel, plan->firstConv(), *convShape(kernel, plan->firstConv()));
   // The host function computes derived output sizes (P, Q) instead of taking them.
   KernelSignature sig = analyzeSignature(kernel, geometry ? geometry->derived
                                                           : std::vector<std::string>());

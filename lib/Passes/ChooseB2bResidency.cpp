@@ -127,7 +127,6 @@ private:
     plan.conv = true;
     plan.first = first;
     plan.second = second;
-    plan.firstConv = first;
     plan.d0 = first.getResult().str();
     plan.d1 = second.getResult().str();
     plan.b0KContiguous = plan.b1KContiguous = true;
@@ -319,7 +318,7 @@ private:
   /// The convolutions' tensors (sketch-infer-dimensions checked their layouts, types
   /// and sizes): M = N*P*Q output pixels, K0 = R*S*C.
   LogicalResult readConvOperands() {
-    auto first = convShape(kernel, plan.firstConv);
+    auto first = convShape(kernel, plan.firstConv());
     auto second = convShape(kernel, cast<Conv2dOp>(plan.second));
     if (!first || !first->input || !second || !second->output || first->p.empty())
       return plan.second->emitError() << what() << ": the convolutions need 4-D tensor "

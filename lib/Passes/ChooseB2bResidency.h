@@ -65,7 +65,8 @@ struct Plan {
   /// pixels N*P*Q, K0 = R*S*C, A0 the nhwc input read through im2col, B0 the krsc
   /// filter [K][R*S*C]), GEMM-II the 1x1 one over its channels (B1 [K2][K]).
   bool conv = false;
-  Conv2dOp firstConv;
+  /// The first convolution (back-to-back convolutions only).
+  Conv2dOp firstConv() const { return llvm::cast<Conv2dOp>(first); }
   TensorParamOp a0, b0, b1, out;                ///< the global operands and the stored result
   std::string d0, d1;                           ///< the register tiles
   CopyOp store;                                 ///< `Copy D1 from register to global`
