@@ -250,6 +250,12 @@ struct ConvReader {
 // Shared by both paths: sizes, host function
 //===----------------------------------------------------------------------===//
 
+/// What the host function needs of a tensor-core kernel to launch it.
+struct TensorCoreLaunch {
+  std::string name;
+  int64_t tileM = 0, tileN = 0, threads = 0, smemBytes = 0;
+};
+
 struct ConvWriterBase {
   const ConvPlan &p;
   const EpilogueEmitter &epilogue;
@@ -345,28 +351,41 @@ struct ConvWriterBase {
     return s;
   }
 
-  /// The tensor-core paths' host function: one block of `threads` per (BM, BN) tile,
-  /// kernel<true> on whole 16-byte chunks, `smemBytes` of dynamic shared memory.
-  void emitTensorCoreHost(const std::string &kernelName, int64_t threads, int64_t smemBytes) {
-    w.open(hostPrototype(p.sig));
-    emitHostShape();
-    w.line("const int64_t blocks = sketch::ceil_div(pixels, " + str(p.tileM) +
-           ") * sketch::ceil_div(" + dim(p.k) + ", " + str(p.tileN) + ");");
+  /// The launch of one tensor-core kernel (in the host function, after `vec`): one
+  /// block of `threads` per (tileM, tileN) tile, kernel<true> on whole 16-byte chunks.
+  void emitTensorCoreLaunch(const TensorCoreLaunch &l) {
+    w.line("const int64_t blocks = sketch::ceil_div(pixels, " + str(l.tileM) +
+           ") * sketch::ceil_div(" + dim(p.k) + ", " + str(l.tileN) + ");");
     w.line("if (blocks > INT32_MAX)");
     w.line("  return cudaErrorInvalidValue;");
+    w.line("auto kernel = vec ? " + l.name + "<true> : " + l.name + "<false>;");
+    w.line("const int smem_bytes = " + str(l.smemBytes) + ";");
+    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
+    w.line("if (err != cudaSuccess)");
+    w.line("  return err;");
+    w.line("kernel<<<dim3(unsigned(blocks)), " + str(l.threads) +
+           ", smem_bytes, stream>>>(" + kernelArgs() + ");");
+    w.line("return cudaGetLastError();");
+  }
+
+  /// The tensor-core paths' host function: the `narrow` kernel (the variant of half
+  /// the channels) where the output channels fit its tile, else the `wide` one.
+  void emitTensorCoreHost(const TensorCoreLaunch &wide, const TensorCoreLaunch *narrow) {
+    w.open(hostPrototype(p.sig));
+    emitHostShape();
     int64_t outChunk = 16 / plan::elementBytes(p.y->type);
     w.comment("16-byte path: whole chunks of 8 channels (input, filter rows) and of the output");
     w.line("const bool vec = " + dim(p.c) + " % 8 == 0 && " + dim(p.k) + " % " + str(outChunk) +
            " == 0 && sketch::aligned_to(" + p.x->cname + ", 16) && sketch::aligned_to(" +
            p.w->cname + ", 16) && sketch::aligned_to(" + p.y->cname + ", 16);");
-    w.line("auto kernel = vec ? " + kernelName + "<true> : " + kernelName + "<false>;");
-    w.line("const int smem_bytes = " + str(smemBytes) + ";");
-    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
-    w.line("if (err != cudaSuccess)");
-    w.line("  return err;");
-    w.line("kernel<<<dim3(unsigned(blocks)), " + str(threads) +
-           ", smem_bytes, stream>>>(" + kernelArgs() + ");");
-    w.line("return cudaGetLastError();");
+    if (narrow) {
+      w.comment("few output channels: the " + str(narrow->tileM) + " x " + str(narrow->tileN) +
+                " tile, so no block's channel columns sit idle");
+      w.open("if (" + dim(p.k) + " <= " + str(narrow->tileN) + ")");
+      emitTensorCoreLaunch(*narrow);
+      w.close();
+    }
+    emitTensorCoreLaunch(wide);
     w.close();
   }
 
@@ -588,10 +607,11 @@ private:
 };
 
 struct TensorCoreConvWriter : ConvWriterBase {
+  std::string suffix; // "" or "_narrow"
   TensorCoreConfig config;
   int64_t smemBytes = 0;
 
-  std::string kernelName() const { return p.sig.name + "_tc"; }
+  std::string kernelName() const { return p.sig.name + "_tc" + suffix; }
 
   /// Shared buffers: both operand tiles K-contiguous (X rows are pixels, W rows
   /// output channels, 16-byte chunks along C*R*S), `stages` each, then the
@@ -653,8 +673,9 @@ struct TensorCoreConvWriter : ConvWriterBase {
     w.line("}");
   }
 
-  void emitHost() { emitTensorCoreHost(kernelName(), config.threads(), smemBytes); }
-
+  TensorCoreLaunch launch() const {
+    return {kernelName(), p.tileM, p.tileN, config.threads(), smemBytes};
+  }
 };
 
 
@@ -663,10 +684,11 @@ struct TensorCoreConvWriter : ConvWriterBase {
 /// channels), 128-byte swizzled, BK = 64, loaded by the cp.async pipeline; BM / 64
 /// warpgroups (the warps directive does not apply, as for the wgmma GEMM).
 struct WgmmaConvWriter : ConvWriterBase {
+  std::string suffix; // "" or "_narrow"
   WgmmaBlock block;
   int64_t smemBytes = 0;
 
-  std::string kernelName() const { return p.sig.name + "_wg"; }
+  std::string kernelName() const { return p.sig.name + "_wg" + suffix; }
 
   /// Whether the wgmma block applies: BM 64 or 128, BN 64, 128 or 256, the planned
   /// staging tile BM x BN, and the stages and staging within `smemLimit`.
@@ -705,7 +727,31 @@ struct WgmmaConvWriter : ConvWriterBase {
     w.line("}");
   }
 
-  void emitHost() { emitTensorCoreHost(kernelName(), block.threads(), smemBytes); }
+  TensorCoreLaunch launch() const {
+    return {kernelName(), p.tileM, p.tileN, block.threads(), smemBytes};
+  }
+};
+
+/// One tensor-core kernel of an nhwc convolution: the wgmma one on sm_90a where its
+/// block applies, else the mma.sync one.
+struct TensorCoreConvKernel {
+  std::optional<WgmmaConvWriter> wgmma;
+  std::optional<TensorCoreConvWriter> mma;
+
+  LogicalResult plan(const ConvPlan &q, const EpilogueEmitter &epilogue, CudaWriter &w,
+                     StringRef arch, StringRef suffix) {
+    int64_t limit = plan::smemLimitBytes(arch);
+    if (arch == "sm_90a") {
+      wgmma.emplace(WgmmaConvWriter{{q, epilogue, w}, suffix.str(), {}, 0});
+      if (wgmma->plan(limit))
+        return success();
+      wgmma.reset();
+    }
+    mma.emplace(TensorCoreConvWriter{{q, epilogue, w}, suffix.str(), {}, 0});
+    return mma->plan(limit);
+  }
+  void emitKernel() { wgmma ? wgmma->emitKernel() : mma->emitKernel(); }
+  TensorCoreLaunch launch() const { return wgmma ? wgmma->launch() : mma->launch(); }
 };
 
 //===----------------------------------------------------------------------===//
@@ -748,6 +794,21 @@ struct WinogradConvWriter : ConvWriterBase {
   }
 };
 
+/// The convolution with sketch-choose-defaults' narrow variant's tile (the
+/// host launches it where the output channels fit), its staging tile resized.
+std::optional<ConvPlan> narrowPlan(KernelOp kernel, const ConvPlan &p) {
+  auto variant = kernel->getAttrOfType<ArrayAttr>(plan::kNarrowVariantAttr);
+  if (!variant || variant.size() != 4)
+    return std::nullopt;
+  ConvPlan q = p;
+  auto value = [&](int i) { return cast<IntegerAttr>(variant[i]).getInt(); };
+  q.tileM = value(0), q.tileN = value(1), q.tileK = value(2), q.warps = value(3);
+  q.staging.rows = q.tileM;
+  q.staging.cols = q.tileN;
+  q.staging.ld = plan::stagingLd(q.tileN, q.staging.elementBytes);
+  return q;
+}
+
 } // namespace
 
 KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w) {
@@ -776,17 +837,14 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   }
   w.line("#include \"sketch/conv.cuh\"  // implicit-GEMM convolution helpers");
   w.line();
+  std::optional<ConvPlan> narrowed = narrowPlan(kernel, p);
   if (!p.nhwc) {
     FailureOr<SimtTile> simt = simtConvTile(kernel, p, options.arch);
     if (failed(simt))
       return failure();
     std::optional<SimtTile> narrow;
-    auto variant = kernel->getAttrOfType<ArrayAttr>(plan::kNarrowVariantAttr);
-    if (variant && variant.size() == 4) {
-      ConvPlan q = p;
-      auto value = [&](int i) { return cast<IntegerAttr>(variant[i]).getInt(); };
-      q.tileM = value(0), q.tileN = value(1), q.tileK = value(2), q.warps = value(3);
-      FailureOr<SimtTile> tile = simtConvTile(kernel, q, options.arch);
+    if (narrowed) {
+      FailureOr<SimtTile> tile = simtConvTile(kernel, *narrowed, options.arch);
       if (failed(tile))
         return failure();
       narrow = *tile;
@@ -796,18 +854,25 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
       writer.narrow.reset();
     return emitKernelAndHost(writer, w, p.sig);
   }
-  if (options.arch == "sm_90a") {
-    WgmmaConvWriter wgmma{{p, *epilogue, w}, {}, 0};
-    if (wgmma.plan(plan::smemLimitBytes(options.arch))) {
-      w.line("#include \"sketch/wgmma.cuh\"  // warpgroup MMAs");
-      w.line();
-      return emitKernelAndHost(wgmma, w, p.sig);
-    }
-  }
-  TensorCoreConvWriter writer{{p, *epilogue, w}, {}, 0};
-  if (failed(writer.plan(plan::smemLimitBytes(options.arch))))
+  TensorCoreConvKernel wide, narrow;
+  if (failed(wide.plan(p, *epilogue, w, options.arch, "")) ||
+      (narrowed && failed(narrow.plan(*narrowed, *epilogue, w, options.arch, "_narrow"))))
     return failure();
-  return emitKernelAndHost(writer, w, p.sig);
+  if (wide.wgmma || (narrowed && narrow.wgmma)) {
+    w.line("#include \"sketch/wgmma.cuh\"  // warpgroup MMAs");
+    w.line();
+  }
+  wide.emitKernel();
+  w.line();
+  if (narrowed) {
+    narrow.emitKernel();
+    w.line();
+  }
+  TensorCoreLaunch narrowLaunch = narrowed ? narrow.launch() : TensorCoreLaunch{};
+  ConvWriterBase{p, *epilogue, w}.emitTensorCoreHost(wide.launch(),
+                                                     narrowed ? &narrowLaunch : nullptr);
+  w.line();
+  return p.sig;
 }
 
 } // namespace sketch

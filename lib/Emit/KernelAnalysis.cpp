@@ -205,24 +205,6 @@ KernelKind classifyKernel(KernelOp kernel) {
   return KernelKind::Unknown;
 }
 
-bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM, int64_t &warpsN) {
-  int64_t best = -1;
-  for (int64_t wm = 1; wm <= warps; ++wm) {
-    if (warps % wm)
-      continue;
-    int64_t wn = warps / wm;
-    if (tileM % (16 * wm) || tileN % (16 * wn))
-      continue;
-    int64_t imbalance = std::abs(tileM / wm - tileN / wn);
-    if (best < 0 || imbalance < best) {
-      best = imbalance;
-      warpsM = wm;
-      warpsN = wn;
-    }
-  }
-  return best >= 0;
-}
-
 //===----------------------------------------------------------------------===//
 // GEMM
 //===----------------------------------------------------------------------===//

@@ -167,9 +167,7 @@ struct GemmAnalysis {
 /// Reads a GEMM kernel; located errors for what the tensor-core path cannot do.
 mlir::FailureOr<GemmAnalysis> analyzeGemm(KernelOp kernel);
 
-/// Splits `warps` into warpsM x warpsN so that the warp tile is a multiple of
-/// 16 x 16 and as square as possible; false when no split works.
-bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM, int64_t &warpsN);
+using plan::chooseWarpGrid; // BackendPlan.h: the mma.sync warp grid of a tile
 
 } // namespace sketch
 

@@ -134,6 +134,10 @@ struct SplitRule {
   static constexpr int64_t tileM = 64, maxTileN = 128;
 };
 
+/// Splits `warps` into warpsM x warpsN so that the warp tile is a multiple of
+/// 16 x 16 and as square as possible; false when no split works.
+bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM, int64_t &warpsN);
+
 /// Whether sm_90a's wgmma path takes a GEMM of this block tile: 64 or 128 rows
 /// by 64, 128 or 256 columns (within shared memory, which its emitter checks).
 bool wgmmaTileShape(int64_t tileM, int64_t tileN);

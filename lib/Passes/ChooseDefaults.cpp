@@ -299,22 +299,34 @@ LogicalResult chooseSimtWarps(KernelOp kernel, Config &config, StringRef arch, b
                                     << describeValues(config) << ": " << broken;
 }
 
-/// An f32 implicit-GEMM convolution whose tile has BN >= 128 channel rows: a
-/// layer with few output channels (ResNet's 64) would leave half of them idle,
-/// so the host function launches a tile of half the channels and twice the
-/// pixels (same BK and warps) when K <= BN / 2 (measured on an H100, C256
-/// 56x56 K64 1x1: 0.157 ms at 256x64x16 against 0.301 ms at 128x128x16).
-/// Recorded as kNarrowVariantAttr where that tile keeps the rules; a function
-/// of the tile alone, so completing a completed program keeps it.
-void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch) {
-  int64_t bm = config.values[kBM] * 2, bn = config.values[kBN] / 2;
+/// A convolution whose tile has BN >= 128 output channels: a layer with few
+/// (ResNet's 64) would leave half of each block's channels idle, so the host
+/// function launches a tile of half the channels when K <= BN / 2 (same BK and
+/// warps). The f32 SIMT path doubles the pixels (C256 56x56 K64 1x1 on an H100:
+/// 0.157 ms at 256x64x16 against 0.301 ms at 128x128x16); the tensor-core path
+/// keeps them (f16 nhwc C64 56x56 K64 3x3: 0.061 ms at 128x64 against 0.104 ms
+/// at 128x128, C256 56x56 K64 1x1: 0.052 against 0.077; bench/RESULTS.md).
+/// Recorded as kNarrowVariantAttr where that tile keeps the path's rules; a
+/// function of the tile alone, so completing a completed program keeps it.
+void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch, bool simt) {
+  int64_t bm = config.values[kBM] * (simt ? 2 : 1), bn = config.values[kBN] / 2;
   int64_t bk = config.values[kBK], warps = config.values[kWarps];
   if (bn < 64)
     return;
-  std::string broken;
-  if (!deriveSimtTile(bn, bm, bk, warps, config.values[kStages], plan::smemLimitBytes(arch),
-                      broken, true))
-    return;
+  if (simt) {
+    std::string broken;
+    if (!deriveSimtTile(bn, bm, bk, warps, config.values[kStages], plan::smemLimitBytes(arch),
+                        broken, true))
+      return;
+  } else {
+    int64_t warpsM = 0, warpsN = 0;
+    if (bn % 16 || !plan::chooseWarpGrid(bm, bn, warps, warpsM, warpsN))
+      return;
+    // sm_90a: a wgmma tile keeps a wgmma variant (the mma.sync one otherwise)
+    if (arch == "sm_90a" && plan::wgmmaTileShape(bm, config.values[kBN]) &&
+        !plan::wgmmaTileShape(bm, bn))
+      return;
+  }
   Builder b(kernel.getContext());
   kernel->setAttr(plan::kNarrowVariantAttr, b.getI64ArrayAttr({bm, bn, bk, warps}));
 }
@@ -523,10 +535,13 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       return failure();
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false)))
       return failure();
+    kernel->removeAttr(plan::kNarrowVariantAttr);
     if (isSimtConv(kernel, problem)) {
       if (failed(chooseSimtWarps(kernel, *config, arch, true)))
         return failure();
-      chooseNarrowVariant(kernel, *config, arch);
+      chooseNarrowVariant(kernel, *config, arch, true);
+    } else if (problem.kind == ProblemKind::conv && isTensorCoreType(problem.element)) {
+      chooseNarrowVariant(kernel, *config, arch, false);
     }
     Builder b(kernel.getContext());
     kernel.setTileMAttr(b.getI64IntegerAttr(config->values[kBM]));
