@@ -253,7 +253,7 @@ private:
     if (split.beside)
       text += "the host function runs the tile above when its grid covers " + n(Rule::fillNum) +
               "/" + n(Rule::fillDen) + " of the SMs, else the split form: tile " + n(split.tileM) +
-              " x " + n(split.tileN) + " x " + n(split.tileK) + ", ";
+              " x " + n(split.tileN) + " x " + n(split.tileK) + ", " + n(split.stages) + " stages, ";
     text += "K split over " + count +
             "; the slices' f32 partial tiles summed in slice order, then the epilogue and one store";
     SmallVector<std::string> lines(1);

@@ -104,6 +104,12 @@ std::optional<SplitPlan> splitPlanFrom(Attribute attr) {
   return SplitPlan{*tileM, *tileN, *tileK, *warps, *stages, *slices, *cluster != 0, *beside != 0};
 }
 
+int64_t SplitRule::clusterStages(int64_t tileM, int64_t tileN, llvm::StringRef arch) {
+  constexpr int64_t kWgmmaTileK = 64, kReserve = 2048; // alignment, mbarriers
+  int64_t perStage = (tileM + tileN) * kWgmmaTileK * 2;
+  return std::clamp<int64_t>((smemLimitBytes(arch) - kReserve) / perStage, 3, 8);
+}
+
 bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM, int64_t &warpsN) {
   int64_t best = -1;
   for (int64_t wm = 1; wm <= warps; ++wm) {

@@ -400,6 +400,8 @@ LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config 
     split.cluster = arch == "sm_90a" && plan::wgmmaTileShape(split.tileM, split.tileN);
     split.slices = split.cluster ? 0 : Rule::warpSlices;
     split.beside = true;
+    if (split.cluster)
+      split.stages = Rule::clusterStages(split.tileM, split.tileN, arch);
   } else {
     int64_t slices = 0;
     asked->getAsInteger(10, slices);
