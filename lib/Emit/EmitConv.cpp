@@ -808,7 +808,7 @@ private:
     emitBuffers();
     w.line("const uint32_t bars = smem_base + " + str(barriersOffset()) +
            ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
-    emitWgmmaRingInit(w, "128");
+    emitWgmmaRingInit(w, "4");
     w.comment("tiles: this block's are blockIdx.x, blockIdx.x + gridDim.x, ... (channel tiles");
     w.comment("fastest); `k_step` counts the k-tiles of all of them: stage k_step % STAGES");
     emitProducer();
@@ -822,11 +822,12 @@ private:
   void emitProducer() {
     w.open("if (threadIdx.x < 128)");
     w.comment("producer warpgroup: its 128 threads copy each k-tile by cp.async once the");
-    w.comment("consumers have freed the stage; each thread's arrival on the stage's full barrier");
-    w.comment("fires when its copies have landed (cp.async.mbarrier.arrive.noinc)");
+    w.comment("consumers have freed the stage; a warp marks a stage full LAG k-tiles later, when");
+    w.comment("its copies have landed (cp.async groups) and are fenced for the tensor cores");
     w.line("sketch::setmaxnreg_dec<" + str(kProducerRegs) + ">();");
     w.open("if constexpr (kVec)");
     w.line("const int tid = threadIdx.x;  // among the producer's threads");
+    w.line("constexpr int LAG = STAGES - 2;  // k-tiles in flight (the consumers free a stage a k-tile late)");
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
     emitTileOrigin();
@@ -843,10 +844,19 @@ private:
     emitWgmmaRingWaitEmpty(w);
     w.line("load_a(kt, a_smem + (k_step % STAGES) * A_STAGE_BYTES);");
     w.line("load_b(kt, b_smem + (k_step % STAGES) * B_STAGE_BYTES);");
-    w.line("sketch::cp_async_arrive_noinc(bars + 8 * (k_step % STAGES));");
+    w.line("sketch::cp_async_commit();");
+    w.open("if (k_step >= LAG)");
+    w.line("sketch::cp_async_wait<LAG>();  // k-tile k_step - LAG has landed");
+    w.line("sketch::fence_async_shared();");
+    w.line("sketch::mbarrier_arrive_by_warp(bars + 8 * ((k_step - LAG) % STAGES));");
     w.close();
     w.close();
-    w.line("sketch::cp_async_wait_all();  // the copies land before the producer leaves");
+    w.close();
+    w.comment("the last LAG k-tiles");
+    w.line("sketch::cp_async_wait<0>();");
+    w.line("sketch::fence_async_shared();");
+    w.line("for (int done = k_step > LAG ? k_step - LAG : 0; done < k_step; ++done)");
+    w.line("  sketch::mbarrier_arrive_by_warp(bars + 8 * (done % STAGES));");
     w.close();
     w.line("return;");
     w.close();
@@ -862,7 +872,7 @@ private:
     emitTileOrigin();
     emitWgmmaZeroAccumulators(w);
     w.open("if constexpr (kVec)");
-    emitWgmmaRingConsume(w, block, true);
+    emitWgmmaRingConsume(w, block);
     w.close();
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");

@@ -201,11 +201,9 @@ void emitWgmmaRingWaitEmpty(CudaWriter &w) {
   w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + k_step % STAGES), (k_step / STAGES - 1) & 1);");
 }
 
-void emitWgmmaRingConsume(CudaWriter &w, const WgmmaBlock &b, bool fenceLanded) {
+void emitWgmmaRingConsume(CudaWriter &w, const WgmmaBlock &b) {
   w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
   w.line("sketch::mbarrier_wait(bars + 8 * (k_step % STAGES), (k_step / STAGES) & 1);  // k-tile kt has landed");
-  if (fenceLanded)
-    w.line("sketch::fence_async_shared();  // the producer's cp.async writes -> the tensor cores");
   emitWgmmaMultiply(w, b, "k_step");
   w.line("sketch::wgmma_fence_operands(acc[0]);");
   w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
@@ -583,7 +581,7 @@ private:
     emitGemmTileOrigin(w, "tile");
     emitWgmmaZeroAccumulators(w);
     w.open("if constexpr (kVec)");
-    emitWgmmaRingConsume(w, block, false);
+    emitWgmmaRingConsume(w, block);
     w.close();
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");

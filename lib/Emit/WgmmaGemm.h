@@ -69,9 +69,7 @@ void emitWgmmaRingInit(CudaWriter &w, llvm::StringRef fullArrivals);
 void emitWgmmaRingWaitEmpty(CudaWriter &w);
 /// The consumers' k-loop of one tile on the ring (expects k_tiles, k_step, acc): wait
 /// for each k-tile's full barrier, its wgmma group, release the stage of the previous one.
-/// `fenceLanded`: the stages were written by cp.async (not TMA), so a proxy fence
-/// follows each wait.
-void emitWgmmaRingConsume(CudaWriter &w, const WgmmaBlock &b, bool fenceLanded);
+void emitWgmmaRingConsume(CudaWriter &w, const WgmmaBlock &b);
 
 /// Whether the wgmma path can write this GEMM (operand type, tile shape,
 /// shared memory within the sm_90a limit).

@@ -9,9 +9,6 @@
 //   cp_async_commit()          closes the current group of cp.async
 //   cp_async_wait<N>()         waits until at most N groups are still in flight
 //   cp_async_wait_all()        waits for every outstanding cp.async
-//   cp_async_arrive_noinc(bar) one arrival on the mbarrier at shared address `bar` once
-//                              every cp.async this thread issued so far has landed (count
-//                              the barrier in threads: noinc does not raise its count)
 //   load_chunk_16<kVec>(dst, base, row, col, rows, cols, ld)
 //                              one 16-byte chunk of a row-major matrix, zero outside it
 //   ld_global_128 / st_global_128, ld_shared_128 / st_shared_128, st_shared_32
@@ -76,10 +73,6 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 /// Waits for all of this thread's cp.async (committed or not).
-__device__ __forceinline__ void cp_async_arrive_noinc(uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_all;\n" ::);
 }
