@@ -254,7 +254,6 @@ struct ConvReader {
 struct TensorCoreLaunch {
   std::string name;
   int64_t tileM = 0, tileN = 0, threads = 0, smemBytes = 0;
-  bool persistent = false; // min(tiles, SMs) blocks, each looping over tiles
 };
 
 struct ConvWriterBase {
@@ -355,20 +354,10 @@ struct ConvWriterBase {
   /// The launch of one tensor-core kernel (in the host function, after `vec`): one
   /// block of `threads` per (tileM, tileN) tile, kernel<true> on whole 16-byte chunks.
   void emitTensorCoreLaunch(const TensorCoreLaunch &l) {
-    std::string tiles = "sketch::ceil_div(pixels, " + str(l.tileM) + ") * sketch::ceil_div(" +
-                        dim(p.k) + ", " + str(l.tileN) + ")";
-    if (l.persistent) {
-      w.line("const int64_t tiles = " + tiles + ";");
-      w.line("if (tiles > INT32_MAX)");
-      w.line("  return cudaErrorInvalidValue;");
-      w.comment("persistent: one block an SM at most, each looping over tiles");
-      w.line("const int sms = sketch::sm_count();");
-      w.line("const int64_t blocks = sms < 1 || tiles < sms ? tiles : sms;");
-    } else {
-      w.line("const int64_t blocks = " + tiles + ";");
-      w.line("if (blocks > INT32_MAX)");
-      w.line("  return cudaErrorInvalidValue;");
-    }
+    w.line("const int64_t blocks = sketch::ceil_div(pixels, " + str(l.tileM) +
+           ") * sketch::ceil_div(" + dim(p.k) + ", " + str(l.tileN) + ");");
+    w.line("if (blocks > INT32_MAX)");
+    w.line("  return cudaErrorInvalidValue;");
     w.line("auto kernel = vec ? " + l.name + "<true> : " + l.name + "<false>;");
     w.line("const int smem_bytes = " + str(l.smemBytes) + ";");
     w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
@@ -699,28 +688,10 @@ struct WgmmaConvWriter : ConvWriterBase {
   WgmmaBlock block;
   int64_t smemBytes = 0;
 
-  /// Registers the producer warpgroup keeps after setmaxnreg (its im2col windows and
-  /// filter rows for a tile); the consumers share the rest.
-  static constexpr int64_t kProducerRegs = 96;
-
   std::string kernelName() const { return p.sig.name + "_wg" + suffix; }
-  bool persistent() const { return block.producer; }
-
-  /// The persistent kernel's staging tile follows the stages (the producer fills
-  /// them for the next tile while the consumers store this one), the ring's
-  /// mbarriers the staging tile.
-  plan::StagingBuffer persistentStaging() const {
-    plan::StagingBuffer staging = p.staging;
-    staging.offset = block.pipelineBytes(); // a multiple of 1024
-    return staging;
-  }
-  int64_t barriersOffset() const { return (persistentStaging().endBytes() + 7) / 8 * 8; }
 
   /// Whether the wgmma block applies: BM 64 or 128, BN 64, 128 or 256, the planned
-  /// staging tile BM x BN, and stages and staging within `smemLimit`. The kernel is
-  /// persistent and warp-specialized where the staging tile and the ring's barriers
-  /// fit beside the stages (the stages asked for, else fewer, down to 4: two k-tiles
-  /// in flight); else one block a tile, the staging over the stages (down to 3).
+  /// staging tile BM x BN, and the stages and staging within `smemLimit`.
   bool plan(int64_t smemLimit) {
     if ((p.tileM != 64 && p.tileM != 128) ||
         (p.tileN != 64 && p.tileN != 128 && p.tileN != 256))
@@ -729,163 +700,35 @@ struct WgmmaConvWriter : ConvWriterBase {
       return false;
     block.tileM = p.tileM;
     block.tileN = p.tileN;
+    block.stages = std::max<int64_t>(p.stages, 3);
     block.operandType = cTypeOf(p.x->type);
-    int64_t asked = std::max<int64_t>(p.stages, 3);
-    for (bool producer : {true, false}) {
-      block.producer = producer;
-      for (block.stages = asked; block.stages >= (producer ? 4 : 3); --block.stages) {
-        smemBytes = producer ? barriersOffset() + 16 * block.stages
-                             : std::max(block.pipelineBytes(), p.staging.endBytes());
-        if (smemBytes <= smemLimit)
-          return true;
-      }
-    }
-    return false;
-  }
-
-  int64_t consumerRegs() const {
-    int64_t launched = std::min<int64_t>(65536 / block.launchThreads(), 255) / 8 * 8;
-    int64_t left = launched * block.launchThreads() - 128 * kProducerRegs;
-    return std::min<int64_t>(256, left / block.threads() / 8 * 8);
+    smemBytes = std::max(block.pipelineBytes(), p.staging.endBytes());
+    return smemBytes <= smemLimit;
   }
 
   void emitKernel() {
-    std::string shape = block.operandType + " on tensor cores (sm_90a: wgmma m64n" +
-                        str(block.tileN) + "k16): tile " + str(block.tileM) + " x " +
-                        str(block.tileN) + " x 64, " + str(block.tileM / 64) +
-                        " warpgroup(s), " + str(block.stages) + " stages";
-    if (persistent())
-      emitHeaderComment(shape + ", persistent and warp-specialized (a cp.async producer "
-                        "warpgroup), " + str(smemBytes) + " bytes of shared memory");
-    else
-      emitHeaderComment(shape + " (cp.async), " + str(smemBytes) + " bytes of shared memory");
-    openTensorCoreKernel(kernelName(), str(block.launchThreads()) + ", 1",
-                         "  // tiles aligned below");
+    emitHeaderComment(block.operandType + " on tensor cores (sm_90a: wgmma m64n" +
+                      str(block.tileN) + "k16): tile " + str(block.tileM) + " x " +
+                      str(block.tileN) + " x 64, " + str(block.tileM / 64) +
+                      " warpgroup(s), " + str(block.stages) + " stages (cp.async), " +
+                      str(smemBytes) + " bytes of shared memory");
+    openTensorCoreKernel(kernelName(), str(block.threads()) + ", 1", "  // tiles aligned below");
     emitWgmmaPreamble(w, block);
-    if (persistent())
-      emitPersistentBody();
-    else
-      emitOneTileBody();
+    emitImplicitGemmBlock();
+    Im2colNhwcLoader a(wgmmaSwizzle128(block.tileM), block.threads(), p.x->cname);
+    MatrixTileLoader b(filterLoaderSpec(wgmmaSwizzle128(block.tileN), block.threads()));
+    a.emitSetup(w);
+    emitWgmmaBuffers(w, block, " K-major: BM pixels (im2col rows) of BK, 128 bytes each",
+                     " K-major: BN channels (filter rows) of BK");
+    emitWgmmaCpAsyncLoop(w, block, a, b);
+    emitWgmmaDrain(w);
+    emitAccumulatorStore(w, block.storeConfig(), epilogue, storeSpec());
     w.indentLess();
     w.line("}");
   }
 
   TensorCoreLaunch launch() const {
-    return {kernelName(), p.tileM, p.tileN, block.launchThreads(), smemBytes, persistent()};
-  }
-
-private:
-  Im2colNhwcLoader inputLoader(int64_t threads) const {
-    return Im2colNhwcLoader(wgmmaSwizzle128(block.tileM), threads, p.x->cname);
-  }
-  MatrixTileLoader filterLoader(int64_t threads) const {
-    return MatrixTileLoader(filterLoaderSpec(wgmmaSwizzle128(block.tileN), threads));
-  }
-  void emitBuffers() {
-    emitWgmmaBuffers(w, block, " K-major: BM pixels (im2col rows) of BK, 128 bytes each",
-                     " K-major: BN channels (filter rows) of BK");
-  }
-
-  void emitOneTileBody() {
-    emitImplicitGemmBlock();
-    Im2colNhwcLoader a = inputLoader(block.threads());
-    a.emitSetup(w);
-    emitBuffers();
-    emitWgmmaCpAsyncLoop(w, block, a, filterLoader(block.threads()));
-    emitWgmmaDrain(w);
-    emitAccumulatorStore(w, block.storeConfig(), epilogue, storeSpec());
-  }
-
-  /// min(tiles, SMs) blocks loop over the tiles; the producer warpgroup copies every
-  /// k-tile into the stage ring (across tile boundaries), the consumers multiply and
-  /// store.
-  void emitPersistentBody() {
-    emitDerivedSizes();
-    w.line("const int64_t size_m = (int64_t)shape.n * shape.p * shape.q, size_n = shape.k, "
-           "size_k = (int64_t)shape.c * shape.r * shape.s;");
-    w.line("const int tiles_n = (int)sketch::ceil_div(size_n, BN);");
-    w.line("const int tile_count = (int)sketch::ceil_div(size_m, BM) * tiles_n;");
-    emitBuffers();
-    w.line("const uint32_t bars = smem_base + " + str(barriersOffset()) +
-           ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
-    emitWgmmaRingInit(w, "4");
-    w.comment("tiles: this block's are blockIdx.x, blockIdx.x + gridDim.x, ... (channel tiles");
-    w.comment("fastest); `k_step` counts the k-tiles of all of them: stage k_step % STAGES");
-    emitProducer();
-    emitConsumers();
-  }
-
-  void emitTileOrigin() {
-    w.line("const int64_t m0 = (int64_t)(tile / tiles_n) * BM, n0 = (int64_t)(tile % tiles_n) * BN;");
-  }
-
-  void emitProducer() {
-    w.open("if (threadIdx.x < 128)");
-    w.comment("producer warpgroup: its 128 threads copy each k-tile by cp.async once the");
-    w.comment("consumers have freed the stage; a warp marks a stage full LAG k-tiles later, when");
-    w.comment("its copies have landed (cp.async groups) and are fenced for the tensor cores");
-    w.line("sketch::setmaxnreg_dec<" + str(kProducerRegs) + ">();");
-    w.open("if constexpr (kVec)");
-    w.line("const int tid = threadIdx.x;  // among the producer's threads");
-    w.line("constexpr int LAG = STAGES - 2;  // k-tiles in flight (the consumers free a stage a k-tile late)");
-    w.line("int k_step = 0;");
-    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
-    emitTileOrigin();
-    Im2colNhwcLoader a = inputLoader(128);
-    MatrixTileLoader b = filterLoader(128);
-    a.emitSetup(w);
-    w.open("auto load_a = [&](int kt, uint32_t dst)");
-    a.emitLoad(w);
-    w.close(";");
-    w.open("auto load_b = [&](int kt, uint32_t dst)");
-    b.emitLoad(w);
-    w.close(";");
-    w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
-    emitWgmmaRingWaitEmpty(w);
-    w.line("load_a(kt, a_smem + (k_step % STAGES) * A_STAGE_BYTES);");
-    w.line("load_b(kt, b_smem + (k_step % STAGES) * B_STAGE_BYTES);");
-    w.line("sketch::cp_async_commit();");
-    w.open("if (k_step >= LAG)");
-    w.line("sketch::cp_async_wait<LAG>();  // k-tile k_step - LAG has landed");
-    w.line("sketch::fence_async_shared();");
-    w.line("sketch::mbarrier_arrive_by_warp(bars + 8 * ((k_step - LAG) % STAGES));");
-    w.close();
-    w.close();
-    w.close();
-    w.comment("the last LAG k-tiles");
-    w.line("sketch::cp_async_wait<0>();");
-    w.line("sketch::fence_async_shared();");
-    w.line("for (int done = k_step > LAG ? k_step - LAG : 0; done < k_step; ++done)");
-    w.line("  sketch::mbarrier_arrive_by_warp(bars + 8 * (done % STAGES));");
-    w.close();
-    w.line("return;");
-    w.close();
-  }
-
-  void emitConsumers() {
-    std::string barrier = "sketch::named_barrier_sync(1, THREADS);";
-    w.comment("consumer warpgroups: wgmma on each full stage, then the tile's epilogue (their");
-    w.comment("block barrier is named barrier 1, without the producer)");
-    w.line("sketch::setmaxnreg_inc<" + str(consumerRegs()) + ">();");
-    w.line("int k_step = 0;");
-    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
-    emitTileOrigin();
-    emitWgmmaZeroAccumulators(w);
-    w.open("if constexpr (kVec)");
-    emitWgmmaRingConsume(w, block);
-    w.close();
-    w.open("else");
-    w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");
-    Im2colNhwcLoader a = inputLoader(block.threads());
-    a.emitSetup(w);
-    emitWgmmaCpAsyncLoop(w, block, a, filterLoader(block.threads()), barrier);
-    emitWgmmaDrain(w);
-    w.close();
-    StoreSpec store = storeSpec();
-    store.staging = persistentStaging();
-    store.barrier = barrier;
-    emitAccumulatorStore(w, block.storeConfig(), epilogue, store);
-    w.close();
+    return {kernelName(), p.tileM, p.tileN, block.threads(), smemBytes};
   }
 };
 
@@ -1017,8 +860,6 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
     return failure();
   if (wide.wgmma || (narrowed && narrow.wgmma)) {
     w.line("#include \"sketch/wgmma.cuh\"  // warpgroup MMAs");
-    if ((wide.wgmma && wide.wgmma->persistent()) || (narrowed && narrow.wgmma && narrow.wgmma->persistent()))
-      w.line("#include \"sketch/tma.cuh\"  // mbarriers");
     w.line();
   }
   wide.emitKernel();

@@ -185,35 +185,6 @@ void emitWgmmaDrain(CudaWriter &w) {
   w.line("sketch::wgmma_fence_operands(acc[0]);");
 }
 
-void emitWgmmaRingInit(CudaWriter &w, StringRef fullArrivals) {
-  w.open("if (threadIdx.x == 0)");
-  w.open("for (int s = 0; s < STAGES; ++s)");
-  w.line("sketch::mbarrier_init(bars + 8 * s, " + fullArrivals.str() + ");");
-  w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);  // every consumer warp");
-  w.close();
-  w.line("sketch::fence_mbarrier_init();");
-  w.close();
-  w.line("__syncthreads();  // the last barrier the producer joins");
-}
-
-void emitWgmmaRingWaitEmpty(CudaWriter &w) {
-  w.line("if (k_step >= STAGES)  // the consumers are done with the stage's last k-tile");
-  w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + k_step % STAGES), (k_step / STAGES - 1) & 1);");
-}
-
-void emitWgmmaRingConsume(CudaWriter &w, const WgmmaBlock &b) {
-  w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
-  w.line("sketch::mbarrier_wait(bars + 8 * (k_step % STAGES), (k_step / STAGES) & 1);  // k-tile kt has landed");
-  emitWgmmaMultiply(w, b, "k_step");
-  w.line("sketch::wgmma_fence_operands(acc[0]);");
-  w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
-  w.line("sketch::wgmma_fence_operands(acc[0]);");
-  w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");
-  w.close();
-  emitWgmmaDrain(w);
-  w.line("if (k_tiles > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");
-}
-
 namespace {
 
 int64_t stagesOf(const GemmAnalysis &g) { return std::max<int64_t>(g.stages, 3); }
@@ -541,7 +512,14 @@ private:
            "  // output tiles of a batch");
     w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g, true)) +
            ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
-    emitWgmmaRingInit(w, "1");
+    w.open("if (threadIdx.x == 0)");
+    w.open("for (int s = 0; s < STAGES; ++s)");
+    w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
+    w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);  // every consumer warp");
+    w.close();
+    w.line("sketch::fence_mbarrier_init();");
+    w.close();
+    w.line("__syncthreads();  // the last barrier the producer joins");
     w.comment("tiles: this block's are blockIdx.x, blockIdx.x + gridDim.x, ... (persistent), each");
     w.comment("in the rasterized order below; `k_step` counts the k-tiles of all of them: stage");
     w.comment("k_step % STAGES, phase (k_step / STAGES) & 1");
@@ -560,7 +538,8 @@ private:
     emitGemmTileOrigin(w, "tile");
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
     w.line("const uint32_t full = bars + 8 * (k_step % STAGES);");
-    emitWgmmaRingWaitEmpty(w);
+    w.line("if (k_step >= STAGES)  // the consumers are done with the stage's last k-tile");
+    w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + k_step % STAGES), (k_step / STAGES - 1) & 1);");
     w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
     writeTmaLoad(a, "a_smem + (k_step % STAGES) * A_STAGE_BYTES");
     writeTmaLoad(b, "b_smem + (k_step % STAGES) * B_STAGE_BYTES");
@@ -581,7 +560,16 @@ private:
     emitGemmTileOrigin(w, "tile");
     emitWgmmaZeroAccumulators(w);
     w.open("if constexpr (kVec)");
-    emitWgmmaRingConsume(w, block);
+    w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
+    w.line("sketch::mbarrier_wait(bars + 8 * (k_step % STAGES), (k_step / STAGES) & 1);  // k-tile kt has landed");
+    emitWgmmaMultiply(w, block, "k_step");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");
+    w.close();
+    emitWgmmaDrain(w);
+    w.line("if (k_tiles > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");
     w.close();
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");

@@ -60,17 +60,6 @@ void emitWgmmaCpAsyncLoop(CudaWriter &w, const WgmmaBlock &b, const TileLoader &
 void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef step = "kt");
 void emitWgmmaDrain(CudaWriter &w);
 
-/// The stage ring of a warp-specialized kernel (expects `bars`, STAGES, THREADS):
-/// full[s] at bars + 8 s, `fullArrivals` arrivals a phase; empty[s] at bars + 8
-/// (STAGES + s), one a consumer warp. Thread 0 initialises them, then a block barrier.
-void emitWgmmaRingInit(CudaWriter &w, llvm::StringRef fullArrivals);
-/// The producer's wait before it refills the stage of `k_step` (the consumers have
-/// released that stage's previous k-tile).
-void emitWgmmaRingWaitEmpty(CudaWriter &w);
-/// The consumers' k-loop of one tile on the ring (expects k_tiles, k_step, acc): wait
-/// for each k-tile's full barrier, its wgmma group, release the stage of the previous one.
-void emitWgmmaRingConsume(CudaWriter &w, const WgmmaBlock &b);
-
 /// Whether the wgmma path can write this GEMM (operand type, tile shape,
 /// shared memory within the sm_90a limit).
 bool wgmmaSupports(const GemmAnalysis &g);

@@ -170,10 +170,9 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
   case ProblemKind::conv:
     // sm_90a runs nhwc convolutions with wgmma, whose cp.async loop keeps STAGES - 2
     // k-tiles in flight: 4 stages measured 1.2-1.6x faster than 3 at 128x128 on the
-    // 3x3 ResNet layers (H100, bench_conv.py, same run). The warp-specialized kernel's
-    // staging tile lies past the stages: 5 are the most that fit with it at 128x128.
+    // 3x3 ResNet layers (H100, bench_conv.py, same run).
     if (tensorCores)
-      set(128, 128, 32, 4, hopper ? 5 : 3);
+      set(128, 128, 32, 4, hopper ? 4 : 3);
     else // f32 nchw: a k step of 16 measured 4-12% faster than 8 on all six ResNet layers (H100)
       set(128, 128, 16, 8, 2);
     break;
@@ -298,20 +297,6 @@ LogicalResult chooseSimtWarps(KernelOp kernel, Config &config, StringRef arch, b
     return success();
   return emitError(kernel.getLoc()) << (conv ? "f32 nchw convolution " : "f32 GEMM ")
                                     << describeValues(config) << ": " << broken;
-}
-
-/// An nhwc convolution on sm_90a whose stages are the default: fewer where the
-/// tile's stages (k-tiles of 64) and its 16-bit staging tile would not fit in
-/// shared memory together (the default 5 fit at 128 x 128; a 128 x 256 tile gets 3).
-void fitWgmmaConvStages(const Problem &problem, Config &config, StringRef arch) {
-  if (problem.kind != ProblemKind::conv || !isTensorCoreType(problem.element) ||
-      arch != "sm_90a" || config.from[kStages] != "the default")
-    return;
-  int64_t bm = config.values[kBM], bn = config.values[kBN];
-  int64_t staging = bm * plan::stagingLd(bn, 2) * 2;
-  while (config.values[kStages] > 3 &&
-         1024 + config.values[kStages] * (bm + bn) * 64 * 2 + staging > plan::smemLimitBytes(arch))
-    --config.values[kStages];
 }
 
 /// A convolution whose tile has BN >= 128 output channels: a layer with few
@@ -550,7 +535,6 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     applyDirectives(kernel, *config);
     if (failed(applyOverrides(kernel, *config)) || failed(validate(kernel, problem, *config)))
       return failure();
-    fitWgmmaConvStages(problem, *config, arch);
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false)))
       return failure();
     kernel->removeAttr(plan::kNarrowVariantAttr);

@@ -52,10 +52,10 @@ sketch.kernel @conv_f32 {
   }
 }
 
-// f16 NHWC convolution: 128x128x32, 4 warps, 3 stages; sm_90a (wgmma): 5 stages. The
+// f16 NHWC convolution: 128x128x32, 4 warps, 3 stages; sm_90a (wgmma): 4 stages. The
 // 128 x 64 tile (same pixels, half the channels) the host launches when K <= 64.
 // SM80: sketch.kernel @conv_f16 attributes {sketch.narrow_variant = [128, 64, 32, 4], stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
-// SM90: sketch.kernel @conv_f16 attributes {sketch.narrow_variant = [128, 64, 32, 4], stages = 5 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @conv_f16 attributes {sketch.narrow_variant = [128, 64, 32, 4], stages = 4 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
 sketch.kernel @conv_f16 {
   sketch.tensor "In" : f16 ["N", "H", "W", "C"] layout nhwc
   sketch.tensor "Wei" : f16 ["K", "R", "S", "C"] layout krsc
