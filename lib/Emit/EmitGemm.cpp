@@ -215,7 +215,7 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
   w.comment("split_k auto (docs/backend.md): a grid under " + str(Rule::fillNum) + "/" +
             str(Rule::fillDen) + " of the SMs runs the split form instead,");
   if (split.cluster)
-    w.comment("tiles of " + tile + " with K split over min(" + str(Rule::maxSlices) +
+    w.comment("tiles of " + tile + " with K split over min(" + str(Rule::autoSlices(split.g.stages)) +
               ", SMs / its tiles, k-tiles / " + str(Rule::minKTiles) +
               ") blocks of a cluster, at least 1");
   else
@@ -227,7 +227,7 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
     w.line("const int64_t split_tiles = sketch::ceil_div(size_m, " + str(split.g.tileM) +
            ") * sketch::ceil_div(size_n, " + str(split.g.tileN) + ") * batch;");
     w.line("const int slices = sketch::split_slices(sms, split_tiles, sketch::ceil_div(" +
-           g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + str(Rule::maxSlices) + ", " +
+           g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + str(Rule::autoSlices(split.g.stages)) + ", " +
            str(Rule::minKTiles) + ");");
     w.line("return " + call + ", slices, stream);");
   } else {

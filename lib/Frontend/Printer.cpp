@@ -246,7 +246,7 @@ private:
     std::string where = split.cluster ? "the blocks of a cluster"
                                       : "warp groups of one block, " + n(split.warps) + " warps each";
     std::string count = split.slices ? n(split.slices) + " slices (" + where + ")"
-                                     : "S slices (" + where + "), S = min(" + n(Rule::maxSlices) +
+                                     : "S slices (" + where + "), S = min(" + n(Rule::autoSlices(split.stages)) +
                                            ", SMs / its tiles, k-tiles / " + n(Rule::minKTiles) +
                                            ") and at least 1";
     std::string text = "split_k " + directive.str() + ": ";
