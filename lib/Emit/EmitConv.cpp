@@ -621,7 +621,7 @@ struct TensorCoreConvWriter : ConvWriterBase {
     if (p.tileK % 16 || p.tileM % 16 || p.tileN % 16)
       return p.conv.emitError() << "tile " << p.tileM << "x" << p.tileN << "x" << p.tileK
                                 << ": the tensor-core path needs multiples of 16 (mma m16n8k16)";
-    if (!chooseWarpGrid(p.tileM, p.tileN, p.warps, config.warpsM, config.warpsN))
+    if (!plan::chooseWarpGrid(p.tileM, p.tileN, p.warps, config.warpsM, config.warpsN))
       return p.conv.emitError() << "tile " << p.tileM << "x" << p.tileN
                                 << " cannot be split among " << p.warps
                                 << " warps into warp tiles that are multiples of 16x16";

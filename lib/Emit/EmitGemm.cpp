@@ -212,10 +212,11 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
     return;
   }
   std::string tile = str(split.g.tileM) + " x " + str(split.g.tileN);
+  std::string maxSlices = str(Rule::autoSlices(split.g.stages));
   w.comment("split_k auto (docs/backend.md): a grid under " + str(Rule::fillNum) + "/" +
             str(Rule::fillDen) + " of the SMs runs the split form instead,");
   if (split.cluster)
-    w.comment("tiles of " + tile + " with K split over min(" + str(Rule::autoSlices(split.g.stages)) +
+    w.comment("tiles of " + tile + " with K split over min(" + maxSlices +
               ", SMs / its tiles, k-tiles / " + str(Rule::minKTiles) +
               ") blocks of a cluster, at least 1");
   else
@@ -227,7 +228,7 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
     w.line("const int64_t split_tiles = sketch::ceil_div(size_m, " + str(split.g.tileM) +
            ") * sketch::ceil_div(size_n, " + str(split.g.tileN) + ") * batch;");
     w.line("const int slices = sketch::split_slices(sms, split_tiles, sketch::ceil_div(" +
-           g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + str(Rule::autoSlices(split.g.stages)) + ", " +
+           g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + maxSlices + ", " +
            str(Rule::minKTiles) + ");");
     w.line("return " + call + ", slices, stream);");
   } else {
@@ -444,7 +445,7 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
   s.warps = plan.warps;
   s.stages = plan.stages;
   KernelOp kernel = g.kernel;
-  if (!chooseWarpGrid(s.tileM, s.tileN, s.warps, s.warpsM, s.warpsN))
+  if (!plan::chooseWarpGrid(s.tileM, s.tileN, s.warps, s.warpsM, s.warpsN))
     return kernel.emitError() << "split_k: the split form's tile " << s.tileM << "x" << s.tileN
                               << " cannot be split among " << s.warps
                               << " warps into warp tiles that are multiples of 16x16";

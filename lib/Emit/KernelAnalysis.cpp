@@ -231,7 +231,7 @@ struct GemmReader {
     if (g.tileK % 16 || g.tileM % 16 || g.tileN % 16)
       return error(kernel) << "tile " << g.tileM << "x" << g.tileN << "x" << g.tileK
                            << ": the tensor-core path needs multiples of 16 (mma m16n8k16)";
-    if (!chooseWarpGrid(g.tileM, g.tileN, g.warps, g.warpsM, g.warpsN))
+    if (!plan::chooseWarpGrid(g.tileM, g.tileN, g.warps, g.warpsM, g.warpsN))
       return error(kernel) << "tile " << g.tileM << "x" << g.tileN << " cannot be split among "
                            << g.warps << " warps into warp tiles that are multiples of 16x16";
     int64_t accumulators = (g.tileM / g.warpsM) * (g.tileN / g.warpsN) / 32;

@@ -167,8 +167,6 @@ struct GemmAnalysis {
 /// Reads a GEMM kernel; located errors for what the tensor-core path cannot do.
 mlir::FailureOr<GemmAnalysis> analyzeGemm(KernelOp kernel);
 
-using plan::chooseWarpGrid; // BackendPlan.h: the mma.sync warp grid of a tile
-
 } // namespace sketch
 
 #endif // SKETCH_EMIT_KERNELANALYSIS_H
