@@ -68,20 +68,24 @@ def kernel_name(shape, config):
     return f"bb2b_{shape}_{config_name(config)}"
 
 
+def directives(config, n0):
+    """The directive lines of a listed (BM, warps, BK, stages) configuration with BN = N0
+    (the first result kept whole); none for the default."""
+    if config is None:
+        return ""
+    bm, warps, bk, stages = config
+    return f"    tile BM = {bm}, BN = {n0}, BK = {bk}\n    warps {warps}\n    stages {stages}\n"
+
+
 def write_sketches(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     for shape, configs in CONFIGS.items():
         m, k0, n0, n1 = SHAPES[shape]
         for config in configs:
             name = kernel_name(shape, config)
-            directives = ""
-            if config:
-                bm, warps, bk, stages = config
-                directives = (f"    tile BM = {bm}, BN = {n0}, BK = {bk}\n    warps {warps}\n"
-                              f"    stages {stages}\n")
             with open(os.path.join(out_dir, name + ".sketch"), "w") as f:
                 f.write(SKETCH.format(shape=shape, dims=(m, k0, n0, n1), config=config_name(config),
-                                      name=name, n0=n0, n1=n1, directives=directives))
+                                      name=name, n0=n0, n1=n1, directives=directives(config, n0)))
     print(f"wrote the sketches into {out_dir}")
 
 

@@ -18,6 +18,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
+from bench_b2b import config_name, directives  # noqa: E402  (the b2b GEMM's configurations)
 
 BATCH = 64
 # name: (C, H = W, K0, R, stride, pad, K1)
@@ -95,16 +96,11 @@ def write_sketches(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     for shape, (c, hw, k0, r, stride, pad, k1) in SHAPES.items():
         for config in CONFIGS:
-            cname = "default" if config is None else "bm{}w{}k{}s{}".format(*config)
+            cname = config_name(config)
             name = f"bcb2b_{shape}_{cname}"
-            directives = ""
-            if config:
-                bm, warps, bk, stages = config
-                directives = (f"    tile BM = {bm}, BN = {k0}, BK = {bk}\n    warps {warps}\n"
-                              f"    stages {stages}\n")
             with open(os.path.join(out_dir, name + ".sketch"), "w") as f:
                 f.write(SKETCH.format(shape=shape, config=cname, name=name, k0=k0, k1=k1, r=r,
-                                      s=stride, p=pad, directives=directives))
+                                      s=stride, p=pad, directives=directives(config, k0)))
 
 
 def main():
