@@ -110,6 +110,20 @@ def sketch_kernels(path):
         yield name, params, text[text.index(f"kernel {name}("):]
 
 
+def conv_window(text):
+    """((stride_h, stride_w), (pad_h, pad_w), (dil_h, dil_w)) of the first
+    `with stride (..) pad (..) [dilation (..)]` in `text` (dilation 1 when left out)."""
+    m = re.search(r"with stride \((\d+), (\d+)\) pad \((\d+), (\d+)\)"
+                  r"(?: dilation \((\d+), (\d+)\))?", text)
+    return ((int(m.group(1)), int(m.group(2))), (int(m.group(3)), int(m.group(4))),
+            (int(m.group(5) or 1), int(m.group(6) or 1)))
+
+
+def conv_out_size(n_in, filt, stride, pad, dil):
+    """Output rows (or columns) of a convolution, as torch computes them."""
+    return (n_in + 2 * pad - dil * (filt - 1) - 1) // stride + 1
+
+
 def device_tensor(shape, dtype_name, misalign=False, poison=False, scale=1.0):
     """A CUDA tensor of `shape` for a kernel parameter: NaN everywhere (`poison`, for
     outputs) or random / `scale`; with `misalign`, its base one element past its

@@ -14,7 +14,6 @@ pointers; bad arguments return cudaErrorInvalidValue without writing.
 import glob
 import math
 import os
-import re
 
 import torch
 import torch.nn.functional as F
@@ -76,20 +75,15 @@ def kernels():
         _kernels = {}
         for path in SKETCHES:
             for name, plist, body in sketch_gpu.sketch_kernels(path):
-                m = re.search(r"with stride \((\d+), (\d+)\) pad \((\d+), (\d+)\)"
-                              r"(?: dilation \((\d+), (\d+)\))?", body)
+                stride, pad, dilation = sketch_gpu.conv_window(body)
                 _kernels[name] = {
                     "params": plist,
-                    "stride": (int(m.group(1)), int(m.group(2))),
-                    "pad": (int(m.group(3)), int(m.group(4))),
-                    "dilation": (int(m.group(5) or 1), int(m.group(6) or 1)),
+                    "stride": stride,
+                    "pad": pad,
+                    "dilation": dilation,
                     "nhwc": "nhwc" in body[:body.index(":\n")],
                 }
     return _kernels
-
-
-def out_size(n_in, filt, stride, pad, dil):
-    return (n_in + 2 * pad - dil * (filt - 1) - 1) // stride + 1
 
 
 def sizes_for(name, shape):
@@ -107,8 +101,10 @@ def sizes_for(name, shape):
     for letter, dim in zip(("K", "R", "S", "C") if info["nhwc"] else ("K", "C", "R", "S"), w_dims):
         if dim.isdigit():
             sizes[letter] = int(dim)
-    sizes["P"] = out_size(sizes["H"], sizes["R"], info["stride"][0], info["pad"][0], info["dilation"][0])
-    sizes["Q"] = out_size(sizes["W"], sizes["S"], info["stride"][1], info["pad"][1], info["dilation"][1])
+    sizes["P"] = sketch_gpu.conv_out_size(sizes["H"], sizes["R"], info["stride"][0],
+                                          info["pad"][0], info["dilation"][0])
+    sizes["Q"] = sketch_gpu.conv_out_size(sizes["W"], sizes["S"], info["stride"][1],
+                                          info["pad"][1], info["dilation"][1])
     if sizes["P"] < 1 or sizes["Q"] < 1:
         return None
     y_dims = next(d for p, _, d in info["params"] if p == "Y")

@@ -13,7 +13,6 @@ cudaErrorInvalidValue and write nothing; N = 0 is a no-op.
 """
 import math
 import os
-import re
 
 import torch
 import torch.nn.functional as F
@@ -47,28 +46,24 @@ def kernels():
     if _kernels is None:
         _kernels = {}
         for name, params, body in sketch_gpu.sketch_kernels(SKETCH):
-            m = re.search(r"Conv2d X, W0 and accumulate Y with stride \((\d+), (\d+)\) "
-                          r"pad \((\d+), (\d+)\)(?: dilation \((\d+), (\d+)\))?", body)
+            first = body[body.index("Conv2d X, W0 and accumulate Y"):]
+            stride, pad, dilation = sketch_gpu.conv_window(first)
             _kernels[name] = {
                 "params": params,
-                "stride": (int(m.group(1)), int(m.group(2))),
-                "pad": (int(m.group(3)), int(m.group(4))),
-                "dilation": (int(m.group(5) or 1), int(m.group(6) or 1)),
+                "stride": stride,
+                "pad": pad,
+                "dilation": dilation,
                 "w1_kcrs": "kcrs" in body[:body.index(":\n")],
             }
     return _kernels
-
-
-def out_size(n_in, filt, stride, pad, dil):
-    return (n_in + 2 * pad - dil * (filt - 1) - 1) // stride + 1
 
 
 def sizes_for(name, n, h, w, c):
     info = kernels()[name]
     w0 = next(d for p, _, d in info["params"] if p == "W0")
     r, s = int(w0[1]), int(w0[2])
-    p = out_size(h, r, info["stride"][0], info["pad"][0], info["dilation"][0])
-    q = out_size(w, s, info["stride"][1], info["pad"][1], info["dilation"][1])
+    p = sketch_gpu.conv_out_size(h, r, info["stride"][0], info["pad"][0], info["dilation"][0])
+    q = sketch_gpu.conv_out_size(w, s, info["stride"][1], info["pad"][1], info["dilation"][1])
     if p < 1 or q < 1:
         return None
     return {"N": n, "H": h, "W": w, "C": c, "P": p, "Q": q}
