@@ -163,7 +163,9 @@ def attention_case(b, h, hk, s, d, causal, rows, detail):
         except RuntimeError as error:  # a backend that does not take this shape
             print(f"  {what}: {error}", flush=True)
     best = (float("nan"), None)
-    for name in [listed + "_default", listed]:
+    # the default, the mma.sync configuration and the listed sm_90a tiles (bench/attention/attn_tiles.sketch)
+    tiles = sorted(p for p in sketch_gpu.prototypes() if p.startswith(listed + "_t"))
+    for name in [listed + "_default", listed] + tiles:
         if name not in sketch_gpu.prototypes():
             continue
         o.fill_(float("nan"))

@@ -742,17 +742,18 @@ private:
     w.line("const uint32_t Q_s = (smem_addr(smem) + 1023u) & ~1023u;");
     w.line("const uint32_t K_s = Q_s + TILE_Q;     // stage i at K_s + i * TILE_K: [BN][DQK]");
     w.line("const uint32_t V_s = K_s + STAGES * TILE_K; // stage i at V_s + i * TILE_V: [BN][DV]");
-    w.comment("mbarriers: Q landed; K, V of stage i landed (full); stage i read by every "
-              "consumer warp (empty).");
+    w.comment("mbarriers: Q landed; K, V of stage i landed (full); K, V of stage i read by "
+              "every consumer warp (empty).");
     w.line("const uint32_t Q_full = V_s + STAGES * TILE_V;");
-    w.line("const uint32_t K_full = Q_full + 8, V_full = K_full + 8 * STAGES, KV_empty = V_full + 8 * "
-           "STAGES;");
+    w.line("const uint32_t K_full = Q_full + 8, V_full = K_full + 8 * STAGES;");
+    w.line("const uint32_t K_empty = V_full + 8 * STAGES, V_empty = K_empty + 8 * STAGES;");
     w.open("if (threadIdx.x == 0)");
     w.line("mbarrier_init(Q_full, 1);");
     w.open("for (int i = 0; i < STAGES; ++i)");
     w.line("mbarrier_init(K_full + 8 * i, 1);");
     w.line("mbarrier_init(V_full + 8 * i, 1);");
-    w.line("mbarrier_init(KV_empty + 8 * i, 4 * CONSUMERS);");
+    w.line("mbarrier_init(K_empty + 8 * i, 4 * CONSUMERS);");
+    w.line("mbarrier_init(V_empty + 8 * i, 4 * CONSUMERS);");
     w.close();
     w.line("fence_mbarrier_init();");
     w.close();
@@ -787,18 +788,35 @@ private:
                       j, plan.k.keys(), plan.k.name, plan.v.name)
                   .str());
     w.comment("once every consumer warp has released what it held there (keys past L read as "
-              "zero).");
+              "zero), in the order");
+    w.comment("the consumers take them: K_0, then K_{j+1} before V_j (the scores of j + 1 are "
+              "issued with P V of j).");
+    writeKeysLoader();
+    w.line("if (tiles > 0)");
+    w.line("  load_keys(0);");
     w.open("for (int j = 0; j < tiles; ++j)");
+    w.line("if (j + 1 < tiles)");
+    w.line("  load_keys(j + 1);");
     w.line("const int stage = j % STAGES;");
     w.line("if (j >= STAGES)");
-    w.line("  mbarrier_wait(KV_empty + 8 * stage, (j / STAGES - 1) & 1);");
-    w.line("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K);");
-    w.line("tma_load_panels<DQK / 64, BN>(K_s + stage * TILE_K, &K_map, j * BN, KV_head, "
-           "K_full + 8 * stage);");
+    w.line("  mbarrier_wait(V_empty + 8 * stage, (j / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(V_full + 8 * stage, TILE_V);");
     w.line("tma_load_panels<DV / 64, BN>(V_s + stage * TILE_V, &V_map, j * BN, KV_head, "
            "V_full + 8 * stage);");
     w.close();
+  }
+
+  /// The producer's copy of key tile t (a lambda: the loop takes t = 0 first, then
+  /// t = j + 1 before V_j).
+  void writeKeysLoader() {
+    w.open("const auto load_keys = [&](int t)");
+    w.line("const int stage = t % STAGES;");
+    w.line("if (t >= STAGES)");
+    w.line("  mbarrier_wait(K_empty + 8 * stage, (t / STAGES - 1) & 1);");
+    w.line("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K);");
+    w.line("tma_load_panels<DQK / 64, BN>(K_s + stage * TILE_K, &K_map, t * BN, KV_head, "
+           "K_full + 8 * stage);");
+    w.close(";");
   }
 
   void writeConsumer() {
@@ -822,6 +840,15 @@ private:
     }
     writeScaleFactors();
     w.line("mbarrier_wait(Q_full, 0);");
+    if (foldsScale()) {
+      w.comment("A scaling that is not positive: its sign (or 0) applied to " + plan.q.name +
+                " once, the rest folded in P_fold.");
+      w.open("if (!(P_scale > 0.0f))");
+      w.line("scale_shared_tile<T, TILE_Q>(Q_s, P_scale < 0.0f ? -1.0f : 0.0f * P_scale, "
+             "threadIdx.x - 128, 128 * CONSUMERS);");
+      w.line("named_barrier_sync(1 + CONSUMERS, 128 * CONSUMERS);");
+      w.close();
+    }
     w.comment("Ping-pong: the consumer warpgroups issue their GEMMs in turns, so one's softmax "
               "runs while");
     w.comment("another's GEMMs hold the tensor cores (each takes tiles + 1 turns).");
@@ -842,6 +869,7 @@ private:
     w.line("turn.pass();");
     w.line("wgmma_wait<0>();");
     w.line("wgmma_fence_operands(P[0]);");
+    w.line("mbarrier_arrive_by_warp(K_empty); // this warp is done with K_0");
     writeProbabilities();
     w.close();
     w.comment(formatv("for {0} in 0:{1}, as j: all but the last key tile, each overlapped with "
@@ -859,6 +887,7 @@ private:
     w.line("turn.pass();");
     w.line("wgmma_wait<1>(); // the scores of tile j + 1 (committed first)");
     w.line("wgmma_fence_operands(P[0]);");
+    w.line("mbarrier_arrive_by_warp(K_empty + 8 * next); // ... and with K_{j+1}");
     w.line("const int n0 = (j + 1) * BN;");
     writeProbabilities();
     writeValueWait();
@@ -909,7 +938,7 @@ private:
     w.line("wgmma_wait<0>(); // P V of tile j");
     w.line("wgmma_fence_operands(O_r[0]);");
     w.line("wgmma_fence_fragments(P_a);");
-    w.line("mbarrier_arrive_by_warp(KV_empty + 8 * stage); // this warp is done with the stage");
+    w.line("mbarrier_arrive_by_warp(V_empty + 8 * stage); // this warp is done with V_j");
   }
 
   void writeScoresIssue(StringRef tile, StringRef q, StringRef k) {
@@ -919,6 +948,11 @@ private:
                   .str());
     w.line(("flash_scores_issue<T, DQK, BM, BN>(P[0], Q_wg, " + tile + ");").str());
   }
+
+  /// Whether the scaling of the scores folds into the softmax's exponent (the sm_90a
+  /// kernel with a Softmax: one FFMA a score instead of a multiplication and a
+  /// subtraction).
+  bool foldsScale() const { return plan.tiles.wgmma && plan.softmax; }
 
   /// Scale, mask and the softmax of the scores P of the key tile from n0, leaving
   /// O_r alone (P V may be in flight): its rescaling waits in P_correction.
@@ -930,7 +964,7 @@ private:
                       "rescaling of {2} in P_correction).",
                       plan.scores, plan.loopVar, plan.o.name)
                   .str());
-    w.line("online_softmax_probabilities(P, P_max, P_sum, P_correction);");
+    w.line("online_softmax_probabilities(P, P_max, P_sum, P_correction, P_fold);");
   }
 
   void writeSetup() {
@@ -1094,6 +1128,13 @@ private:
       w.comment("The scaling of " + p + " (no Softmax: " + p + " times the values as scaled).");
     if (!scale.empty())
       w.line("const float P_scale = " + scale + ";");
+    if (foldsScale()) {
+      w.comment("It is folded into the softmax's exponent (2^(" + p +
+                " * P_fold - max): one FFMA a score); one that is not");
+      w.comment("positive multiplies " + plan.q.name +
+                " in shared memory by its sign (or by 0) once, and P_fold is its magnitude.");
+      w.line("const float P_fold = P_scale > 0.0f ? P_scale : (P_scale < 0.0f ? -P_scale : 1.0f);");
+    }
     if (after.empty())
       return;
     w.comment("The scaling of " + p + " after the Softmax (the probabilities): folded into the "
@@ -1157,7 +1198,12 @@ private:
 
   void writeScaleAndMask() {
     const std::string &p = plan.scores;
-    if (!scaleExpr(plan).empty()) {
+    if (foldsScale()) {
+      w.comment(formatv("Compute {0} = {0} * scale (times log2(e)): in the softmax's exponent "
+                        "(P_fold)",
+                        p)
+                    .str());
+    } else if (!scaleExpr(plan).empty()) {
       w.comment(formatv("Compute {0} = {0} * scale{1}", p, plan.softmax ? " (times log2(e))" : "")
                     .str());
       w.line("scale_tile(P, P_scale);");

@@ -233,12 +233,12 @@ struct AttentionTiles {
   /// Bytes of shared memory (2-byte elements): Q's tile (bm x dqk) and K's and V's
   /// (bn keys), two stages each; O's bm x dv staging tile reuses them after the loop.
   /// sm_90a: the tiles (`stages` of K and V; O's staging tile reuses them), 1024
-  /// bytes to align them for the swizzle, the mbarriers (1 + 3 a stage) and 8 bytes
+  /// bytes to align them for the swizzle, the mbarriers (1 + 4 a stage) and 8 bytes
   /// to spare.
   int64_t smemBytes() const {
     if (wgmma)
       return std::max(2 * (bm * dqk + stages * bn * (dqk + dv)), 2 * bm * dv) + 1024 +
-             8 * (2 + 3 * stages);
+             8 * (2 + 4 * stages);
     return std::max(2 * (bm * dqk + 2 * bn * (dqk + dv)), 2 * bm * dv);
   }
   /// The default: 4 warps, 64 keys a step and 32 rows per warp where the

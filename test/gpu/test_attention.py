@@ -277,11 +277,14 @@ def test_rejects_bad_sizes():
 def test_default_kernels_ragged():
     """attention_hopper's default kernels (the sm_90a kernel under ARCH=sm_90a) on
     ragged sizes, other scales and batches: sanitize.sh runs this under memcheck and
-    racecheck."""
+    racecheck. A scale that is not positive (negative, 0) takes the kernel's other
+    branch: Q multiplied by its sign in shared memory, the magnitude folded into exp2."""
     for dtype, d, causal in itertools.product(["f16", "bf16"], [64, 128], [False, True]):
         name = heads_kernel(dtype, d, d, causal, "_default")
         for (s, l), hk in [((1, 1), 4), ((17, 203), 2), ((203, 17), 1), ((129, 65), 4)]:
             run_case(name, dtype, causal, s, l, hk, d, d, b=2, scale=-0.3)
+        run_case(name, dtype, causal, 129, 65, 4, d, d, b=1, scale=0.0)
+        run_case(name, dtype, causal, 65, 129, 2, d, d, b=1, scale=0.7)
 
 
 def test_default_kernels_reject_bad_sizes():

@@ -22,6 +22,9 @@
 //                              issues o += P V (one wgmma group, no wait): v the V tile
 //                              (BN keys, DV columns in panels of 64: MN-major B)
 //   wgmma_fence_fragments(a)   after the wait: keeps A fragments alive until then
+//   scale_shared_tile<T, BYTES>(tile, factor, thread, threads)
+//                              tile's elements *= factor (16 bytes a thread at a time), then
+//                              visible to wgmma (the caller's barrier follows)
 //   WarpgroupTurns<WARPGROUPS>{wg}.open() / take() / pass(last)
 //                              the consumer warpgroups' turns at the tensor cores (ping-pong)
 //   (O leaves through shared memory with softmax.cuh's store_tile_shared and
@@ -134,6 +137,25 @@ __device__ __forceinline__ void flash_value_issue(float (&o)[DV / 8][4], uint32_
   for (int kk = 0; kk < BN / 16; ++kk)
     wgmma_rs<T, DV, 1>(o, a[kk], wgmma_desc_sw128(v + kk * 2048, BN * 128, 1024));
   wgmma_commit();
+}
+
+/// Multiplies the BYTES / sizeof(T) elements of a shared tile by `factor`: thread
+/// `thread` of `threads` takes 16-byte chunks thread, thread + threads, ...; then
+/// fences its writes for the async proxy (wgmma reads the tile after the caller's
+/// barrier). Used once before the loop, so not on any hot path.
+template <typename T, int BYTES>
+__device__ __forceinline__ void scale_shared_tile(uint32_t tile, float factor, int thread,
+                                                  int threads) {
+  static_assert(BYTES % 16 == 0, "whole 16-byte chunks");
+  for (int chunk = thread; chunk < BYTES / 16; chunk += threads) {
+    uint4 v = ld_shared_128(tile + chunk * 16);
+    T *e = reinterpret_cast<T *>(&v);
+#pragma unroll
+    for (int i = 0; i < int(16 / sizeof(T)); ++i)
+      e[i] = T(float(e[i]) * factor);
+    st_shared_128(tile + chunk * 16, v);
+  }
+  fence_async_shared();
 }
 
 /// The ping-pong of the consumer warpgroups (FlashAttention-3's inter-warpgroup

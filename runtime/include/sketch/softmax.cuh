@@ -24,10 +24,12 @@
 //   mask_tile(x, diagonal0, col0, cols, causal[, fill])  -inf (or fill) where
 //                                         col >= cols, or (causal) col past the
 //                                         row's diagonal
-//   online_softmax_probabilities(s, row_max, row_sum, correction)
-//        s holds scores in log2 units; updates the running row max and sum,
-//        rescales the sum by correction = 2^(old max - new max), and turns s
-//        into the unnormalized probabilities 2^(s - new max)
+//   online_softmax_probabilities(s, row_max, row_sum, correction[, scale])
+//        s * scale (scale > 0, 1 by default) are scores in log2 units; updates the
+//        running row max (of s * scale) and sum, rescales the sum by correction =
+//        2^(old max - new max), and turns s into the unnormalized probabilities
+//        2^(s * scale - new max) (one FFMA a score: the scaling folded in; the
+//        sm_90a attention kernel's)
 //   scale_rows(acc, factor)               acc *= factor, per row
 //   online_softmax_step(s, row_max, row_sum, acc)
 //        both: the accumulator rescaled by the corrections too
@@ -245,25 +247,27 @@ __device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, 
   mask_tile(x, diagonal0, col0, cols, causal, -CUDART_INF_F);
 }
 
-/// The softmax half of an online step over a tile of scores `s` (log2 units),
-/// leaving the accumulator alone (it may still be in flight on the tensor cores).
-/// Per row: new max = max(old max, tile max); correction = 2^(old - new) rescales
-/// the running sum; s becomes 2^(s - new max) and is added to the sum. Sums stay
+/// The softmax half of an online step over a tile of scores `s` times `scale`
+/// (log2 units; scale > 0), leaving the accumulator alone (it may still be in
+/// flight on the tensor cores). Per row: new max = max(old max, tile max * scale);
+/// correction = 2^(old - new) rescales the running sum; s becomes 2^(s * scale -
+/// new max) (nvcc contracts it to one FFMA; one ex2 a score) and is added to the sum. Sums stay
 /// per-lane partial until online_softmax_finish.
 template <int MT, int NT>
 __device__ __forceinline__ void online_softmax_probabilities(float (&s)[MT][NT][4],
                                                              float (&row_max)[MT][2],
                                                              float (&row_sum)[MT][2],
-                                                             float (&correction)[MT][2]) {
+                                                             float (&correction)[MT][2],
+                                                             float scale = 1.0f) {
 #pragma unroll
   for (int m = 0; m < MT; ++m)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      float tile_max = row_max[m][r];
+      float tile_max = -CUDART_INF_F;
 #pragma unroll
       for (int n = 0; n < NT; ++n)
         tile_max = fmaxf(tile_max, fmaxf(s[m][n][2 * r], s[m][n][2 * r + 1]));
-      const float new_max = quad_max(tile_max);
+      const float new_max = fmaxf(row_max[m][r], quad_max(tile_max) * scale);
       // A row with no unmasked score yet keeps max -inf: subtract 0 instead.
       const float base = new_max == -CUDART_INF_F ? 0.0f : new_max;
       correction[m][r] = fast_exp2(row_max[m][r] - base);
@@ -271,8 +275,8 @@ __device__ __forceinline__ void online_softmax_probabilities(float (&s)[MT][NT][
       float sum = row_sum[m][r] * correction[m][r];
 #pragma unroll
       for (int n = 0; n < NT; ++n) {
-        s[m][n][2 * r] = fast_exp2(s[m][n][2 * r] - base);
-        s[m][n][2 * r + 1] = fast_exp2(s[m][n][2 * r + 1] - base);
+        s[m][n][2 * r] = fast_exp2(s[m][n][2 * r] * scale - base);
+        s[m][n][2 * r + 1] = fast_exp2(s[m][n][2 * r + 1] * scale - base);
         sum += s[m][n][2 * r] + s[m][n][2 * r + 1];
       }
       row_sum[m][r] = sum;
