@@ -735,6 +735,13 @@ private:
     w.line("constexpr bool REALLOCATE = CONSUMER_REGS > 65536 / THREADS;");
     w.line(std::string("constexpr bool CAUSAL = ") + (plan.causal ? "true" : "false") +
            ";            // Compute Mask " + p + " causal");
+    if (plan.softmax) {
+      w.comment("The online softmax moves a row's max only when a score passes it by more than "
+                "this (log2");
+      w.comment("units): the probabilities stay below 2^8 and most tiles skip the rescaling of " +
+                plan.o.name + ".");
+      w.line("constexpr float MAX_SLACK = 8.0f;");
+    }
   }
 
   void writeHopperSetup() {
@@ -891,8 +898,10 @@ private:
     w.line("const int n0 = (j + 1) * BN;");
     writeProbabilities();
     writeValueWait();
-    if (plan.softmax)
-      w.line("scale_rows(O_r, P_correction); // " + o + " rescaled to tile j + 1's row maxima");
+    if (plan.softmax) {
+      w.line("if (warp_rescales(P_correction)) // most tiles leave the row maxima as they are");
+      w.line("  scale_rows(O_r, P_correction); // " + o + " rescaled to tile j + 1's row maxima");
+    }
     w.close();
     w.open("if (tiles > 0)");
     w.comment("The last key tile: P V alone.");
@@ -964,7 +973,7 @@ private:
                       "rescaling of {2} in P_correction).",
                       plan.scores, plan.loopVar, plan.o.name)
                   .str());
-    w.line("online_softmax_probabilities(P, P_max, P_sum, P_correction, P_fold);");
+    w.line("online_softmax_probabilities(P, P_max, P_sum, P_correction, P_fold, MAX_SLACK);");
   }
 
   void writeSetup() {

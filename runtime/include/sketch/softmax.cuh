@@ -24,12 +24,15 @@
 //   mask_tile(x, diagonal0, col0, cols, causal[, fill])  -inf (or fill) where
 //                                         col >= cols, or (causal) col past the
 //                                         row's diagonal
-//   online_softmax_probabilities(s, row_max, row_sum, correction[, scale])
+//   online_softmax_probabilities(s, row_max, row_sum, correction[, scale[, slack]])
 //        s * scale (scale > 0, 1 by default) are scores in log2 units; updates the
 //        running row max (of s * scale) and sum, rescales the sum by correction =
 //        2^(old max - new max), and turns s into the unnormalized probabilities
 //        2^(s * scale - new max) (one FFMA a score: the scaling folded in; the
 //        sm_90a attention kernel's)
+//        with slack > 0 the max moves only when passed by more than slack (the
+//        probabilities stay below 2^slack) and correction is mostly 1
+//   warp_rescales(correction)             whether any row of the warp needs rescaling
 //   scale_rows(acc, factor)               acc *= factor, per row
 //   online_softmax_step(s, row_max, row_sum, acc)
 //        both: the accumulator rescaled by the corrections too
@@ -258,7 +261,8 @@ __device__ __forceinline__ void online_softmax_probabilities(float (&s)[MT][NT][
                                                              float (&row_max)[MT][2],
                                                              float (&row_sum)[MT][2],
                                                              float (&correction)[MT][2],
-                                                             float scale = 1.0f) {
+                                                             float scale = 1.0f,
+                                                             float slack = 0.0f) {
 #pragma unroll
   for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -267,7 +271,10 @@ __device__ __forceinline__ void online_softmax_probabilities(float (&s)[MT][NT][
 #pragma unroll
       for (int n = 0; n < NT; ++n)
         tile_max = fmaxf(tile_max, fmaxf(s[m][n][2 * r], s[m][n][2 * r + 1]));
-      const float new_max = fmaxf(row_max[m][r], quad_max(tile_max) * scale);
+      const float seen = fmaxf(row_max[m][r], quad_max(tile_max) * scale);
+      // The max moves only when the scores pass it by more than `slack` (the
+      // probabilities stay below 2^slack); otherwise correction is 1.
+      const float new_max = seen > row_max[m][r] + slack ? seen : row_max[m][r];
       // A row with no unmasked score yet keeps max -inf: subtract 0 instead.
       const float base = new_max == -CUDART_INF_F ? 0.0f : new_max;
       correction[m][r] = fast_exp2(row_max[m][r] - base);
@@ -281,6 +288,17 @@ __device__ __forceinline__ void online_softmax_probabilities(float (&s)[MT][NT][
       }
       row_sum[m][r] = sum;
     }
+}
+
+/// Whether any row of the warp has a correction other than 1 (a warp vote: the
+/// accumulator's rescaling is skipped by the whole warp or by none).
+template <int MT>
+__device__ __forceinline__ bool warp_rescales(const float (&correction)[MT][2]) {
+  bool mine = false;
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+    mine = mine || correction[m][0] != 1.0f || correction[m][1] != 1.0f;
+  return __any_sync(0xffffffffu, mine);
 }
 
 /// acc *= factor, per row (factor[m][r]: the thread's row r of row tile m).
