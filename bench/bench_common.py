@@ -5,17 +5,40 @@ import statistics
 import torch
 
 
-def time_ms(run, sets, batches=7, per_batch=10, warmup=5):
-    """Median per-call time of run(i) over input sets i = 0..sets-1, in ms."""
+def captured(run, sets, calls):
+    """run(0), run(1), .. (calls of them, over the input sets) captured in one CUDA graph:
+    its replay, or None when a call cannot be captured."""
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            for i in range(calls):
+                run(i % sets)
+    except (RuntimeError, AssertionError):
+        torch.cuda.synchronize()
+        return None
+    graph.replay()
+    torch.cuda.synchronize()
+    return graph.replay
+
+
+def time_ms(run, sets, batches=7, per_batch=10, warmup=5, graph=False):
+    """Median per-call time of run(i) over input sets i = 0..sets-1, in ms. With `graph`,
+    each batch is one replay of a CUDA graph of its calls, so that kernels shorter than
+    their launch from Python (a few tokens through a projection: 10-30 us) are timed
+    back to back on the GPU rather than waiting on the host (eager when the capture fails)."""
     for i in range(warmup):
         run(i % sets)
     torch.cuda.synchronize()
+    replay = captured(run, sets, per_batch) if graph else None
     times = []
     for _ in range(batches):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for i in range(per_batch):
-            run(i % sets)
+        if replay:
+            replay()
+        else:
+            for i in range(per_batch):
+                run(i % sets)
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) / per_batch)
@@ -26,7 +49,7 @@ def rel_error(out, ref):
     return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
 
 
-def measure_kernel(name, launch, out, ref, sets, flop, case, detail):
+def measure_kernel(name, launch, out, ref, sets, flop, case, detail, graph=False):
     """One configuration of ours: `out` poisoned, launch(0) checked against `ref`, then
     launch(i) timed over the input sets; appends (name, case, ms, TFLOP/s, error) to
     `detail`, prints it and returns (ms, error). A CUDA error status raises RuntimeError."""
@@ -38,7 +61,7 @@ def measure_kernel(name, launch, out, ref, sets, flop, case, detail):
     run(0)
     torch.cuda.synchronize()
     err = rel_error(out, ref)
-    ms = time_ms(run, sets)
+    ms = time_ms(run, sets, graph=graph)
     detail.append((name, case, ms, flop / ms / 1e9, err))
     print(f"  {name:40s} {ms:8.3f} ms {flop / ms / 1e9:7.1f} TFLOP/s  err {err:.2e}", flush=True)
     return ms, err

@@ -10,8 +10,10 @@ fixed split forms, `split_k N`) is timed beside it, in the same run as
 torch.matmul(X, W.t()) (cuBLAS, what F.linear calls). Targets: the default >= 0.9x
 cuBLAS on every row and >= 1.0x in the geometric mean; the default within 5% of the
 best listed configuration (default time <= 1.05 x best).
-Timing: bench_common.time_ms (CUDA events around batches, median), inputs rotating
-among sets so that W does not sit in L2 between calls; each kernel's output is checked
+Timing: bench_common.time_ms (CUDA events around batches, median; each batch one
+CUDA-graph replay of its calls, ours and cuBLAS alike, since a call from Python takes
+longer than the smallest of these kernels), inputs rotating among sets so that W does
+not sit in L2 between calls; each kernel's output is checked
 against cuBLAS's first (normwise relative error < 1e-2).
     python3 bench/bench_projections.py [--types bf16] [--ms 1,16] [--results FILE]
 bench_all.py runs it as its "projections" group (bench/run.sh --all).
@@ -61,8 +63,8 @@ def projection_case(dtype_name, m, n, k, rows, detail):
     library = lambda i: torch.matmul(data[i][0], data[i][1].t(), out=y)  # noqa: E731
     # A first timing settles the clocks after the set-up (the first row of a type ran up to
     # 2.5x slow for cuBLAS and our default alike); the second is the one reported.
-    time_ms(library, len(data))
-    lib_ms = time_ms(library, len(data))
+    time_ms(library, len(data), graph=True)
+    lib_ms = time_ms(library, len(data), graph=True)
     reference = torch.matmul(data[0][0], data[0][1].t())
     label = f"{dtype_name} projection M={m} N={n} K={k}"  # default_ms() reads it back
     print(f"{label}: cuBLAS {lib_ms:.4f} ms", flush=True)
@@ -75,7 +77,7 @@ def projection_case(dtype_name, m, n, k, rows, detail):
         try:
             ms, err = measure_kernel(name, lambda i: call(X=data[i][0], W=data[i][1], Y=y, M=m, N=n,
                                                           K=k), y, reference, len(data),
-                                     2.0 * m * n * k, f"M={m} N={n} K={k}", detail)
+                                     2.0 * m * n * k, f"M={m} N={n} K={k}", detail, graph=True)
         except RuntimeError as error:
             print(f"  {name}: {error}", flush=True)
             continue

@@ -841,6 +841,10 @@ void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilogue
   out.closeLoop(w, c);
 }
 
+/// The block barrier before the split-K reduction stages its partial tile over the
+/// pipeline buffers (emitSplitReduceStore and emitSplitReduceBarriers).
+constexpr const char *kPartialBarrier = "__syncthreads();";
+
 } // namespace
 
 void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
@@ -849,6 +853,14 @@ void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const Epilog
     emitStagedEpilogue(w, c, epilogue, s);
   else
     emitRegisterEpilogue(w, c, epilogue, s);
+}
+
+void emitSplitReduceBarriers(CudaWriter &w, const SplitSlices &slices) {
+  w.comment("the split-K reduction's barriers, without a share of its work");
+  w.line(kPartialBarrier);
+  w.line(slices.barrier);
+  if (slices.otherBlocks)
+    w.line(slices.barrier);
 }
 
 void emitSplitReduceStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
@@ -860,7 +872,7 @@ void emitSplitReduceStore(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   w.comment("memory; slice `" + q + "` then sums its share of the tile's output chunks over slices");
   w.comment("0, 1, ... in that order (the same bits every run), applies the epilogue and stores them");
   w.line("sketch::cp_async_wait_all();");
-  w.line("__syncthreads();  // the pipeline buffers become the partial tile");
+  w.line(std::string(kPartialBarrier) + "  // the pipeline buffers become the partial tile");
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
   w.line("constexpr int LD = " + str(s.staging.ld) + ";  // partial tile row, padded against bank conflicts");
   w.line("float *partial = reinterpret_cast<float *>(smem + " + slices.partialOffset + ");");

@@ -164,6 +164,10 @@ void emitSplitReduceStore(CudaWriter &w, const TensorCoreConfig &config,
                           const EpilogueEmitter &epilogue, const StoreSpec &store,
                           const SplitSlices &slices);
 
+/// The barriers of emitSplitReduceStore alone, in its order: what a warp-specialized
+/// split kernel's producer warpgroup, which has no share of the reduction, runs instead.
+void emitSplitReduceBarriers(CudaWriter &w, const SplitSlices &slices);
+
 } // namespace sketch
 
 #endif // SKETCH_EMIT_TENSORCOREGEMM_H

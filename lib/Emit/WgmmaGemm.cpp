@@ -304,7 +304,7 @@ public:
   WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w,
               const SplitForm *split = nullptr)
       : g(g), epilogue(epilogue), w(w), block(blockOf(g)), split(split) {
-    block.producer = !split && persistentFits(g);
+    block.producer = split ? usesTma(g) : persistentFits(g);
   }
 
   void run() {
@@ -335,8 +335,9 @@ private:
   WgmmaBlock block;
   const SplitForm *split;
 
-  /// Persistent and warp-specialized (the TMA GEMM where its staging fits beside the stages).
-  bool persistent() const { return block.producer; }
+  /// Persistent and warp-specialized (the TMA GEMM where its staging fits beside the stages;
+  /// the split form on the TMA path is warp-specialized, one tile a block).
+  bool persistent() const { return block.producer && !split; }
   std::string kernelName() const { return split ? splitKernelName(g) : g.sig.name + "_kernel"; }
   std::string kExtent() const { return split ? "k_len" : "size_k"; }
   /// The K coordinate of k-tile kt in the tensor maps (a split-K slice starts at k_first).
@@ -350,8 +351,9 @@ private:
                        " (wgmma m64n" + str(g.tileN) + "k16), " + str(block.stages) + " stages (" +
                        (usesTma(g) ? "TMA; cp.async on the element path" : "cp.async") +
                        ", one wgmma group in flight)";
-    if (persistent())
-      plan = "persistent, warp-specialized: a TMA producer warpgroup, " + str(g.tileM / 64) +
+    if (block.producer)
+      plan = std::string(persistent() ? "persistent, " : "") +
+             "warp-specialized: a TMA producer warpgroup, " + str(g.tileM / 64) +
              " consumer warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" + str(g.tileN) +
              "k16), tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
              str(block.stages) + " stages (cp.async on the element path)";
@@ -483,6 +485,64 @@ private:
     w.close();
   }
 
+  /// The split form's main loop, warp-specialized (one tile a block): warpgroup 0's
+  /// thread 0 asks for the slice's k-tiles by TMA, a stage as soon as the consumers have
+  /// freed it, then the producer joins the reduction's barriers and leaves; the consumer
+  /// warpgroups run wgmma on each landed stage (the element path: their own cp.async
+  /// pipeline on named barrier 1).
+  void writeSpecializedMainloop(const SplitSlices &slices) {
+    OperandTile a = tileA(), b = tileB();
+    auto describe = [&](const OperandTile &t) {
+      return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
+                        : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
+    };
+    emitWgmmaBuffers(w, block, describe(a), describe(b), kExtent());
+    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g, false)) +
+           ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
+    w.open("if (threadIdx.x == 0)");
+    w.open("for (int s = 0; s < STAGES; ++s)");
+    w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
+    w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);  // every consumer warp");
+    w.close();
+    w.line("sketch::fence_mbarrier_init();");
+    w.close();
+    w.line("__syncthreads();");
+    w.open("if (threadIdx.x < 128)");
+    w.comment("producer warpgroup: one thread asks for the slice's k-tiles by TMA, a stage as soon");
+    w.comment("as the consumers have freed it (its empty barrier)");
+    w.open("if (kVec && threadIdx.x == 0)");
+    w.open("for (int kt = 0; kt < k_tiles; ++kt)");
+    w.line("const uint32_t full = bars + 8 * (kt % STAGES);");
+    w.line("if (kt >= STAGES)  // the consumers are done with the stage's last k-tile");
+    w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + kt % STAGES), (kt / STAGES - 1) & 1);");
+    w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
+    writeTmaLoad(a, "a_smem + (kt % STAGES) * A_STAGE_BYTES");
+    writeTmaLoad(b, "b_smem + (kt % STAGES) * B_STAGE_BYTES");
+    w.close();
+    w.close();
+    emitSplitReduceBarriers(w, slices);
+    w.line("return;");
+    w.close();
+    std::string barrier = "sketch::named_barrier_sync(1, THREADS);";
+    w.comment("consumer warpgroups: wgmma on each landed stage");
+    w.open("if constexpr (kVec)");
+    w.open("for (int kt = 0; kt < k_tiles; ++kt)");
+    w.line("sketch::mbarrier_wait(bars + 8 * (kt % STAGES), (kt / STAGES) & 1);  // k-tile kt has landed");
+    emitWgmmaMultiply(w, block);
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (kt - 1) % STAGES));");
+    w.close();
+    w.close();
+    w.open("else");
+    w.comment("element path: the consumers copy by cp.async themselves");
+    emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, block.threads()), OperandLoader(b, block.threads()),
+                         barrier);
+    w.close();
+    emitWgmmaDrain(w);
+  }
+
   /// Register budgets after setmaxnreg (multiples of 8, at most 256): the producer keeps
   /// kProducerRegs, the consumers share what the block was launched with (65536 a block
   /// over its threads, at most 255 each, in steps of 8) less the producer's.
@@ -611,11 +671,14 @@ private:
       emitGemmOperandPointers(w, g);
       emitSplitKWindow(w, g, "slices", "slice");
       w.line("const int k_first = (int)(k0 / BK);  // the slice's first k-tile (tensor-map coordinates)");
-      writeMainloop();
-      emitSplitReduceStore(w, block.storeConfig(), epilogue, gemmStoreSpec(g),
-                           {"slices", "slice", "0",
-                            "sketch::cluster_shared_addr(sketch::smem_addr(smem), q)",
-                            "sketch::ld_cluster_128", "sketch::cluster_sync();", true});
+      SplitSlices slices{"slices", "slice", "0",
+                         "sketch::cluster_shared_addr(sketch::smem_addr(smem), q)",
+                         "sketch::ld_cluster_128", "sketch::cluster_sync();", true};
+      if (block.producer)
+        writeSpecializedMainloop(slices);
+      else
+        writeMainloop();
+      emitSplitReduceStore(w, block.storeConfig(), epilogue, gemmStoreSpec(g), slices);
     }
     w.indentLess();
     w.line("}");

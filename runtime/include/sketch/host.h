@@ -136,7 +136,8 @@ inline int split_slices(int sms, int64_t tiles, int64_t k_tiles, int most, int m
 }
 
 /// Launches `kernel` on `grid` (grid.x a multiple of `cluster`) in thread-block clusters
-/// of `cluster` blocks along x (sm_90); returns the launch's error.
+/// of `cluster` blocks along x (sm_90); returns the launch's error. A cluster of one block
+/// is a plain launch (each block is then its own cluster, without cluster scheduling).
 template <typename... Params, typename... Args>
 inline cudaError_t launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, int smem,
                                   int cluster, cudaStream_t stream, Args &&...args) {
@@ -151,7 +152,7 @@ inline cudaError_t launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 blo
   config.dynamicSmemBytes = smem;
   config.stream = stream;
   config.attrs = attribute;
-  config.numAttrs = 1;
+  config.numAttrs = cluster > 1 ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
