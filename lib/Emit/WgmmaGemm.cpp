@@ -476,13 +476,51 @@ private:
     w.line("sketch::mbarrier_wait(bars + 8 * (STAGES + done % STAGES), (done / STAGES) & 1);");
     w.line("load_stage(done + STAGES);");
     w.close();
-    w.line("sketch::mbarrier_wait(bars + 8 * (kt % STAGES), (kt / STAGES) & 1);  // k-tile kt has landed");
-    emitWgmmaMultiply(w, block);
+    writeConsumerStep("kt");
+    w.close();
+  }
+
+  /// The warp-specialized kernels' stage barriers (full[s]: the producer's TMA boxes;
+  /// empty[s]: every consumer warp), past the pipeline (and the persistent kernel's
+  /// staging tile), then the block barrier.
+  void writeStageBarriers(bool persistentLayout, StringRef syncComment) {
+    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g, persistentLayout)) +
+           ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
+    w.open("if (threadIdx.x == 0)");
+    w.open("for (int s = 0; s < STAGES; ++s)");
+    w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
+    w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);  // every consumer warp");
+    w.close();
+    w.line("sketch::fence_mbarrier_init();");
+    w.close();
+    w.line("__syncthreads();" + syncComment.str());
+  }
+
+  /// The producer's requests for k-tile `step` of the stage ring (stage step % STAGES),
+  /// once the consumers are done with what the stage held.
+  void writeProducerStep(const OperandTile &a, const OperandTile &b, StringRef step) {
+    std::string k = step.str();
+    w.line("const uint32_t full = bars + 8 * (" + k + " % STAGES);");
+    w.line("if (" + k + " >= STAGES)  // the consumers are done with the stage's last k-tile");
+    w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + " + k + " % STAGES), (" + k +
+           " / STAGES - 1) & 1);");
+    w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
+    writeTmaLoad(a, "a_smem + (" + k + " % STAGES) * A_STAGE_BYTES");
+    writeTmaLoad(b, "b_smem + (" + k + " % STAGES) * B_STAGE_BYTES");
+  }
+
+  /// A consumer's k-tile `step` of the ring (kt of this tile): wait for it, its wgmma
+  /// group, then free the stage of the previous one (that group is done).
+  void writeConsumerStep(StringRef step) {
+    std::string k = step.str();
+    w.line("sketch::mbarrier_wait(bars + 8 * (" + k + " % STAGES), (" + k +
+           " / STAGES) & 1);  // k-tile kt has landed");
+    emitWgmmaMultiply(w, block, k);
     w.line("sketch::wgmma_fence_operands(acc[0]);");
     w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
     w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (kt - 1) % STAGES));");
-    w.close();
+    w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (" + k +
+           " - 1) % STAGES));");
   }
 
   /// The split form's main loop, warp-specialized (one tile a block): warpgroup 0's
@@ -497,27 +535,13 @@ private:
                         : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
     };
     emitWgmmaBuffers(w, block, describe(a), describe(b), kExtent());
-    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g, false)) +
-           ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
-    w.open("if (threadIdx.x == 0)");
-    w.open("for (int s = 0; s < STAGES; ++s)");
-    w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
-    w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);  // every consumer warp");
-    w.close();
-    w.line("sketch::fence_mbarrier_init();");
-    w.close();
-    w.line("__syncthreads();");
+    writeStageBarriers(false, "");
     w.open("if (threadIdx.x < 128)");
     w.comment("producer warpgroup: one thread asks for the slice's k-tiles by TMA, a stage as soon");
     w.comment("as the consumers have freed it (its empty barrier)");
     w.open("if (kVec && threadIdx.x == 0)");
     w.open("for (int kt = 0; kt < k_tiles; ++kt)");
-    w.line("const uint32_t full = bars + 8 * (kt % STAGES);");
-    w.line("if (kt >= STAGES)  // the consumers are done with the stage's last k-tile");
-    w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + kt % STAGES), (kt / STAGES - 1) & 1);");
-    w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
-    writeTmaLoad(a, "a_smem + (kt % STAGES) * A_STAGE_BYTES");
-    writeTmaLoad(b, "b_smem + (kt % STAGES) * B_STAGE_BYTES");
+    writeProducerStep(a, b, "kt");
     w.close();
     w.close();
     emitSplitReduceBarriers(w, slices);
@@ -527,12 +551,7 @@ private:
     w.comment("consumer warpgroups: wgmma on each landed stage");
     w.open("if constexpr (kVec)");
     w.open("for (int kt = 0; kt < k_tiles; ++kt)");
-    w.line("sketch::mbarrier_wait(bars + 8 * (kt % STAGES), (kt / STAGES) & 1);  // k-tile kt has landed");
-    emitWgmmaMultiply(w, block);
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (kt - 1) % STAGES));");
+    writeConsumerStep("kt");
     w.close();
     w.close();
     w.open("else");
@@ -570,16 +589,7 @@ private:
     emitWgmmaBuffers(w, block, describe(a), describe(b));
     w.line("const int tile_count = (int)(sketch::ceil_div(size_m, BM) * sketch::ceil_div(size_n, BN));"
            "  // output tiles of a batch");
-    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g, true)) +
-           ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
-    w.open("if (threadIdx.x == 0)");
-    w.open("for (int s = 0; s < STAGES; ++s)");
-    w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
-    w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);  // every consumer warp");
-    w.close();
-    w.line("sketch::fence_mbarrier_init();");
-    w.close();
-    w.line("__syncthreads();  // the last barrier the producer joins");
+    writeStageBarriers(true, "  // the last barrier the producer joins");
     w.comment("tiles: this block's are blockIdx.x, blockIdx.x + gridDim.x, ... (persistent), each");
     w.comment("in the rasterized order below; `k_step` counts the k-tiles of all of them: stage");
     w.comment("k_step % STAGES, phase (k_step / STAGES) & 1");
@@ -597,12 +607,7 @@ private:
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
     emitGemmTileOrigin(w, "tile");
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
-    w.line("const uint32_t full = bars + 8 * (k_step % STAGES);");
-    w.line("if (k_step >= STAGES)  // the consumers are done with the stage's last k-tile");
-    w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + k_step % STAGES), (k_step / STAGES - 1) & 1);");
-    w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
-    writeTmaLoad(a, "a_smem + (k_step % STAGES) * A_STAGE_BYTES");
-    writeTmaLoad(b, "b_smem + (k_step % STAGES) * B_STAGE_BYTES");
+    writeProducerStep(a, b, "k_step");
     w.close();
     w.close();
     w.close();
@@ -621,12 +626,7 @@ private:
     emitWgmmaZeroAccumulators(w);
     w.open("if constexpr (kVec)");
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
-    w.line("sketch::mbarrier_wait(bars + 8 * (k_step % STAGES), (k_step / STAGES) & 1);  // k-tile kt has landed");
-    emitWgmmaMultiply(w, block, "k_step");
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");
+    writeConsumerStep("k_step");
     w.close();
     emitWgmmaDrain(w);
     w.line("if (k_tiles > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");

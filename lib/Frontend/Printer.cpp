@@ -247,7 +247,8 @@ private:
                                       : "warp groups of one block, " + n(split.warps) + " warps each";
     std::string count = split.slices ? n(split.slices) + " slices (" + where + ")"
                                      : "S slices (" + where + "), S = min(" + n(Rule::autoSlices(split.stages)) +
-                                           ", SMs / its tiles, k-tiles / " + n(Rule::minKTiles) +
+                                           ", " + n(Rule::fillNum) + "/" + n(Rule::fillDen) +
+                                           " of the SMs / its tiles, k-tiles / " + n(Rule::minKTiles) +
                                            ") and at least 1";
     std::string text = "split_k " + directive.str() + ": ";
     if (split.beside)

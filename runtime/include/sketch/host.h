@@ -124,7 +124,8 @@ inline bool variant_built(const void *flag, PerDevice &cache) {
 }
 
 /// The K slices `split_k auto` gives a split form of `tiles` blocks (docs/backend.md):
-/// as many as keep one block an SM (sms / tiles), at most `most` (a cluster's blocks)
+/// as many as keep the grid within `sms` blocks (the generated call passes 3/4 of the
+/// SMs: the share the kernel's own grid may leave idle), at most `most` (a cluster's blocks)
 /// and at most k_tiles / min_k_tiles (each slice at least that many k-tiles); at least 1.
 inline int split_slices(int sms, int64_t tiles, int64_t k_tiles, int most, int min_k_tiles) {
   int64_t slices = most;
