@@ -505,7 +505,8 @@ private:
   LogicalResult chooseTiles() {
     plan::AttentionTiles &t = plan.tiles;
     t.alike = plan.k.keyRows && plan.v.keyRows && t.dqk == t.dv;
-    const plan::AttentionTiles defaults = plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, arch);
+    const plan::AttentionTiles defaults =
+        plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, plan.causal, arch);
     t.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : defaults.bm;
     t.bn = kernel.getTileN() ? int64_t(*kernel.getTileN()) : defaults.bn;
     t.warps = kernel.getWarps() ? int64_t(*kernel.getWarps()) : defaults.warps;

@@ -247,7 +247,9 @@ struct AttentionTiles {
   /// The default: 4 warps, 64 keys a step and 32 rows per warp where the
   /// accumulators take at most kAttentionAlikeRegisters (K and V alike) or
   /// kAttentionOtherRegisters (other forms) and shared memory fits; 16 rows else.
-  static AttentionTiles defaults(int64_t dqk, int64_t dv, bool alike, llvm::StringRef arch);
+  /// `masked`: a Mask step (causal) between the GEMMs.
+  static AttentionTiles defaults(int64_t dqk, int64_t dv, bool alike, bool masked,
+                                 llvm::StringRef arch);
   /// sm_90a: these tiles with the most K/V stages up to kAttentionMostStages that
   /// still fit (wgmmaFits), at least `stages`.
   AttentionTiles withMostStages(llvm::StringRef arch) const;
