@@ -122,16 +122,31 @@ sketch.kernel @attention_d128 {
   }
 }
 
-// Head dimension 64: 4 warps; sm_90a: two consumer warpgroups (BM 128, 8 warps): a
-// third would leave a thread 128 registers, fewer than the pipelined loop needs.
+// Head dimension 64: 4 warps; sm_90a: three consumer warpgroups need 64 keys a step (at
+// 128 a thread's 128 registers are fewer than the pipelined loop needs), which the
+// default takes without a Mask step (BM 192, BN 64, 12 warps); with one, two at 128 keys.
 // SM80: sketch.kernel @attention_d64 attributes {stages = 2 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
-// SM90: sketch.kernel @attention_d64 attributes {stages = 3 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// SM90: sketch.kernel @attention_d64 attributes {stages = 3 : i64, tile_k = 64 : i64, tile_m = 192 : i64, tile_n = 64 : i64, warps = 12 : i64}
 sketch.kernel @attention_d64 {
   sketch.tensor "Q" : f16 ["B", "H", "S", "64"]
   sketch.tensor "K" : f16 ["B", "H", "S", "64"]
   sketch.tensor "V" : f16 ["B", "H", "S", "64"]
   sketch.for "j" in "0" : "S" {
     sketch.gemm "Q", "K" transposed -> "P"
+    sketch.softmax "P"
+    sketch.gemm "P", "V" -> "O" accumulate
+  }
+}
+
+// ... and with a causal Mask step: two consumer warpgroups at 128 keys (BM 128, 8 warps).
+// SM90: sketch.kernel @attention_d64_causal attributes {stages = 3 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+sketch.kernel @attention_d64_causal {
+  sketch.tensor "Q" : f16 ["B", "H", "S", "64"]
+  sketch.tensor "K" : f16 ["B", "H", "S", "64"]
+  sketch.tensor "V" : f16 ["B", "H", "S", "64"]
+  sketch.for "j" in "0" : "S" {
+    sketch.gemm "Q", "K" transposed -> "P"
+    sketch.mask "P" causal
     sketch.softmax "P"
     sketch.gemm "P", "V" -> "O" accumulate
   }
