@@ -335,6 +335,16 @@ private:
   WgmmaBlock block;
   const SplitForm *split;
 
+  /// The consumers' block barrier in the warp-specialized kernels (named barrier 1,
+  /// without the producer warpgroup).
+  static constexpr const char *kConsumerBarrier = "sketch::named_barrier_sync(1, THREADS);";
+
+  /// How an operand's stage tile is laid out, for the shared-memory comment.
+  static std::string describeTile(const OperandTile &t) {
+    return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
+                      : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
+  }
+
   /// Persistent and warp-specialized (the TMA GEMM where its staging fits beside the stages;
   /// the split form on the TMA path is warp-specialized, one tile a block).
   bool persistent() const { return block.producer && !split; }
@@ -421,11 +431,7 @@ private:
 
   void writeMainloop() {
     OperandTile a = tileA(), b = tileB();
-    auto describe = [&](const OperandTile &t) {
-      return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
-                        : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
-    };
-    emitWgmmaBuffers(w, block, describe(a), describe(b), kExtent());
+    emitWgmmaBuffers(w, block, describeTile(a), describeTile(b), kExtent());
     if (usesTma(g)) {
       w.open("if constexpr (kVec)");
       writeTmaLoop(a, b);
@@ -530,11 +536,7 @@ private:
   /// pipeline on named barrier 1).
   void writeSpecializedMainloop(const SplitSlices &slices) {
     OperandTile a = tileA(), b = tileB();
-    auto describe = [&](const OperandTile &t) {
-      return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
-                        : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
-    };
-    emitWgmmaBuffers(w, block, describe(a), describe(b), kExtent());
+    emitWgmmaBuffers(w, block, describeTile(a), describeTile(b), kExtent());
     writeStageBarriers(false, "");
     w.open("if (threadIdx.x < 128)");
     w.comment("producer warpgroup: one thread asks for the slice's k-tiles by TMA, a stage as soon");
@@ -547,7 +549,6 @@ private:
     emitSplitReduceBarriers(w, slices);
     w.line("return;");
     w.close();
-    std::string barrier = "sketch::named_barrier_sync(1, THREADS);";
     w.comment("consumer warpgroups: wgmma on each landed stage");
     w.open("if constexpr (kVec)");
     w.open("for (int kt = 0; kt < k_tiles; ++kt)");
@@ -557,7 +558,7 @@ private:
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves");
     emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, block.threads()), OperandLoader(b, block.threads()),
-                         barrier);
+                         kConsumerBarrier);
     w.close();
     emitWgmmaDrain(w);
   }
@@ -579,14 +580,10 @@ private:
   /// epilogue, whose staging tile lies past the stages.
   void writePersistentBody() {
     OperandTile a = tileA(), b = tileB();
-    auto describe = [&](const OperandTile &t) {
-      return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
-                        : " MN-major: " + t.mnTile + " / 64 blocks of BK rows x 64, transposed in the instruction";
-    };
     emitGemmSizes(w, g);
     emitGemmBatchIndices(w, g);
     emitGemmOperandPointers(w, g);
-    emitWgmmaBuffers(w, block, describe(a), describe(b));
+    emitWgmmaBuffers(w, block, describeTile(a), describeTile(b));
     w.line("const int tile_count = (int)(sketch::ceil_div(size_m, BM) * sketch::ceil_div(size_n, BN));"
            "  // output tiles of a batch");
     writeStageBarriers(true, "  // the last barrier the producer joins");
@@ -616,7 +613,6 @@ private:
   }
 
   void writeConsumers(const OperandTile &a, const OperandTile &b) {
-    std::string barrier = "sketch::named_barrier_sync(1, THREADS);";
     w.comment("consumer warpgroups: wgmma on each landed stage, then the tile's epilogue (their");
     w.comment("block barrier is named barrier 1, without the producer)");
     w.line("sketch::setmaxnreg_inc<" + str(consumerRegs()) + ">();");
@@ -634,12 +630,12 @@ private:
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");
     emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, block.threads()), OperandLoader(b, block.threads()),
-                         barrier);
+                         kConsumerBarrier);
     emitWgmmaDrain(w);
     w.close();
     StoreSpec store = gemmStoreSpec(g);
     store.staging = persistentStaging(g);
-    store.barrier = barrier;
+    store.barrier = kConsumerBarrier;
     emitAccumulatorStore(w, block.storeConfig(), epilogue, store);
     w.close();
   }
