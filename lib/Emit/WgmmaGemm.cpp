@@ -185,6 +185,54 @@ void emitWgmmaDrain(CudaWriter &w) {
   w.line("sketch::wgmma_fence_operands(acc[0]);");
 }
 
+void emitWgmmaTmaConsumerStep(CudaWriter &w, const WgmmaBlock &b, StringRef step) {
+  std::string k = step.str();
+  w.line("sketch::mbarrier_wait(bars + 8 * (" + k + " % STAGES), (" + k +
+         " / STAGES) & 1);  // k-tile kt has landed");
+  emitWgmmaMultiply(w, b, k);
+  w.line("sketch::wgmma_fence_operands(acc[0]);");
+  w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
+  w.line("sketch::wgmma_fence_operands(acc[0]);");
+  w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (" + k +
+         " - 1) % STAGES));");
+}
+
+void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset,
+                      llvm::function_ref<void()> writeLoads) {
+  w.comment("TMA: thread 0 asks for a stage's boxes, which complete on its full barrier; each");
+  w.comment("warp arrives on its empty barrier once the stage's wgmma group is done");
+  w.line("const uint32_t bars = smem_base + " + str(barriersOffset) +
+         ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
+  w.open("if (tid == 0)");
+  w.open("for (int s = 0; s < STAGES; ++s)");
+  w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
+  w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);");
+  w.close();
+  w.line("sketch::fence_mbarrier_init();");
+  w.close();
+  w.line("__syncthreads();");
+  w.open("auto load_stage = [&](int kt)");
+  w.line("const uint32_t full = bars + 8 * (kt % STAGES);");
+  w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
+  writeLoads();
+  w.close(";");
+  w.comment("prologue: k-tiles 0 .. STAGES - 1");
+  w.open("if (tid == 0)");
+  w.line("for (int kt = 0; kt < STAGES && kt < k_tiles; ++kt) load_stage(kt);");
+  w.close();
+  w.comment("main loop: k-tile kt multiplies while kt + 1 .. kt + STAGES - 1 load; wgmma group kt");
+  w.comment("stays in flight until kt + 1 is issued");
+  w.open("for (int kt = 0; kt < k_tiles; ++kt)");
+  w.open("if (tid == 0 && kt >= 2 && kt - 2 + STAGES < k_tiles)");
+  w.comment("refill the stage of k-tile kt - 2 (every warp arrived: its group is done)");
+  w.line("const int done = kt - 2;");
+  w.line("sketch::mbarrier_wait(bars + 8 * (STAGES + done % STAGES), (done / STAGES) & 1);");
+  w.line("load_stage(done + STAGES);");
+  w.close();
+  emitWgmmaTmaConsumerStep(w, b, "kt");
+  w.close();
+}
+
 namespace {
 
 int64_t stagesOf(const GemmAnalysis &g) { return std::max<int64_t>(g.stages, 3); }
@@ -451,39 +499,10 @@ private:
   }
 
   void writeTmaLoop(const OperandTile &a, const OperandTile &b) {
-    w.comment("TMA: thread 0 asks for a stage's boxes, which complete on its full barrier; each");
-    w.comment("warp arrives on its empty barrier once the stage's wgmma group is done");
-    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g, false)) +
-           ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
-    w.open("if (tid == 0)");
-    w.open("for (int s = 0; s < STAGES; ++s)");
-    w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
-    w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);");
-    w.close();
-    w.line("sketch::fence_mbarrier_init();");
-    w.close();
-    w.line("__syncthreads();");
-    w.open("auto load_stage = [&](int kt)");
-    w.line("const uint32_t full = bars + 8 * (kt % STAGES);");
-    w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
-    writeTmaLoad(a, "a_smem + (kt % STAGES) * A_STAGE_BYTES");
-    writeTmaLoad(b, "b_smem + (kt % STAGES) * B_STAGE_BYTES");
-    w.close(";");
-    w.comment("prologue: k-tiles 0 .. STAGES - 1");
-    w.open("if (tid == 0)");
-    w.line("for (int kt = 0; kt < STAGES && kt < k_tiles; ++kt) load_stage(kt);");
-    w.close();
-    w.comment("main loop: k-tile kt multiplies while kt + 1 .. kt + STAGES - 1 load; wgmma group kt");
-    w.comment("stays in flight until kt + 1 is issued");
-    w.open("for (int kt = 0; kt < k_tiles; ++kt)");
-    w.open("if (tid == 0 && kt >= 2 && kt - 2 + STAGES < k_tiles)");
-    w.comment("refill the stage of k-tile kt - 2 (every warp arrived: its group is done)");
-    w.line("const int done = kt - 2;");
-    w.line("sketch::mbarrier_wait(bars + 8 * (STAGES + done % STAGES), (done / STAGES) & 1);");
-    w.line("load_stage(done + STAGES);");
-    w.close();
-    writeConsumerStep("kt");
-    w.close();
+    emitWgmmaTmaLoop(w, block, barriersOffset(g, false), [&] {
+      writeTmaLoad(a, "a_smem + (kt % STAGES) * A_STAGE_BYTES");
+      writeTmaLoad(b, "b_smem + (kt % STAGES) * B_STAGE_BYTES");
+    });
   }
 
   /// The warp-specialized kernels' stage barriers (full[s]: the producer's TMA boxes;
@@ -515,19 +534,7 @@ private:
     writeTmaLoad(b, "b_smem + (" + k + " % STAGES) * B_STAGE_BYTES");
   }
 
-  /// A consumer's k-tile `step` of the ring (kt of this tile): wait for it, its wgmma
-  /// group, then free the stage of the previous one (that group is done).
-  void writeConsumerStep(StringRef step) {
-    std::string k = step.str();
-    w.line("sketch::mbarrier_wait(bars + 8 * (" + k + " % STAGES), (" + k +
-           " / STAGES) & 1);  // k-tile kt has landed");
-    emitWgmmaMultiply(w, block, k);
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("sketch::wgmma_wait<1>();  // group kt - 1 is done: its stage may be refilled");
-    w.line("sketch::wgmma_fence_operands(acc[0]);");
-    w.line("if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (" + k +
-           " - 1) % STAGES));");
-  }
+  void writeConsumerStep(StringRef step) { emitWgmmaTmaConsumerStep(w, block, step); }
 
   /// The split form's main loop, warp-specialized (one tile a block): warpgroup 0's
   /// thread 0 asks for the slice's k-tiles by TMA, a stage as soon as the consumers have

@@ -60,6 +60,16 @@ void emitWgmmaCpAsyncLoop(CudaWriter &w, const WgmmaBlock &b, const TileLoader &
 void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef step = "kt");
 void emitWgmmaDrain(CudaWriter &w);
 
+/// The TMA pipeline of a block whose threads all multiply (one tile a block): thread 0
+/// initialises full[STAGES] / empty[STAGES] mbarriers at smem_base + `barriersOffset`
+/// and asks for each k-tile's boxes (`writeLoads`: the requests for k-tile `kt` into
+/// stage kt % STAGES, completing on `full`), up to STAGES ahead of the wgmma groups.
+void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset,
+                      llvm::function_ref<void()> writeLoads);
+/// One k-tile of a TMA pipeline's consumers (`step`: its place in the stage ring): wait
+/// for its stage, its wgmma group, then free the previous k-tile's stage.
+void emitWgmmaTmaConsumerStep(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef step);
+
 /// Whether the wgmma path can write this GEMM (operand type, tile shape,
 /// shared memory within the sm_90a limit).
 bool wgmmaSupports(const GemmAnalysis &g);
