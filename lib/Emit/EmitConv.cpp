@@ -254,6 +254,9 @@ struct ConvReader {
 struct TensorCoreLaunch {
   std::string name;
   int64_t tileM = 0, tileN = 0, threads = 0, smemBytes = 0;
+  /// The sm_90a kernel: `template <bool kVec, bool kTma>`, with tensor maps of X
+  /// (im2col boxes of tileM pixels) and of the filter (boxes of tileN rows).
+  bool tma = false;
 };
 
 struct ConvWriterBase {
@@ -300,10 +303,13 @@ struct ConvWriterBase {
   /// `template <bool kVec> __global__ void __launch_bounds__(BOUNDS) NAME(...) {` and the
   /// dynamic shared memory (`smemNote` a trailing comment).
   void openTensorCoreKernel(const std::string &name, const std::string &bounds,
-                            const std::string &smemNote) {
-    w.line("template <bool kVec>");
+                            const std::string &smemNote, bool tma = false) {
+    w.line(tma ? "template <bool kVec, bool kTma>" : "template <bool kVec>");
+    std::string maps = tma ? ", const __grid_constant__ CUtensorMap x_map, const "
+                             "__grid_constant__ CUtensorMap w_map"
+                           : "";
     w.line("__global__ void __launch_bounds__(" + bounds + ") " + name + "(" + kernelParams() +
-           ") {");
+           maps + ") {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];" + smemNote);
   }
@@ -358,14 +364,36 @@ struct ConvWriterBase {
            ") * sketch::ceil_div(" + dim(p.k) + ", " + str(l.tileN) + ");");
     w.line("if (blocks > INT32_MAX)");
     w.line("  return cudaErrorInvalidValue;");
-    w.line("auto kernel = vec ? " + l.name + "<true> : " + l.name + "<false>;");
+    if (l.tma)
+      emitTensorMaps(l);
+    else
+      w.line("auto kernel = vec ? " + l.name + "<true> : " + l.name + "<false>;");
     w.line("const int smem_bytes = " + str(l.smemBytes) + ";");
     w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
     w.line("if (err != cudaSuccess)");
     w.line("  return err;");
-    w.line("kernel<<<dim3(unsigned(blocks)), " + str(l.threads) +
-           ", smem_bytes, stream>>>(" + kernelArgs() + ");");
+    w.line("kernel<<<dim3(unsigned(blocks)), " + str(l.threads) + ", smem_bytes, stream>>>(" +
+           kernelArgs() + (l.tma ? ", x_map, w_map" : "") + ");");
     w.line("return cudaGetLastError();");
+  }
+
+  /// The sm_90a kernel's choice: TMA (kTma) where a k-tile is 64 channels of one filter
+  /// tap and the driver takes both tensor maps, else its cp.async paths.
+  void emitTensorMaps(const TensorCoreLaunch &l) {
+    w.comment("TMA: X in im2col boxes of " + str(l.tileM) +
+              " pixels x 64 channels (C % 64 == 0: a k-tile is one filter tap), the filter as "
+              "the matrix [K, C*R*S] in boxes of " + str(l.tileN) + " rows x 64");
+    w.line("CUtensorMap x_map{}, w_map{};");
+    w.line("const int64_t depth = (int64_t)shape.c * shape.r * shape.s;");
+    w.line("const bool tma = vec && shape.c % 64 == 0 && depth < INT32_MAX &&");
+    w.line("    sketch::encode_tensor_map_im2col(&x_map, " + p.x->cname +
+           ", 2, shape.n, shape.h, shape.w, shape.c, shape.pad_h, shape.pad_w, (shape.r - 1) * "
+           "shape.dil_h, (shape.s - 1) * shape.dil_w, shape.stride_h, shape.stride_w, 64, " +
+           str(l.tileM) + ") &&");
+    w.line("    sketch::encode_tensor_map_2d(&w_map, " + p.w->cname + ", depth, shape.k, depth * "
+           "2, 64, " + str(l.tileN) + ", 2);");
+    w.line("auto kernel = tma ? " + l.name + "<true, true> : vec ? " + l.name +
+           "<true, false> : " + l.name + "<false, false>;");
   }
 
   /// The tensor-core paths' host function: the `narrow` kernel (the variant of half
@@ -702,33 +730,66 @@ struct WgmmaConvWriter : ConvWriterBase {
     block.tileN = p.tileN;
     block.stages = std::max<int64_t>(p.stages, 3);
     block.operandType = cTypeOf(p.x->type);
-    smemBytes = std::max(block.pipelineBytes(), p.staging.endBytes());
+    smemBytes = barriersOffset() + 16 * block.stages;
     return smemBytes <= smemLimit;
+  }
+
+  /// The TMA path's mbarriers (full[STAGES], empty[STAGES]) lie past the stages and the
+  /// staging tile.
+  int64_t barriersOffset() const {
+    return (std::max(block.pipelineBytes(), p.staging.endBytes()) + 7) / 8 * 8;
   }
 
   void emitKernel() {
     emitHeaderComment(block.operandType + " on tensor cores (sm_90a: wgmma m64n" +
                       str(block.tileN) + "k16): tile " + str(block.tileM) + " x " +
                       str(block.tileN) + " x 64, " + str(block.tileM / 64) +
-                      " warpgroup(s), " + str(block.stages) + " stages (cp.async), " +
+                      " warpgroup(s), " + str(block.stages) +
+                      " stages (TMA, im2col mode for X; cp.async where TMA does not apply), " +
                       str(smemBytes) + " bytes of shared memory");
-    openTensorCoreKernel(kernelName(), str(block.threads()) + ", 1", "  // tiles aligned below");
+    openTensorCoreKernel(kernelName(), str(block.threads()) + ", 1", "  // tiles aligned below",
+                         true);
     emitWgmmaPreamble(w, block);
     emitImplicitGemmBlock();
+    emitWgmmaBuffers(w, block, " K-major: BM pixels (im2col rows) of BK, 128 bytes each",
+                     " K-major: BN channels (filter rows) of BK");
+    w.open("if constexpr (kTma)");
+    emitTmaLoop();
+    w.close();
+    w.open("else");
     Im2colNhwcLoader a(wgmmaSwizzle128(block.tileM), block.threads(), p.x->cname);
     MatrixTileLoader b(filterLoaderSpec(wgmmaSwizzle128(block.tileN), block.threads()));
     a.emitSetup(w);
-    emitWgmmaBuffers(w, block, " K-major: BM pixels (im2col rows) of BK, 128 bytes each",
-                     " K-major: BN channels (filter rows) of BK");
     emitWgmmaCpAsyncLoop(w, block, a, b);
+    w.close();
     emitWgmmaDrain(w);
     emitAccumulatorStore(w, block.storeConfig(), epilogue, storeSpec());
     w.indentLess();
     w.line("}");
   }
 
+  /// Thread 0 loads each k-tile by TMA: X's im2col box (BM output pixels from m0, the
+  /// k-tile's 64 channels of one filter tap: (r, s, c) with c fastest and C % 64 == 0)
+  /// and the filter's box (BN rows from n0, columns kt * BK ..).
+  void emitTmaLoop() {
+    w.comment("TMA (C % 64 == 0): the block's first output pixel as (image, row, column), and "
+              "where its window starts");
+    w.line("const int pq = shape.p * shape.q;");
+    w.line("const int x_n = (int)(m0 / pq), x_pq = (int)(m0 % pq);");
+    w.line("const int x_h = x_pq / shape.q * shape.stride_h - shape.pad_h;");
+    w.line("const int x_w = x_pq % shape.q * shape.stride_w - shape.pad_w;");
+    emitWgmmaTmaLoop(w, block, barriersOffset(), [&] {
+      w.line("const int k = kt * BK, tap = k / shape.c, c0 = k - tap * shape.c;  // (r, s, c)");
+      w.line("const int r = tap / shape.s, s = tap - r * shape.s;");
+      w.line("sketch::tma_load_im2col_4d(a_smem + (kt % STAGES) * A_STAGE_BYTES, &x_map, c0, "
+             "x_w, x_h, x_n, (uint16_t)(s * shape.dil_w), (uint16_t)(r * shape.dil_h), full);");
+      w.line("sketch::tma_load_2d(b_smem + (kt % STAGES) * B_STAGE_BYTES, &w_map, k, (int)n0, "
+             "full);");
+    });
+  }
+
   TensorCoreLaunch launch() const {
-    return {kernelName(), p.tileM, p.tileN, block.threads(), smemBytes};
+    return {kernelName(), p.tileM, p.tileN, block.threads(), smemBytes, true};
   }
 };
 
@@ -860,6 +921,7 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
     return failure();
   if (wide.wgmma || (narrowed && narrow.wgmma)) {
     w.line("#include \"sketch/wgmma.cuh\"  // warpgroup MMAs");
+    w.line("#include \"sketch/tma.cuh\"  // tensor-map (TMA) loads and mbarriers");
     w.line();
   }
   wide.emitKernel();

@@ -54,6 +54,12 @@ def prototypes():
     return _prototypes
 
 
+def generated_arch():
+    """The --arch the generated sources were compiled for (generate.sh's ARCH file)."""
+    path = os.path.join(os.environ.get("SKETCH_GPU_GEN", ""), "ARCH")
+    return open(path).read().strip() if os.path.exists(path) else ""
+
+
 def _argument(ctype, value):
     if ctype == "cudaStream_t":
         return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)

@@ -204,6 +204,38 @@ def test_nhwc_resnet50_layers():
            "cv_nhwc_f16_s1p0_stages1", "cv_nhwc_f16_s1p2d2_residual"], RESNET)
 
 
+# (N, C, H, W, K, R, S) with C % 64 == 0 (and K % 8 == 0): the sm_90a kernels load X by
+# TMA in im2col mode; odd and one-pixel images, several images a tile, ragged K.
+TMA_SHAPES = [(1, 64, 7, 9, 72, 3, 3), (3, 128, 13, 11, 200, 3, 3), (2, 64, 17, 15, 136, 5, 5),
+              (1, 192, 9, 9, 24, 1, 1), (2, 64, 1, 1, 8, 1, 1), (5, 64, 6, 10, 64, 2, 4),
+              (2, 64, 56, 56, 64, 3, 3)]
+
+
+def launched_kernels(run):
+    """Names of the CUDA kernels run() launches (torch.profiler), templates included."""
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def test_nhwc_tma_im2col():
+    """Every nhwc kernel (strides 1-3 and (1, 2), pads 0-3, dilations 2 and (2, 1)) where a
+    k-tile is 64 channels of one tap: on sm_90a the TMA paths."""
+    sweep(NHWC(), TMA_SHAPES)
+
+
+def test_nhwc_tma_instantiation_runs():
+    """On sm_90a such a convolution launches the kernel's TMA instantiation (not a fallback)."""
+    if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
+        return
+    name = "cv_nhwc_f16_s1p1"
+    values, _ = make_inputs(name, sizes_for(name, TMA_SHAPES[1]))
+    names = launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
+    assert any("<true, true>" in n for n in names), f"no TMA instantiation ran: {names}"
+
+
 def test_stem_224():
     """The ResNet stem: C = 3, 224 x 224, 7 x 7, stride 2, pad 3 (literal sizes in the sketch)."""
     sweep(["cv_nchw_s2p3_stem"], [(1, 3, 224, 224, 64, 7, 7), (2, 3, 225, 223, 64, 7, 7)])

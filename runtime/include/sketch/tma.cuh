@@ -14,6 +14,13 @@
 //                                    SWIZZLE_128B); its bytes complete_tx on `bar`
 //   tma_load_3d(dst, map, x, y, z, bar)
 //                                    the same in matrix z of a batch of matrices
+//   tma_load_im2col_4d(dst, map, c, w, h, n, off_w, off_h, bar)
+//                                    im2col mode (encode_tensor_map_im2col): the map's
+//                                    pixels-per-column pixels from input position (w, h) of
+//                                    image n on (W fastest, then H, then the next image, at the
+//                                    convolution's stride inside the output's bounding box),
+//                                    each shifted by the filter tap (off_w, off_h), channels
+//                                    c .. c + channels-per-pixel - 1 of each: one row a pixel
 //   Swizzle128<ROWS, E>::offset(row, col)
 //                                    where element (row, col) of a ROWS-row tile lies when
 //                                    it was loaded as 128-byte wide column panels with
@@ -30,6 +37,11 @@
 //                        box_cols, box_rows, elem_bytes)
 //                                    the same for `matrices` matrices `matrix_bytes` apart
 //                                    (boxes of one matrix each)
+//   encode_tensor_map_im2col(map, base, elem_bytes, n, h, w, c, conv..., channels, pixels)
+//                                    an nhwc tensor read in im2col boxes of `pixels` output
+//                                    pixels x `channels` channels (128B-swizzled rows) for a
+//                                    convolution of that pad, reach ((R - 1) dilation) and
+//                                    stride; false when the driver refuses it
 //
 // cuTensorMapEncodeTiled is a driver API function; it is looked up once through the
 // runtime (cudaGetDriverEntryPointByVersion, CUDA 12.5 or newer), so nothing links
@@ -110,6 +122,19 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map
                : "memory");
 }
 
+/// The im2col box of an nhwc tensor (encode_tensor_map_im2col) for the output pixels
+/// from the one whose window starts at input (w, h) of image n, filter tap (off_w, off_h)
+/// (times the dilation), channels from c; positions outside the image read as zero.
+__device__ __forceinline__ void tma_load_im2col_4d(uint32_t dst, const CUtensorMap *map, int c,
+                                                   int w, int h, int n, uint16_t off_w,
+                                                   uint16_t off_h, uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};\n" ::"r"(dst),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar),
+               "h"(off_w), "h"(off_h)
+               : "memory");
+}
+
 /// A ROWS x COLS tile of 2-byte elements loaded as COLS / 64 column panels (boxes of
 /// 64 columns = 128 bytes by ROWS rows, one after the other) with SWIZZLE_128B: in
 /// each 1024-byte group of 8 rows, the 16-byte chunk c of row r lies at chunk
@@ -186,6 +211,46 @@ inline bool encode_tensor_map_3d(CUtensorMap *map, const void *base, uint64_t co
   const cuuint64_t strides[2] = {row_bytes, matrix_bytes};
   const cuuint32_t box[3] = {box_cols, box_rows, 1};
   return encode_tensor_map(map, base, elem_bytes, 3, dims, strides, box);
+}
+
+/// Encodes `map` for the nhwc tensor at `base` (n x h x w x c elements of `elem_bytes`)
+/// read in im2col boxes of `pixels` output pixels by `channels` channels (one 128B-swizzled
+/// row a pixel; channels * elem_bytes <= 128) for a convolution with these pads, reaches
+/// ((filter - 1) x dilation) and strides: the bounding box of the windows' first input
+/// positions runs from -pad to (size - 1) + pad - reach, traversed at the stride. False
+/// when the driver refuses it (corners, strides or sizes out of its range).
+inline bool encode_tensor_map_im2col(CUtensorMap *map, const void *base, int elem_bytes,
+                                     uint64_t n, uint64_t h, uint64_t w, uint64_t c, int pad_h,
+                                     int pad_w, int reach_h, int reach_w, int stride_h,
+                                     int stride_w, uint32_t channels, uint32_t pixels) {
+  using Encode = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                              const cuuint64_t *, const cuuint64_t *, const int *, const int *,
+                              cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave,
+                              CUtensorMapSwizzle, CUtensorMapL2promotion,
+                              CUtensorMapFloatOOBfill);
+  static const Encode encode = [] {
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &fn, 12000,
+                                         cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<Encode>(fn);
+  }();
+  if (encode == nullptr || n == 0 || h == 0 || w == 0 || c == 0)
+    return false;
+  const CUtensorMapDataType type =
+      elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  const cuuint64_t dims[4] = {c, w, h, n};
+  const uint64_t row = c * uint64_t(elem_bytes);
+  const cuuint64_t strides[3] = {row, row * w, row * w * h};
+  const int lower[2] = {-pad_w, -pad_h};
+  const int upper[2] = {pad_w - reach_w, pad_h - reach_h};
+  const cuuint32_t element_strides[4] = {1, cuuint32_t(stride_w), cuuint32_t(stride_h), 1};
+  return encode(map, type, 4, const_cast<void *>(base), dims, strides, lower, upper, channels,
+                pixels, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 } // namespace sketch
