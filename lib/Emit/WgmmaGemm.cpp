@@ -197,6 +197,43 @@ void emitWgmmaTmaConsumerStep(CudaWriter &w, const WgmmaBlock &b, StringRef step
          " - 1) % STAGES));");
 }
 
+void emitWgmmaStageBarriers(CudaWriter &w, int64_t barriersOffset, StringRef syncComment) {
+  w.line("const uint32_t bars = smem_base + " + str(barriersOffset) +
+         ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
+  w.open("if (threadIdx.x == 0)");
+  w.open("for (int s = 0; s < STAGES; ++s)");
+  w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
+  w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);  // every consumer warp");
+  w.close();
+  w.line("sketch::fence_mbarrier_init();");
+  w.close();
+  w.line("__syncthreads();" + syncComment.str());
+}
+
+void emitWgmmaProducerStep(CudaWriter &w, StringRef step, llvm::function_ref<void()> writeLoads) {
+  std::string k = step.str();
+  w.line("const uint32_t full = bars + 8 * (" + k + " % STAGES);");
+  w.line("if (" + k + " >= STAGES)  // the consumers are done with the stage's last k-tile");
+  w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + " + k + " % STAGES), (" + k +
+         " / STAGES - 1) & 1);");
+  w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
+  writeLoads();
+}
+
+void emitWgmmaConsumerTile(CudaWriter &w, const WgmmaBlock &b) {
+  w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
+  emitWgmmaTmaConsumerStep(w, b, "k_step");
+  w.close();
+  emitWgmmaDrain(w);
+  w.line("if (k_tiles > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");
+}
+
+int64_t wgmmaConsumerRegisters(const WgmmaBlock &b) {
+  int64_t launched = std::min<int64_t>(65536 / b.launchThreads(), 255) / 8 * 8;
+  int64_t left = launched * b.launchThreads() - 128 * kWgmmaProducerRegisters;
+  return std::min<int64_t>(256, left / b.threads() / 8 * 8);
+}
+
 void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset,
                       llvm::function_ref<void()> writeLoads) {
   w.comment("TMA: thread 0 asks for a stage's boxes, which complete on its full barrier; each");
@@ -505,33 +542,17 @@ private:
     });
   }
 
-  /// The warp-specialized kernels' stage barriers (full[s]: the producer's TMA boxes;
-  /// empty[s]: every consumer warp), past the pipeline (and the persistent kernel's
-  /// staging tile), then the block barrier.
   void writeStageBarriers(bool persistentLayout, StringRef syncComment) {
-    w.line("const uint32_t bars = smem_base + " + str(barriersOffset(g, persistentLayout)) +
-           ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
-    w.open("if (threadIdx.x == 0)");
-    w.open("for (int s = 0; s < STAGES; ++s)");
-    w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
-    w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);  // every consumer warp");
-    w.close();
-    w.line("sketch::fence_mbarrier_init();");
-    w.close();
-    w.line("__syncthreads();" + syncComment.str());
+    emitWgmmaStageBarriers(w, barriersOffset(g, persistentLayout), syncComment);
   }
 
-  /// The producer's requests for k-tile `step` of the stage ring (stage step % STAGES),
-  /// once the consumers are done with what the stage held.
+  /// The producer's requests for k-tile `step` of the stage ring.
   void writeProducerStep(const OperandTile &a, const OperandTile &b, StringRef step) {
     std::string k = step.str();
-    w.line("const uint32_t full = bars + 8 * (" + k + " % STAGES);");
-    w.line("if (" + k + " >= STAGES)  // the consumers are done with the stage's last k-tile");
-    w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + " + k + " % STAGES), (" + k +
-           " / STAGES - 1) & 1);");
-    w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
-    writeTmaLoad(a, "a_smem + (" + k + " % STAGES) * A_STAGE_BYTES");
-    writeTmaLoad(b, "b_smem + (" + k + " % STAGES) * B_STAGE_BYTES");
+    emitWgmmaProducerStep(w, k, [&] {
+      writeTmaLoad(a, "a_smem + (" + k + " % STAGES) * A_STAGE_BYTES");
+      writeTmaLoad(b, "b_smem + (" + k + " % STAGES) * B_STAGE_BYTES");
+    });
   }
 
   void writeConsumerStep(StringRef step) { emitWgmmaTmaConsumerStep(w, block, step); }
@@ -570,16 +591,6 @@ private:
     emitWgmmaDrain(w);
   }
 
-  /// Register budgets after setmaxnreg (multiples of 8, at most 256): the producer keeps
-  /// kProducerRegs, the consumers share what the block was launched with (65536 a block
-  /// over its threads, at most 255 each, in steps of 8) less the producer's.
-  static constexpr int64_t kProducerRegs = 40;
-  int64_t consumerRegs() const {
-    int64_t launched = std::min<int64_t>(65536 / block.launchThreads(), 255) / 8 * 8;
-    int64_t left = launched * block.launchThreads() - 128 * kProducerRegs;
-    return std::min<int64_t>(256, left / block.threads() / 8 * 8);
-  }
-
   /// The persistent, warp-specialized kernel: warpgroup 0 produces, warpgroups 1 ..
   /// consume; both walk the same tiles (blockIdx.x, + gridDim.x, ...) and the same
   /// k-tile sequence `k_step` through the stage ring, so the producer runs up to STAGES
@@ -605,7 +616,7 @@ private:
     w.open("if (threadIdx.x < 128)");
     w.comment("producer warpgroup: one thread asks for every k-tile's boxes by TMA, a stage as");
     w.comment("soon as the consumers have freed it (its empty barrier)");
-    w.line("sketch::setmaxnreg_dec<" + str(kProducerRegs) + ">();");
+    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
     w.open("if (kVec && threadIdx.x == 0)");
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
@@ -622,17 +633,13 @@ private:
   void writeConsumers(const OperandTile &a, const OperandTile &b) {
     w.comment("consumer warpgroups: wgmma on each landed stage, then the tile's epilogue (their");
     w.comment("block barrier is named barrier 1, without the producer)");
-    w.line("sketch::setmaxnreg_inc<" + str(consumerRegs()) + ">();");
+    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(block)) + ">();");
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
     emitGemmTileOrigin(w, "tile");
     emitWgmmaZeroAccumulators(w);
     w.open("if constexpr (kVec)");
-    w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
-    writeConsumerStep("k_step");
-    w.close();
-    emitWgmmaDrain(w);
-    w.line("if (k_tiles > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));");
+    emitWgmmaConsumerTile(w, block);
     w.close();
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");

@@ -66,6 +66,23 @@ void emitWgmmaDrain(CudaWriter &w);
 /// stage kt % STAGES, completing on `full`), up to STAGES ahead of the wgmma groups.
 void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset,
                       llvm::function_ref<void()> writeLoads);
+/// Warp-specialized kernels (a producer warpgroup, then the consumers): the stage ring's
+/// mbarriers at smem_base + `barriersOffset` (full[s]: the producer's boxes; empty[s]:
+/// every consumer warp), initialised before the block barrier (`syncComment` after it).
+void emitWgmmaStageBarriers(CudaWriter &w, int64_t barriersOffset, llvm::StringRef syncComment);
+/// The producer's requests for k-tile `step` of the ring (stage step % STAGES) once the
+/// consumers are done with what the stage held: `writeLoads` asks for its boxes on `full`.
+void emitWgmmaProducerStep(CudaWriter &w, llvm::StringRef step,
+                           llvm::function_ref<void()> writeLoads);
+/// The consumers' k-tiles of one output tile (counted on in `k_step` across tiles), the
+/// drain, and the release of the last stage.
+void emitWgmmaConsumerTile(CudaWriter &w, const WgmmaBlock &b);
+/// Registers after setmaxnreg (multiples of 8, at most 256): the producer keeps
+/// kWgmmaProducerRegisters, the consumers share what the block was launched with (65536
+/// over its threads, at most 255 each, in steps of 8) less the producer's.
+inline constexpr int64_t kWgmmaProducerRegisters = 40;
+int64_t wgmmaConsumerRegisters(const WgmmaBlock &b);
+
 /// One k-tile of a TMA pipeline's consumers (`step`: its place in the stage ring): wait
 /// for its stage, its wgmma group, then free the previous k-tile's stage.
 void emitWgmmaTmaConsumerStep(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef step);
