@@ -257,6 +257,10 @@ struct TensorCoreLaunch {
   /// The sm_90a kernel: `template <bool kVec, bool kTma>`, with tensor maps of X
   /// (im2col boxes of tileM pixels) and of the filter (boxes of tileN rows).
   bool tma = false;
+  /// The persistent, warp-specialized TMA kernel (empty where it does not fit): its
+  /// threads and shared memory.
+  std::string persistentName;
+  int64_t persistentThreads = 0, persistentSmemBytes = 0;
 };
 
 struct ConvWriterBase {
@@ -392,6 +396,20 @@ struct ConvWriterBase {
            str(l.tileM) + ") &&");
     w.line("    sketch::encode_tensor_map_2d(&w_map, " + p.w->cname + ", depth, shape.k, depth * "
            "2, 64, " + str(l.tileN) + ", 2);");
+    if (!l.persistentName.empty()) {
+      w.comment("persistent and warp-specialized: a block a multiprocessor (at most one a tile)");
+      w.open("if (tma)");
+      w.line("const int smem_bytes = " + str(l.persistentSmemBytes) + ";");
+      w.line("cudaError_t err = sketch::allow_dynamic_smem(" + l.persistentName +
+             ", smem_bytes);");
+      w.line("if (err != cudaSuccess)");
+      w.line("  return err;");
+      w.line("const int64_t grid = std::min<int64_t>(blocks, std::max(sketch::sm_count(), 1));");
+      w.line(l.persistentName + "<<<dim3(unsigned(grid)), " + str(l.persistentThreads) +
+             ", smem_bytes, stream>>>(" + kernelArgs() + ", x_map, w_map);");
+      w.line("return cudaGetLastError();");
+      w.close();
+    }
     w.line("auto kernel = tma ? " + l.name + "<true, true> : vec ? " + l.name +
            "<true, false> : " + l.name + "<false, false>;");
   }
@@ -740,6 +758,111 @@ struct WgmmaConvWriter : ConvWriterBase {
     return (std::max(block.pipelineBytes(), p.staging.endBytes()) + 7) / 8 * 8;
   }
 
+  /// The persistent kernel's staging tile follows the stages (the producer refills them
+  /// for the next tile while the consumers store this one), then the mbarriers.
+  plan::StagingBuffer persistentStaging() const {
+    plan::StagingBuffer staging = p.staging;
+    staging.offset = block.pipelineBytes();
+    return staging;
+  }
+  int64_t persistentBarriersOffset() const { return (persistentStaging().endBytes() + 7) / 8 * 8; }
+  int64_t persistentSmemBytes() const { return persistentBarriersOffset() + 16 * block.stages; }
+  bool persistentFits() const { return persistentSmemBytes() <= plan::smemLimitBytes("sm_90a"); }
+  std::string persistentName() const { return p.sig.name + "_ws" + suffix; }
+
+  /// The block's tile `tile` (channel tiles fastest) and, for the producer, where its
+  /// first output pixel's window starts.
+  void emitTileOrigin(StringRef tile) {
+    w.line(("const int64_t m0 = (int64_t)(" + tile + " / tiles_n) * BM, n0 = (int64_t)(" + tile +
+            " % tiles_n) * BN;")
+               .str());
+  }
+
+  /// The TMA requests of k-tile `kt` into ring stage `step` % STAGES (completing on `full`):
+  /// X's im2col box (BM output pixels from m0, 64 channels of one filter tap: (r, s, c)
+  /// with c fastest and C % 64 == 0) and the filter's box (BN rows from n0).
+  void emitTmaLoads(StringRef step) {
+    std::string stage = "(" + step.str() + " % STAGES)";
+    w.line("const int k = kt * BK, tap = k / shape.c, c0 = k - tap * shape.c;  // (r, s, c)");
+    w.line("const int r = tap / shape.s, s = tap - r * shape.s;");
+    w.line("sketch::tma_load_im2col_4d(a_smem + " + stage + " * A_STAGE_BYTES, &x_map, c0, "
+           "x_w, x_h, x_n, (uint16_t)(s * shape.dil_w), (uint16_t)(r * shape.dil_h), full);");
+    w.line("sketch::tma_load_2d(b_smem + " + stage + " * B_STAGE_BYTES, &w_map, k, (int)n0, "
+           "full);");
+  }
+
+  /// Where the window of output pixel m0 starts: (image, row, column) of the input.
+  void emitWindowStart() {
+    w.comment("TMA (C % 64 == 0): the tile's first output pixel as (image, row, column), and "
+              "where its window starts");
+    w.line("const int pq = shape.p * shape.q;");
+    w.line("const int x_n = (int)(m0 / pq), x_pq = (int)(m0 % pq);");
+    w.line("const int x_h = x_pq / shape.q * shape.stride_h - shape.pad_h;");
+    w.line("const int x_w = x_pq % shape.q * shape.stride_w - shape.pad_w;");
+  }
+
+  /// The persistent, warp-specialized TMA kernel (the GEMM's form): warpgroup 0's thread
+  /// 0 asks for every k-tile of the block's tiles (blockIdx.x, + gridDim.x, ...) through
+  /// the stage ring, up to STAGES ahead and across tiles; the consumer warpgroups run
+  /// wgmma on each landed stage and store each tile through a staging tile past the
+  /// stages, so the next tile's loads overlap this one's epilogue.
+  void emitPersistentKernel() {
+    WgmmaBlock ws = block;
+    ws.producer = true;
+    w.comment("The persistent, warp-specialized form of " + kernelName() + "<true, true> (X by "
+              "TMA in im2col mode): a producer warpgroup, " + str(ws.tileM / 64) +
+              " consumer warpgroup(s), " + str(persistentSmemBytes()) +
+              " bytes of shared memory (the staging tile past the stages)");
+    w.line("__global__ void __launch_bounds__(" + str(ws.launchThreads()) + ", 1) " +
+           persistentName() + "(" + kernelParams() +
+           ", const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap "
+           "w_map) {");
+    w.indentMore();
+    w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
+    w.line("constexpr bool kVec = true;  // launched on the TMA path only: whole 16-byte chunks");
+    emitWgmmaPreamble(w, ws);
+    emitDerivedSizes();
+    w.line("const int64_t size_m = (int64_t)shape.n * shape.p * shape.q, size_n = shape.k, "
+           "size_k = (int64_t)shape.c * shape.r * shape.s;");
+    w.line("const int tiles_n = (int)sketch::ceil_div(size_n, BN);");
+    w.line("const int tile_count = (int)sketch::ceil_div(size_m, BM) * tiles_n;  // channel "
+           "tiles fastest");
+    emitWgmmaBuffers(w, ws, " K-major: BM pixels (im2col rows) of BK, 128 bytes each",
+                     " K-major: BN channels (filter rows) of BK");
+    emitWgmmaStageBarriers(w, persistentBarriersOffset(), "  // the last barrier the producer joins");
+    w.open("if (threadIdx.x < 128)");
+    w.comment("producer warpgroup: one thread asks for every k-tile's boxes, a stage as soon as "
+              "the consumers have freed it");
+    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
+    w.open("if (threadIdx.x == 0)");
+    w.line("int k_step = 0;");
+    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
+    emitTileOrigin("tile");
+    emitWindowStart();
+    w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
+    emitWgmmaProducerStep(w, "k_step", [&] { emitTmaLoads("k_step"); });
+    w.close();
+    w.close();
+    w.close();
+    w.line("return;");
+    w.close();
+    w.comment("consumer warpgroups: wgmma on each landed stage, then the tile's epilogue (their "
+              "block barrier is named barrier 1, without the producer)");
+    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(ws)) + ">();");
+    w.line("int k_step = 0;");
+    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
+    emitTileOrigin("tile");
+    emitWgmmaZeroAccumulators(w);
+    emitWgmmaConsumerTile(w, ws);
+    StoreSpec store = storeSpec();
+    store.staging = persistentStaging();
+    store.barrier = "sketch::named_barrier_sync(1, THREADS);";
+    emitAccumulatorStore(w, ws.storeConfig(), epilogue, store);
+    w.close();
+    w.indentLess();
+    w.line("}");
+  }
+
   void emitKernel() {
     emitHeaderComment(block.operandType + " on tensor cores (sm_90a: wgmma m64n" +
                       str(block.tileN) + "k16): tile " + str(block.tileM) + " x " +
@@ -766,30 +889,27 @@ struct WgmmaConvWriter : ConvWriterBase {
     emitAccumulatorStore(w, block.storeConfig(), epilogue, storeSpec());
     w.indentLess();
     w.line("}");
+    if (persistentFits()) {
+      w.line();
+      emitPersistentKernel();
+    }
   }
 
-  /// Thread 0 loads each k-tile by TMA: X's im2col box (BM output pixels from m0, the
-  /// k-tile's 64 channels of one filter tap: (r, s, c) with c fastest and C % 64 == 0)
-  /// and the filter's box (BN rows from n0, columns kt * BK ..).
+  /// Thread 0 loads each k-tile by TMA (the one-tile pipeline: where the persistent
+  /// kernel does not fit).
   void emitTmaLoop() {
-    w.comment("TMA (C % 64 == 0): the block's first output pixel as (image, row, column), and "
-              "where its window starts");
-    w.line("const int pq = shape.p * shape.q;");
-    w.line("const int x_n = (int)(m0 / pq), x_pq = (int)(m0 % pq);");
-    w.line("const int x_h = x_pq / shape.q * shape.stride_h - shape.pad_h;");
-    w.line("const int x_w = x_pq % shape.q * shape.stride_w - shape.pad_w;");
-    emitWgmmaTmaLoop(w, block, barriersOffset(), [&] {
-      w.line("const int k = kt * BK, tap = k / shape.c, c0 = k - tap * shape.c;  // (r, s, c)");
-      w.line("const int r = tap / shape.s, s = tap - r * shape.s;");
-      w.line("sketch::tma_load_im2col_4d(a_smem + (kt % STAGES) * A_STAGE_BYTES, &x_map, c0, "
-             "x_w, x_h, x_n, (uint16_t)(s * shape.dil_w), (uint16_t)(r * shape.dil_h), full);");
-      w.line("sketch::tma_load_2d(b_smem + (kt % STAGES) * B_STAGE_BYTES, &w_map, k, (int)n0, "
-             "full);");
-    });
+    emitWindowStart();
+    emitWgmmaTmaLoop(w, block, barriersOffset(), [&] { emitTmaLoads("kt"); });
   }
 
   TensorCoreLaunch launch() const {
-    return {kernelName(), p.tileM, p.tileN, block.threads(), smemBytes, true};
+    TensorCoreLaunch l{kernelName(), p.tileM, p.tileN, block.threads(), smemBytes, true};
+    if (persistentFits()) {
+      l.persistentName = persistentName();
+      l.persistentThreads = block.threads() + 128;
+      l.persistentSmemBytes = persistentSmemBytes();
+    }
+    return l;
   }
 };
 

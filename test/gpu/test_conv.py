@@ -47,6 +47,8 @@ EPILOGUES = {
     "cv_nhwc_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_f16_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
                                                               + channel(t["bias"], nhwc) + t["Res"]),
+    "cv_nhwc_f16_s1p1_t128x256x64_residual": lambda y, t, s, nhwc: relu(
+        s["alpha"] * y + channel(t["bias"], nhwc) + t["Res"]),
     "cv_nchw_s2p1_residual_pq": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc) + t["Res"]),
     "cv_nhwc_f16_s2p1_residual_pq": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)
                                                                + t["Res"]),
@@ -226,14 +228,19 @@ def test_nhwc_tma_im2col():
     sweep(NHWC(), TMA_SHAPES)
 
 
-def test_nhwc_tma_instantiation_runs():
-    """On sm_90a such a convolution launches the kernel's TMA instantiation (not a fallback)."""
+def test_nhwc_tma_kernels_run():
+    """On sm_90a such a convolution launches a TMA kernel, not a fallback: the persistent,
+    warp-specialized one (`_ws`) where its stages and staging tile fit shared memory
+    (128 x 128; 128 x 256 with 3 stages), else the one-tile kernel's TMA instantiation
+    (128 x 256 whose epilogue stages the f32 accumulators)."""
     if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
         return
-    name = "cv_nhwc_f16_s1p1"
-    values, _ = make_inputs(name, sizes_for(name, TMA_SHAPES[1]))
-    names = launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
-    assert any("<true, true>" in n for n in names), f"no TMA instantiation ran: {names}"
+    for name, expected in [("cv_nhwc_f16_s1p1", "cv_nhwc_f16_s1p1_ws("),
+                           ("cv_nhwc_f16_s1p1_t128x256x64", "cv_nhwc_f16_s1p1_t128x256x64_ws("),
+                           ("cv_nhwc_f16_s1p1_t128x256x64_residual", "_residual_wg<true, true>")]:
+        values, _ = make_inputs(name, sizes_for(name, TMA_SHAPES[1]))
+        names = launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
+        assert any(expected in n for n in names), f"{name}: no '{expected}' ran: {names}"
 
 
 def test_stem_224():
