@@ -321,13 +321,38 @@ struct ConvWriterBase {
   /// The implicit GEMM's sizes and this block's tile (m0 pixels, n0 channels); expects
   /// BM, BN and the derived sizes' `shape`.
   void emitImplicitGemmBlock() {
+    emitImplicitGemmSizes();
+    w.comment("block: channel tiles fastest, so neighbouring blocks read the same input pixels");
+    w.line("const int tiles_n = (int)sketch::ceil_div(size_n, BN);");
+    emitTileOrigin("blockIdx.x");
+  }
+
+  /// The implicit GEMM's sizes (and the derived sizes the epilogue may name).
+  void emitImplicitGemmSizes() {
     emitDerivedSizes();
     w.line("const int64_t size_m = (int64_t)shape.n * shape.p * shape.q, size_n = shape.k, "
            "size_k = (int64_t)shape.c * shape.r * shape.s;");
-    w.comment("block: channel tiles fastest, so neighbouring blocks read the same input pixels");
-    w.line("const int tiles_n = (int)sketch::ceil_div(size_n, BN);");
-    w.line("const int64_t m0 = (int64_t)(blockIdx.x / tiles_n) * BM, n0 = (int64_t)(blockIdx.x % "
-           "tiles_n) * BN;");
+  }
+
+  /// Output tile `tile` (channel tiles fastest: `tiles_n` of them a row of pixel tiles):
+  /// its first pixel m0 and channel n0.
+  void emitTileOrigin(StringRef tile) {
+    w.line(("const int64_t m0 = (int64_t)(" + tile + " / tiles_n) * BM, n0 = (int64_t)(" + tile +
+            " % tiles_n) * BN;")
+               .str());
+  }
+
+  /// A launch of `kernel` (a kernel or the name of a variable holding one) on `grid` blocks
+  /// (a variable), then its error; with `maps` the TMA tensor maps follow the arguments.
+  void emitLaunch(const std::string &kernel, const std::string &grid, int64_t threads,
+                  int64_t smemBytes, bool maps) {
+    w.line("const int smem_bytes = " + str(smemBytes) + ";");
+    w.line("cudaError_t err = sketch::allow_dynamic_smem(" + kernel + ", smem_bytes);");
+    w.line("if (err != cudaSuccess)");
+    w.line("  return err;");
+    w.line(kernel + "<<<dim3(unsigned(" + grid + ")), " + str(threads) + ", smem_bytes, stream>>>(" +
+           kernelArgs() + (maps ? ", x_map, w_map" : "") + ");");
+    w.line("return cudaGetLastError();");
   }
 
   /// The filter's k-tile copy: krsc rows of C*R*S, one per output channel.
@@ -372,13 +397,7 @@ struct ConvWriterBase {
       emitTensorMaps(l);
     else
       w.line("auto kernel = vec ? " + l.name + "<true> : " + l.name + "<false>;");
-    w.line("const int smem_bytes = " + str(l.smemBytes) + ";");
-    w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
-    w.line("if (err != cudaSuccess)");
-    w.line("  return err;");
-    w.line("kernel<<<dim3(unsigned(blocks)), " + str(l.threads) + ", smem_bytes, stream>>>(" +
-           kernelArgs() + (l.tma ? ", x_map, w_map" : "") + ");");
-    w.line("return cudaGetLastError();");
+    emitLaunch("kernel", "blocks", l.threads, l.smemBytes, l.tma);
   }
 
   /// The sm_90a kernel's choice: TMA (kTma) where a k-tile is 64 channels of one filter
@@ -399,15 +418,8 @@ struct ConvWriterBase {
     if (!l.persistentName.empty()) {
       w.comment("persistent and warp-specialized: a block a multiprocessor (at most one a tile)");
       w.open("if (tma)");
-      w.line("const int smem_bytes = " + str(l.persistentSmemBytes) + ";");
-      w.line("cudaError_t err = sketch::allow_dynamic_smem(" + l.persistentName +
-             ", smem_bytes);");
-      w.line("if (err != cudaSuccess)");
-      w.line("  return err;");
       w.line("const int64_t grid = std::min<int64_t>(blocks, std::max(sketch::sm_count(), 1));");
-      w.line(l.persistentName + "<<<dim3(unsigned(grid)), " + str(l.persistentThreads) +
-             ", smem_bytes, stream>>>(" + kernelArgs() + ", x_map, w_map);");
-      w.line("return cudaGetLastError();");
+      emitLaunch(l.persistentName, "grid", l.persistentThreads, l.persistentSmemBytes, true);
       w.close();
     }
     w.line("auto kernel = tma ? " + l.name + "<true, true> : vec ? " + l.name +
@@ -770,14 +782,6 @@ struct WgmmaConvWriter : ConvWriterBase {
   bool persistentFits() const { return persistentSmemBytes() <= plan::smemLimitBytes("sm_90a"); }
   std::string persistentName() const { return p.sig.name + "_ws" + suffix; }
 
-  /// The block's tile `tile` (channel tiles fastest) and, for the producer, where its
-  /// first output pixel's window starts.
-  void emitTileOrigin(StringRef tile) {
-    w.line(("const int64_t m0 = (int64_t)(" + tile + " / tiles_n) * BM, n0 = (int64_t)(" + tile +
-            " % tiles_n) * BN;")
-               .str());
-  }
-
   /// The TMA requests of k-tile `kt` into ring stage `step` % STAGES (completing on `full`):
   /// X's im2col box (BM output pixels from m0, 64 channels of one filter tap: (r, s, c)
   /// with c fastest and C % 64 == 0) and the filter's box (BN rows from n0).
@@ -806,9 +810,15 @@ struct WgmmaConvWriter : ConvWriterBase {
   /// the stage ring, up to STAGES ahead and across tiles; the consumer warpgroups run
   /// wgmma on each landed stage and store each tile through a staging tile past the
   /// stages, so the next tile's loads overlap this one's epilogue.
-  void emitPersistentKernel() {
+  /// The persistent kernel's block: the producer warpgroup before the consumers.
+  WgmmaBlock persistentBlock() const {
     WgmmaBlock ws = block;
     ws.producer = true;
+    return ws;
+  }
+
+  void emitPersistentKernel() {
+    WgmmaBlock ws = persistentBlock();
     w.comment("The persistent, warp-specialized form of " + kernelName() + "<true, true> (X by "
               "TMA in im2col mode): a producer warpgroup, " + str(ws.tileM / 64) +
               " consumer warpgroup(s), " + str(persistentSmemBytes()) +
@@ -821,9 +831,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     w.line("constexpr bool kVec = true;  // launched on the TMA path only: whole 16-byte chunks");
     emitWgmmaPreamble(w, ws);
-    emitDerivedSizes();
-    w.line("const int64_t size_m = (int64_t)shape.n * shape.p * shape.q, size_n = shape.k, "
-           "size_k = (int64_t)shape.c * shape.r * shape.s;");
+    emitImplicitGemmSizes();
     w.line("const int tiles_n = (int)sketch::ceil_div(size_n, BN);");
     w.line("const int tile_count = (int)sketch::ceil_div(size_m, BM) * tiles_n;  // channel "
            "tiles fastest");
@@ -856,7 +864,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     emitWgmmaConsumerTile(w, ws);
     StoreSpec store = storeSpec();
     store.staging = persistentStaging();
-    store.barrier = "sketch::named_barrier_sync(1, THREADS);";
+    store.barrier = kWgmmaConsumerBarrier;
     emitAccumulatorStore(w, ws.storeConfig(), epilogue, store);
     w.close();
     w.indentLess();
@@ -906,7 +914,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     TensorCoreLaunch l{kernelName(), p.tileM, p.tileN, block.threads(), smemBytes, true};
     if (persistentFits()) {
       l.persistentName = persistentName();
-      l.persistentThreads = block.threads() + 128;
+      l.persistentThreads = persistentBlock().launchThreads();
       l.persistentSmemBytes = persistentSmemBytes();
     }
     return l;

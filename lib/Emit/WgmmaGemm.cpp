@@ -420,10 +420,6 @@ private:
   WgmmaBlock block;
   const SplitForm *split;
 
-  /// The consumers' block barrier in the warp-specialized kernels (named barrier 1,
-  /// without the producer warpgroup).
-  static constexpr const char *kConsumerBarrier = "sketch::named_barrier_sync(1, THREADS);";
-
   /// How an operand's stage tile is laid out, for the shared-memory comment.
   static std::string describeTile(const OperandTile &t) {
     return t.kMajor() ? " K-major: " + t.mnTile + " rows of BK, 128 bytes each"
@@ -586,7 +582,7 @@ private:
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves");
     emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, block.threads()), OperandLoader(b, block.threads()),
-                         kConsumerBarrier);
+                         kWgmmaConsumerBarrier);
     w.close();
     emitWgmmaDrain(w);
   }
@@ -644,12 +640,12 @@ private:
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");
     emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, block.threads()), OperandLoader(b, block.threads()),
-                         kConsumerBarrier);
+                         kWgmmaConsumerBarrier);
     emitWgmmaDrain(w);
     w.close();
     StoreSpec store = gemmStoreSpec(g);
     store.staging = persistentStaging(g);
-    store.barrier = kConsumerBarrier;
+    store.barrier = kWgmmaConsumerBarrier;
     emitAccumulatorStore(w, block.storeConfig(), epilogue, store);
     w.close();
   }

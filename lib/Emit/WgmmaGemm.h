@@ -81,6 +81,9 @@ void emitWgmmaConsumerTile(CudaWriter &w, const WgmmaBlock &b);
 /// kWgmmaProducerRegisters, the consumers share what the block was launched with (65536
 /// over its threads, at most 255 each, in steps of 8) less the producer's.
 inline constexpr int64_t kWgmmaProducerRegisters = 40;
+/// The consumers' block barrier in warp-specialized kernels (named barrier 1, without
+/// the producer warpgroup).
+inline constexpr const char *kWgmmaConsumerBarrier = "sketch::named_barrier_sync(1, THREADS);";
 int64_t wgmmaConsumerRegisters(const WgmmaBlock &b);
 
 /// One k-tile of a TMA pipeline's consumers (`step`: its place in the stage ring): wait
