@@ -84,7 +84,8 @@ def gemm_case(dtype_name, size, rows, detail):
     label = f"{dtype_name} GEMM {m}x{n}x{k}"
     print(f"{label}: torch.matmul {torch_ms:.3f} ms ({tflops(m, n, k, torch_ms):.1f} TFLOP/s)",
           flush=True)
-    ms, name, err = best_of_ours(f"bg_{dtype_name}", data, m, n, k, dtype, reference, detail)
+    ms, name, err = best_of_ours(f"bg_{dtype_name}", data, m, n, k, dtype, reference, detail,
+                                 built_configs(f"bg_{dtype_name}", CONFIGS, exclude=["mma"]))
     target = 0.8 if dtype_name == "f32" else 0.6
     rows.append((label, name, ms, tflops(m, n, k, ms), "torch.matmul", torch_ms,
                  tflops(m, n, k, torch_ms), target))
@@ -96,11 +97,18 @@ def gemm_case(dtype_name, size, rows, detail):
                      torch_ms, tflops(m, n, k, torch_ms), target))
 
 
+def built_configs(prefix, listed, exclude=()):
+    """`listed`, then any other built kernel named prefix_* (experiments), but prefix_X_* for
+    X in `exclude`."""
+    extra = sorted(p[len(prefix) + 1:] for p in sketch_gpu.prototypes()
+                   if p.startswith(prefix + "_") and p[len(prefix) + 1:] not in listed
+                   and not any(p.startswith(f"{prefix}_{x}_") for x in exclude))
+    return list(listed) + extra
+
+
 def mma_configs(prefix):
     """MMA_CONFIGS, then any other built kernel named prefix_* (experiments)."""
-    extra = sorted(p[len(prefix) + 1:] for p in sketch_gpu.prototypes()
-                   if p.startswith(prefix + "_") and p[len(prefix) + 1:] not in MMA_CONFIGS)
-    return list(MMA_CONFIGS) + extra
+    return built_configs(prefix, MMA_CONFIGS)
 
 
 def bias_relu_case(rows, detail):

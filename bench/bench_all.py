@@ -123,7 +123,7 @@ def conv_group(table):
     torch.backends.cudnn.benchmark = True
     table.run("conv", 4 * 3 * 4096 * 4096, bench_conv.sgemm_case)
     n = bench_conv.BATCH
-    for dtype_name, elem in [("f16", 2), ("f32", 4)]:
+    for dtype_name, elem in [("f16", 2), ("bf16", 2), ("f32", 4)]:
         for layer in bench_conv.LAYERS:
             c, hw, k, r, stride, pad = layer
             p = (hw + 2 * pad - r) // stride + 1

@@ -4,7 +4,7 @@
 Cases (issue 5 and the f32 part of issue 4):
   ResNet-50 layers, N = 64: C64 56x56 K64 3x3; C256 56x56 K64 1x1; C128 28x28 K128 3x3;
   C256 14x14 K256 3x3; C512 7x7 K512 3x3; C128 56x56 K128 3x3 stride 2.
-    f16 nhwc/krsc (tensor cores)  >= 0.5x torch conv2d on channels_last f16 (cuDNN)
+    f16 and bf16 nhwc/krsc (tensor cores)  >= 0.5x torch conv2d on channels_last (cuDNN)
     f32 nchw/kcrs (SIMT)          >= 0.6x torch conv2d f32 (cuDNN), TF32 off
   f32 GEMM 4096^3 (SIMT)          >= 0.8x torch.matmul (cuBLAS SGEMM), TF32 off
 torch.backends.cudnn.benchmark = True (cuDNN picks its fastest algorithm first).
@@ -50,8 +50,8 @@ def our_kernels(prefix):
 
 def conv_case(dtype_name, layer, rows, detail):
     c, hw, k, r, stride, pad = layer
-    nhwc = dtype_name == "f16"
-    dtype = torch.float16 if nhwc else torch.float32
+    nhwc = dtype_name in ("f16", "bf16")
+    dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[dtype_name]
     fmt = torch.channels_last if nhwc else torch.contiguous_format
     sets = 3
     data = []
@@ -124,7 +124,8 @@ def table(rows, detail, commit):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commit", default="unknown")
-    parser.add_argument("--only", choices=["f16", "f32", "sgemm"], help="one group of cases")
+    parser.add_argument("--only", choices=["f16", "bf16", "f32", "sgemm"],
+                        help="one group of cases")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -133,7 +134,7 @@ def main():
     rows, detail = [], []
     if args.only in (None, "sgemm"):
         sgemm_case(rows, detail)
-    for dtype_name in ["f16", "f32"]:
+    for dtype_name in ["f16", "bf16", "f32"]:
         if args.only in (None, dtype_name):
             for layer in LAYERS:
                 conv_case(dtype_name, layer, rows, detail)

@@ -745,12 +745,16 @@ struct WgmmaConvWriter : ConvWriterBase {
   std::string suffix; // "" or "_narrow"
   WgmmaBlock block;
   int64_t smemBytes = 0;
+  int64_t persistentStages = 0; // the persistent kernel's (block.stages, or more: plan)
 
   std::string kernelName() const { return p.sig.name + "_wg" + suffix; }
 
   /// Whether the wgmma block applies: BM 64 or 128, BN 64, 128 or 256, the planned
-  /// staging tile BM x BN, and the stages and staging within `smemLimit`.
-  bool plan(int64_t smemLimit) {
+  /// staging tile BM x BN, and the stages and staging within `smemLimit`. `deepest` (the
+  /// narrow variant, the compiler's own choice): its persistent kernel takes as many
+  /// stages as fit beside its staging tile, so that the loads run further ahead of a
+  /// short reduction (C64 3x3: 9 k-tiles a tile; docs/backend.md).
+  bool plan(int64_t smemLimit, bool deepest) {
     if ((p.tileM != 64 && p.tileM != 128) ||
         (p.tileN != 64 && p.tileN != 128 && p.tileN != 256))
       return false;
@@ -760,6 +764,14 @@ struct WgmmaConvWriter : ConvWriterBase {
     block.tileN = p.tileN;
     block.stages = std::max<int64_t>(p.stages, 3);
     block.operandType = cTypeOf(p.x->type);
+    persistentStages = block.stages;
+    while (deepest && persistentFits()) {
+      ++persistentStages;
+      if (!persistentFits()) {
+        --persistentStages;
+        break;
+      }
+    }
     smemBytes = barriersOffset() + 16 * block.stages;
     return smemBytes <= smemLimit;
   }
@@ -774,11 +786,13 @@ struct WgmmaConvWriter : ConvWriterBase {
   /// for the next tile while the consumers store this one), then the mbarriers.
   plan::StagingBuffer persistentStaging() const {
     plan::StagingBuffer staging = p.staging;
-    staging.offset = block.pipelineBytes();
+    staging.offset = persistentBlock().pipelineBytes();
     return staging;
   }
   int64_t persistentBarriersOffset() const { return (persistentStaging().endBytes() + 7) / 8 * 8; }
-  int64_t persistentSmemBytes() const { return persistentBarriersOffset() + 16 * block.stages; }
+  int64_t persistentSmemBytes() const {
+    return persistentBarriersOffset() + 16 * persistentStages;
+  }
   bool persistentFits() const { return persistentSmemBytes() <= plan::smemLimitBytes("sm_90a"); }
   std::string persistentName() const { return p.sig.name + "_ws" + suffix; }
 
@@ -814,6 +828,7 @@ struct WgmmaConvWriter : ConvWriterBase {
   WgmmaBlock persistentBlock() const {
     WgmmaBlock ws = block;
     ws.producer = true;
+    ws.stages = persistentStages;
     return ws;
   }
 
@@ -821,7 +836,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     WgmmaBlock ws = persistentBlock();
     w.comment("The persistent, warp-specialized form of " + kernelName() + "<true, true> (X by "
               "TMA in im2col mode): a producer warpgroup, " + str(ws.tileM / 64) +
-              " consumer warpgroup(s), " + str(persistentSmemBytes()) +
+              " consumer warpgroup(s), " + str(ws.stages) + " stages, " + str(persistentSmemBytes()) +
               " bytes of shared memory (the staging tile past the stages)");
     w.line("__global__ void __launch_bounds__(" + str(ws.launchThreads()) + ", 1) " +
            persistentName() + "(" + kernelParams() +
@@ -932,7 +947,7 @@ struct TensorCoreConvKernel {
     int64_t limit = plan::smemLimitBytes(arch);
     if (arch == "sm_90a") {
       wgmma.emplace(WgmmaConvWriter{{q, epilogue, w}, suffix.str(), {}, 0});
-      if (wgmma->plan(limit))
+      if (wgmma->plan(limit, /*deepest=*/suffix == "_narrow"))
         return success();
       wgmma.reset();
     }

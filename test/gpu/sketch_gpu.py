@@ -60,6 +60,15 @@ def generated_arch():
     return open(path).read().strip() if os.path.exists(path) else ""
 
 
+def launched_kernels(run):
+    """Names of the CUDA kernels run() launches (torch.profiler), templates included."""
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
 def _argument(ctype, value):
     if ctype == "cudaStream_t":
         return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
