@@ -6,7 +6,7 @@ affine parameters and statistics, folded into the convolutions), f16,
 channels_last, 224x224 images (examples/resnet). Ours is SketchResNet50 over
 the same weights: every convolution with its bias, ReLU and residual add is a
 kernel of examples/resnet/resnet50.sketch (compiled by sketch.compile; the
-tile per convolution by SketchConv.kernel_for, and also the sketch's own tile
+kernel per convolution by SketchConv.kernel_for, and also the 64 x 64 tile
 everywhere), max pool, average pool and the classifier are torch. Torch eager
 runs the folded model with torch.backends.cudnn.benchmark on; torch.compile
 compiles it (default mode). Each forward is also captured in a CUDA graph
@@ -185,7 +185,6 @@ def main():
     _, folded = sketch_resnet.make_models(seed=0)
     kernels = sketch_resnet.compile_kernels()
     fast = sketch_resnet.SketchResNet50(folded, kernels=kernels)
-    fast_large = sketch_resnet.SketchResNet50(folded, kernels=kernels, tiles="large")
     fast_small = sketch_resnet.SketchResNet50(folded, kernels=kernels, tiles="small")
     fast_unpadded = sketch_resnet.SketchResNet50(folded, kernels=kernels, stem_channels=3)
     compiled = torch.compile(folded, dynamic=False)
@@ -195,7 +194,6 @@ def main():
         per_batch = max(3, 640 // batch)
         forwards = {
             "ours (sketch kernels)": fast,
-            "ours, the sketch's tile (128 x 128) everywhere": fast_large,
             "ours, the 64 x 64 tile everywhere": fast_small,
             "ours, CUDA graph": graphed(fast, images),
             "torch eager (cuDNN)": folded,
