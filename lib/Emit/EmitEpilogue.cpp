@@ -304,6 +304,25 @@ void EpilogueEmitter::emitElement(CudaWriter &w, StringRef accExpr,
   w.line(result.str() + " = " + tileVar(stored) + ";");
 }
 
+bool EpilogueEmitter::callsFunctions() const {
+  for (Operation *op : statements) {
+    if (auto elementwise = dyn_cast<ElementwiseOp>(op)) {
+      ElementwiseKind kind = elementwise.getKind();
+      if (kind == ElementwiseKind::gelu || kind == ElementwiseKind::silu ||
+          kind == ElementwiseKind::sigmoid || kind == ElementwiseKind::tanh)
+        return true;
+      continue;
+    }
+    bool calls = false;
+    op->walk([&](CallOp call) {
+      calls |= call.getCallee() != CallKind::relu && call.getCallee() != CallKind::leaky_relu;
+    });
+    if (calls)
+      return true;
+  }
+  return false;
+}
+
 std::vector<std::string> EpilogueEmitter::describe() const {
   std::vector<std::string> lines;
   for (Operation *op : statements) {

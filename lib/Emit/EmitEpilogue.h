@@ -69,6 +69,10 @@ public:
   /// One comment line per statement: what the epilogue does, for the kernel's header.
   std::vector<std::string> describe() const;
 
+  /// Whether a statement evaluates a function beyond ReLU (GELU, SiLU, sigmoid, tanh,
+  /// exp): code whose temporaries need registers beside the accumulators.
+  bool callsFunctions() const;
+
 private:
   const KernelSignature *sig = nullptr;
   std::vector<mlir::Operation *> statements;

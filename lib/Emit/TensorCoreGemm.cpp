@@ -696,6 +696,8 @@ void emitChunkStore(CudaWriter &w, const StoreSpec &s, int64_t perChunk, StringR
 /// The output tile as 16-byte chunks of the staging buffer, THREADS at a time.
 struct OutputChunks {
   int64_t perChunk, chunksPerRow, chunks, iterations;
+  /// The tile row of staged row r: "r", or "pass * PASS_ROWS + r" in a pass of a multi-pass store.
+  std::string tileRow = "r";
   OutputChunks(const StoreSpec &s, const TensorCoreConfig &c)
       : perChunk(16 / s.outBytes), chunksPerRow(s.staging.cols / perChunk),
         chunks(s.staging.rows * chunksPerRow), iterations((chunks + c.threads() - 1) / c.threads()) {}
@@ -716,7 +718,7 @@ struct OutputChunks {
       w.open("if (idx < " + str(chunks) + ")");
     w.line("const int r = idx / " + str(chunksPerRow) + ", c = idx % " + str(chunksPerRow) + " * " +
            str(perChunk) + ";");
-    w.line("const int64_t row = " + s.m0 + " + r;");
+    w.line("const int64_t row = " + s.m0 + " + " + tileRow + ";");
     w.open("if (row < " + s.rows + ")");
   }
   void closeLoop(CudaWriter &w, const TensorCoreConfig &tc) const {
@@ -751,12 +753,24 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
   w.line(s.outType + " *staged = reinterpret_cast<" + s.outType + " *>(smem + " + str(st.offset) +
          ");");
+  bool passes = s.rowPasses > 1;
+  if (passes) {
+    w.line("constexpr int PASS_ROWS = BM / " + str(s.rowPasses) + ";  // the staging tile's rows");
+    w.comment("in " + str(s.rowPasses) + " passes of PASS_ROWS rows: the warps whose rows are in the "
+              "pass stage them, then every thread stores them");
+    w.line("#pragma unroll 1");
+    w.open("for (int pass = 0; pass < " + str(s.rowPasses) + "; ++pass)");
+    w.line("if (pass > 0) " + s.barrier + "  // the previous pass is stored");
+    w.open("if (warp_m * WM / PASS_ROWS == pass)");
+    out.tileRow = "pass * PASS_ROWS + r";
+  }
   unrolledFor(w, "mi", "MI");
   unrolledFor(w, "ni", "NI");
   unrolledFor(w, "h", "2");
-  w.line("const int r = warp_m * WM + mi * 16 + g + h * 8, c = warp_n * WN + ni * 8 + 2 * t;");
+  w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" + std::string(passes ? " - pass * PASS_ROWS" : "") +
+         ", c = warp_n * WN + ni * 8 + 2 * t;");
   if (needRow)
-    w.line("const int64_t row = " + s.m0 + " + r;");
+    w.line("const int64_t row = " + s.m0 + " + " + out.tileRow + ";");
   w.line("float out[2];");
   unrolledFor(w, "j", "2");
   if (needCol)
@@ -773,13 +787,17 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   w.close();
   w.close();
   w.close();
+  if (passes)
+    w.close();
   w.line(s.barrier);
   w.comment("coalesced store: " + str(out.chunks) + " chunks of 16 bytes, guarded at the edges");
-  out.openLoop(w, c, s, /*unrolled=*/true);
+  out.openLoop(w, c, s, /*unrolled=*/!passes);
   w.line("const int64_t col = " + s.n0 + " + c;");
   emitChunkStore(w, s, out.perChunk, "*reinterpret_cast<const uint4 *>(staged + r * LD + c)",
                  "staged[r * LD + c + e]");
   out.closeLoop(w, c);
+  if (passes)
+    w.close();
 }
 
 /// The f32 accumulators into the shared tile `tile` (LD floats a row), each thread its fragments.

@@ -136,6 +136,10 @@ struct StoreSpec {
   /// The block barrier among the threads that store (the consumer warpgroups' named
   /// barrier in a warp-specialized kernel, whose producer warpgroup does not join).
   std::string barrier = "__syncthreads();";
+  /// The register epilogue stages the tile in this many passes of BM / rowPasses rows
+  /// (`staging` holds one pass; each warp's rows lie in one pass), so a persistent
+  /// kernel's staging tile takes less shared memory beside its stages.
+  int64_t rowPasses = 1;
 };
 
 /// Waits for the pipeline, applies the epilogue in registers, stages the tile

@@ -305,30 +305,42 @@ bool usesTma(const GemmAnalysis &g) { return hasWholeBatch(g.a, g) && hasWholeBa
 
 /// The persistent kernel's staging tile follows the stages (the producer refills them
 /// for the next tile while the consumers store this one); the planned one overlaps them.
-plan::StagingBuffer persistentStaging(const GemmAnalysis &g) {
+/// It holds BM / `passes` rows when the epilogue stages the tile in passes.
+plan::StagingBuffer persistentStaging(const GemmAnalysis &g, int64_t passes) {
   plan::StagingBuffer staging = g.staging;
   staging.offset = pipelineBytes(g); // a multiple of 1024
+  staging.rows /= passes;
   return staging;
 }
 
 /// The TMA path's mbarriers (full[STAGES], empty[STAGES]) lie past both the pipeline
-/// and the staging tile, so the epilogue never overwrites them.
-int64_t barriersOffset(const GemmAnalysis &g, bool persistent) {
-  int64_t end = persistent ? persistentStaging(g).endBytes()
-                           : std::max(pipelineBytes(g), g.staging.endBytes());
+/// and the staging tile, so the epilogue never overwrites them. `passes`: the
+/// persistent kernel's staging passes (0: the one-tile kernel).
+int64_t barriersOffset(const GemmAnalysis &g, int64_t passes) {
+  int64_t end = passes ? persistentStaging(g, passes).endBytes()
+                       : std::max(pipelineBytes(g), g.staging.endBytes());
   return (end + 7) / 8 * 8;
 }
 
-int64_t smemBytesOf(const GemmAnalysis &g, bool persistent = false) {
+int64_t smemBytesOf(const GemmAnalysis &g, int64_t passes = 0) {
   if (usesTma(g))
-    return barriersOffset(g, persistent) + 16 * stagesOf(g);
+    return barriersOffset(g, passes) + 16 * stagesOf(g);
   return std::max(pipelineBytes(g), g.staging.endBytes());
 }
 
 /// The TMA GEMM runs persistent and warp-specialized where its staging tile fits in
-/// shared memory beside the stages (else one block a tile, the staging over the stages).
-bool persistentFits(const GemmAnalysis &g) {
-  return usesTma(g) && smemBytesOf(g, true) <= plan::smemLimitBytes("sm_90a");
+/// shared memory beside the stages (else one block a tile, the staging over the stages):
+/// the whole tile, or half or a quarter of its rows at a time where `inPasses` (a
+/// register epilogue of a 16-bit output that evaluates no function: the 384-thread
+/// kernel's 168 registers then hold the accumulators and the epilogue, docs/backend.md).
+/// The number of passes; 0 where none fits.
+int64_t persistentPasses(const GemmAnalysis &g, bool inPasses) {
+  if (!usesTma(g))
+    return 0;
+  for (int64_t passes : {1, 2, 4})
+    if ((passes == 1 || inPasses) && smemBytesOf(g, passes) <= plan::smemLimitBytes("sm_90a"))
+      return passes;
+  return 0;
 }
 
 /// One operand's shared tile and its wgmma descriptor.
@@ -389,7 +401,10 @@ public:
   WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w,
               const SplitForm *split = nullptr)
       : g(g), epilogue(epilogue), w(w), block(blockOf(g)), split(split) {
-    block.producer = split ? usesTma(g) : persistentFits(g);
+    bool inPasses = !g.stagedEpilogue && gemmStoreSpec(g).outBytes == 2 &&
+                    !epilogue.callsFunctions();
+    passes = split ? 0 : persistentPasses(g, inPasses);
+    block.producer = split ? usesTma(g) : passes > 0;
   }
 
   void run() {
@@ -409,7 +424,7 @@ public:
       w.line("#include \"sketch/split.cuh\"  // the split-K reduction over a cluster");
     w.line();
     writeKernel();
-    return {kernelName(), block.launchThreads(), smemBytesOf(g, persistent()), tensorMaps(),
+    return {kernelName(), block.launchThreads(), smemBytesOf(g, persistent() ? passes : 0), tensorMaps(),
             persistent()};
   }
 
@@ -419,6 +434,8 @@ private:
   CudaWriter &w;
   WgmmaBlock block;
   const SplitForm *split;
+  /// The persistent kernel's staging passes (persistentPasses; 0: not persistent).
+  int64_t passes = 0;
 
   /// How an operand's stage tile is laid out, for the shared-memory comment.
   static std::string describeTile(const OperandTile &t) {
@@ -448,7 +465,7 @@ private:
              " consumer warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" + str(g.tileN) +
              "k16), tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
              str(block.stages) + " stages (cp.async on the element path)";
-    std::string memory = "  shared memory " + str(smemBytesOf(g, persistent())) +
+    std::string memory = "  shared memory " + str(smemBytesOf(g, persistent() ? passes : 0)) +
                          " bytes: operand tiles 128-byte swizzled (planned here), then the " +
                          (split ? "f32 partial tile" : "staging tile") +
                          (usesTma(g) ? ", then the TMA mbarriers" : "");
@@ -532,14 +549,14 @@ private:
   }
 
   void writeTmaLoop(const OperandTile &a, const OperandTile &b) {
-    emitWgmmaTmaLoop(w, block, barriersOffset(g, false), [&] {
+    emitWgmmaTmaLoop(w, block, barriersOffset(g, 0), [&] {
       writeTmaLoad(a, "a_smem + (kt % STAGES) * A_STAGE_BYTES");
       writeTmaLoad(b, "b_smem + (kt % STAGES) * B_STAGE_BYTES");
     });
   }
 
   void writeStageBarriers(bool persistentLayout, StringRef syncComment) {
-    emitWgmmaStageBarriers(w, barriersOffset(g, persistentLayout), syncComment);
+    emitWgmmaStageBarriers(w, barriersOffset(g, persistentLayout ? passes : 0), syncComment);
   }
 
   /// The producer's requests for k-tile `step` of the stage ring.
@@ -644,7 +661,8 @@ private:
     emitWgmmaDrain(w);
     w.close();
     StoreSpec store = gemmStoreSpec(g);
-    store.staging = persistentStaging(g);
+    store.staging = persistentStaging(g, passes);
+    store.rowPasses = passes;
     store.barrier = kWgmmaConsumerBarrier;
     emitAccumulatorStore(w, block.storeConfig(), epilogue, store);
     w.close();
