@@ -765,7 +765,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     block.stages = std::max<int64_t>(p.stages, 3);
     block.operandType = cTypeOf(p.x->type);
     persistentStages = block.stages;
-    while (deepest && persistentFits()) {
+    while (deepest) { // one stage more, while it still fits
       ++persistentStages;
       if (!persistentFits()) {
         --persistentStages;
