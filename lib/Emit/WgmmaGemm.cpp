@@ -424,7 +424,7 @@ public:
       w.line("#include \"sketch/split.cuh\"  // the split-K reduction over a cluster");
     w.line();
     writeKernel();
-    return {kernelName(), block.launchThreads(), smemBytesOf(g, persistent() ? passes : 0), tensorMaps(),
+    return {kernelName(), block.launchThreads(), smemBytesOf(g, passes), tensorMaps(),
             persistent()};
   }
 
@@ -445,7 +445,7 @@ private:
 
   /// Persistent and warp-specialized (the TMA GEMM where its staging fits beside the stages;
   /// the split form on the TMA path is warp-specialized, one tile a block).
-  bool persistent() const { return block.producer && !split; }
+  bool persistent() const { return passes > 0; }
   std::string kernelName() const { return split ? splitKernelName(g) : g.sig.name + "_kernel"; }
   std::string kExtent() const { return split ? "k_len" : "size_k"; }
   /// The K coordinate of k-tile kt in the tensor maps (a split-K slice starts at k_first).
@@ -465,7 +465,7 @@ private:
              " consumer warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" + str(g.tileN) +
              "k16), tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
              str(block.stages) + " stages (cp.async on the element path)";
-    std::string memory = "  shared memory " + str(smemBytesOf(g, persistent() ? passes : 0)) +
+    std::string memory = "  shared memory " + str(smemBytesOf(g, passes)) +
                          " bytes: operand tiles 128-byte swizzled (planned here), then the " +
                          (split ? "f32 partial tile" : "staging tile") +
                          (usesTma(g) ? ", then the TMA mbarriers" : "");
@@ -555,8 +555,8 @@ private:
     });
   }
 
-  void writeStageBarriers(bool persistentLayout, StringRef syncComment) {
-    emitWgmmaStageBarriers(w, barriersOffset(g, persistentLayout ? passes : 0), syncComment);
+  void writeStageBarriers(StringRef syncComment) {
+    emitWgmmaStageBarriers(w, barriersOffset(g, passes), syncComment);
   }
 
   /// The producer's requests for k-tile `step` of the stage ring.
@@ -578,7 +578,7 @@ private:
   void writeSpecializedMainloop(const SplitSlices &slices) {
     OperandTile a = tileA(), b = tileB();
     emitWgmmaBuffers(w, block, describeTile(a), describeTile(b), kExtent());
-    writeStageBarriers(false, "");
+    writeStageBarriers("");
     w.open("if (threadIdx.x < 128)");
     w.comment("producer warpgroup: one thread asks for the slice's k-tiles by TMA, a stage as soon");
     w.comment("as the consumers have freed it (its empty barrier)");
@@ -617,7 +617,7 @@ private:
     emitWgmmaBuffers(w, block, describeTile(a), describeTile(b));
     w.line("const int tile_count = (int)(sketch::ceil_div(size_m, BM) * sketch::ceil_div(size_n, BN));"
            "  // output tiles of a batch");
-    writeStageBarriers(true, "  // the last barrier the producer joins");
+    writeStageBarriers("  // the last barrier the producer joins");
     w.comment("tiles: this block's are blockIdx.x, blockIdx.x + gridDim.x, ... (persistent), each");
     w.comment("in the rasterized order below; `k_step` counts the k-tiles of all of them: stage");
     w.comment("k_step % STAGES, phase (k_step / STAGES) & 1");
