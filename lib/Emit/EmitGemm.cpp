@@ -65,14 +65,15 @@ void emitGemmSizes(CudaWriter &w, const GemmAnalysis &g) {
          ", size_k = " + g.sig.dim(g.k) + ";");
 }
 
-void emitGemmTileOrigin(CudaWriter &w, StringRef block) {
-  w.comment("block -> output tile: groups of 8 tile rows, column by column inside a group "
-            "(L2 reuse)");
+void emitGemmTileOrigin(CudaWriter &w, StringRef block, StringRef groupRows) {
+  w.comment(("block -> output tile: groups of " + groupRows +
+             " tile rows, column by column inside a group (L2 reuse)")
+                .str());
   w.line("const int tiles_m = (int)sketch::ceil_div(size_m, BM), tiles_n = "
          "(int)sketch::ceil_div(size_n, BN);");
-  std::string b = block.str();
-  w.line("const int group = 8 * tiles_n, first = " + b + " / group * 8;");
-  w.line("const int rows = min(tiles_m - first, 8);");
+  std::string b = block.str(), g = groupRows.str();
+  w.line("const int group = " + g + " * tiles_n, first = " + b + " / group * " + g + ";");
+  w.line("const int rows = min(tiles_m - first, " + g + ");");
   w.line("const int tile_m = first + " + b + " % group % rows, tile_n = " + b + " % group / rows;");
   w.line("const int64_t m0 = (int64_t)tile_m * BM, n0 = (int64_t)tile_n * BN;");
 }

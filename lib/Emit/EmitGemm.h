@@ -29,10 +29,11 @@ void emitGemmHeaderComment(CudaWriter &w, const GemmAnalysis &g, const EpilogueE
 /// is the index of the block's tile (a split-K cluster's blocks share one).
 void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g,
                               llvm::StringRef block = "(int)blockIdx.x");
-/// Its pieces: size_m/n/k; m0, n0 of tile `block` (a persistent block's loop runs it
-/// per tile); the batch indices of blockIdx.z.
+/// Its pieces: size_m/n/k; m0, n0 of tile `block` in raster groups of `groupRows`
+/// tile rows (a persistent block's loop runs it per tile); the batch indices of
+/// blockIdx.z.
 void emitGemmSizes(CudaWriter &w, const GemmAnalysis &g);
-void emitGemmTileOrigin(CudaWriter &w, llvm::StringRef block);
+void emitGemmTileOrigin(CudaWriter &w, llvm::StringRef block, llvm::StringRef groupRows = "8");
 void emitGemmBatchIndices(CudaWriter &w, const GemmAnalysis &g);
 
 /// a_src, b_src and d_dst: the operands at the block's batch index.

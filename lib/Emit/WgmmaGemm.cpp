@@ -620,7 +620,9 @@ private:
     writeStageBarriers("  // the last barrier the producer joins");
     w.comment("tiles: this block's are blockIdx.x, blockIdx.x + gridDim.x, ... (persistent), each");
     w.comment("in the rasterized order below; `k_step` counts the k-tiles of all of them: stage");
-    w.comment("k_step % STAGES, phase (k_step / STAGES) & 1");
+    w.comment("k_step % STAGES, phase (k_step / STAGES) & 1. The tiles in flight (gridDim.x) cover");
+    w.comment("about a square of the output: raster groups of group_rows tile rows.");
+    w.line("const int group_rows = sketch::raster_rows(gridDim.x, BM, BN);");
     writeProducer(a, b);
     writeConsumers(a, b);
   }
@@ -633,7 +635,7 @@ private:
     w.open("if (kVec && threadIdx.x == 0)");
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
-    emitGemmTileOrigin(w, "tile");
+    emitGemmTileOrigin(w, "tile", "group_rows");
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
     writeProducerStep(a, b, "k_step");
     w.close();
@@ -649,7 +651,7 @@ private:
     w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(block)) + ">();");
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
-    emitGemmTileOrigin(w, "tile");
+    emitGemmTileOrigin(w, "tile", "group_rows");
     emitWgmmaZeroAccumulators(w);
     w.open("if constexpr (kVec)");
     emitWgmmaConsumerTile(w, block);

@@ -220,8 +220,9 @@ int64_t AttentionTiles::consumerRegisters() const {
 }
 
 bool AttentionTiles::wgmmaFits(StringRef arch) const {
-  return bm > 0 && bm % 64 == 0 && bm == 16 * warps && bn > 0 && bn % 64 == 0 && bn <= 256 &&
-         smemBytes() <= smemLimitBytes(arch) && consumerRegistersNeeded() <= consumerRegisters();
+  return bm > 0 && bm % 64 == 0 && bm == 16 * warps && bn > 0 && bn % 64 == 0 &&
+         bn / 2 <= kAttentionScoreRegisters && smemBytes() <= smemLimitBytes(arch) &&
+         consumerRegistersNeeded() <= consumerRegisters();
 }
 
 AttentionTiles AttentionTiles::withMostStages(StringRef arch) const {

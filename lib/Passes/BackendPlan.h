@@ -218,7 +218,9 @@ struct AttentionTiles {
   /// Whether the sm_90a kernel takes these head dimensions, K and V a key per row.
   static bool wgmmaTakes(int64_t dqk, int64_t dv, bool keyRows);
   /// Whether the tiles are the sm_90a kernel's: bm = 16 x warps in whole warpgroups,
-  /// bn a wgmma N, shared memory and the consumers' registers fit.
+  /// bn a multiple of 64 whose scores take at most kAttentionScoreRegisters of a
+  /// consumer thread (bn <= 128: ptxas spilled every wider tile measured, d = 64 and
+  /// 128 at bn = 192 included), shared memory and the consumers' registers fit.
   bool wgmmaFits(llvm::StringRef arch) const;
   /// Registers a consumer thread gets with setmaxnreg (the producer keeps
   /// kAttentionProducerRegisters); what it needs: O (dv / 2), the scores (bn / 2),

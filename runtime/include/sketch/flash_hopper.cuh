@@ -9,12 +9,10 @@
 //                              rows row.. of matrix `matrix` of a 3-D map, PANELS boxes of
 //                              64 columns x ROWS rows, one after the other at dst (128-byte
 //                              swizzle, the K-major / MN-major layout of wgmma.cuh)
-//   wgmma_ss<T, N, tB>(d, desc_a, desc_b) / wgmma_rs<T, N, tB>(d, a, desc_b)
-//                              one m64nNk16 step for N a multiple of 64 up to 256
 //   flash_scores_issue<T, DQK, QROWS, BN>(s, q, k)
 //                              issues s = Q K^T for the warpgroup's 64 rows (one wgmma
 //                              group, no wait): q its first row in Q's panels (QROWS rows
-//                              each), k the K tile (BN keys a panel)
+//                              each), k the K tile (BN keys a panel, BN a multiple of 16)
 //   flash_probabilities_a<T, BN>(p, a)
 //                              p (the probabilities, f32 accumulators of the scores)
 //                              rounded to T as wgmma's register A
@@ -50,33 +48,6 @@ __device__ __forceinline__ void tma_load_panels(uint32_t dst, const CUtensorMap 
     tma_load_3d(dst + p * ROWS * 128, map, p * 64, row, matrix, bar);
 }
 
-template <typename T, int N, int kTransB>
-__device__ __forceinline__ void wgmma_ss(float (&d)[N / 8][4], uint64_t desc_a, uint64_t desc_b) {
-  static_assert(N % 64 == 0 && N <= 256, "wgmma N: a multiple of 64 up to 256");
-  if constexpr (N == 64)
-    wgmma_m64n64k16<T, 0, kTransB>(d, desc_a, desc_b);
-  else if constexpr (N == 128)
-    wgmma_m64n128k16<T, 0, kTransB>(d, desc_a, desc_b);
-  else if constexpr (N == 192)
-    wgmma_m64n192k16<T, 0, kTransB>(d, desc_a, desc_b);
-  else
-    wgmma_m64n256k16<T, 0, kTransB>(d, desc_a, desc_b);
-}
-
-template <typename T, int N, int kTransB>
-__device__ __forceinline__ void wgmma_rs(float (&d)[N / 8][4], const uint32_t (&a)[4],
-                                         uint64_t desc_b) {
-  static_assert(N % 64 == 0 && N <= 256, "wgmma N: a multiple of 64 up to 256");
-  if constexpr (N == 64)
-    wgmma_m64n64k16_rs<T, kTransB>(d, a, desc_b);
-  else if constexpr (N == 128)
-    wgmma_m64n128k16_rs<T, kTransB>(d, a, desc_b);
-  else if constexpr (N == 192)
-    wgmma_m64n192k16_rs<T, kTransB>(d, a, desc_b);
-  else
-    wgmma_m64n256k16_rs<T, kTransB>(d, a, desc_b);
-}
-
 /// Keeps the compiler from moving writes of A fragments past the wgmma fence.
 template <int K>
 __device__ __forceinline__ void wgmma_fence_fragments(uint32_t (&a)[K][4]) {
@@ -107,7 +78,7 @@ __device__ __forceinline__ void flash_scores_issue(float (&s)[BN / 8][4], uint32
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < DQK / 16; ++kk)
-    wgmma_ss<T, BN, 0>(s, k_major_desc<QROWS>(q, kk), k_major_desc<BN>(k, kk));
+    wgmma_m64k16<T, BN, 0, 0>(s, k_major_desc<QROWS>(q, kk), k_major_desc<BN>(k, kk));
   wgmma_commit();
 }
 
@@ -135,7 +106,7 @@ __device__ __forceinline__ void flash_value_issue(float (&o)[DV / 8][4], uint32_
   // groups 1024 apart (SBO), k16 step kk 2048 bytes further.
 #pragma unroll
   for (int kk = 0; kk < BN / 16; ++kk)
-    wgmma_rs<T, DV, 1>(o, a[kk], wgmma_desc_sw128(v + kk * 2048, BN * 128, 1024));
+    wgmma_m64k16_rs<T, DV, 1>(o, a[kk], wgmma_desc_sw128(v + kk * 2048, BN * 128, 1024));
   wgmma_commit();
 }
 

@@ -4,8 +4,9 @@
 //   wgmma_desc_sw128(addr, lbo, sbo)     matrix descriptor of a 128-byte-swizzled tile
 //   wgmma_fence() / wgmma_commit() / wgmma_wait<N>()   ordering of the async MMAs
 //   fence_async_shared()                 ordinary (cp.async) shared stores -> async proxy
-//   wgmma_m64n{64,128,192,256}k16<T, tA, tB>(d, desc_a, desc_b)   d += A * B, f32 accumulators
-//   wgmma_m64n{64,128,192,256}k16_rs<T, tB>(d, a, desc_b)   the same with A from registers:
+//   wgmma_m64nNk16<T, tA, tB>(d, desc_a, desc_b)   d += A * B, f32 accumulators, N any
+//                                        multiple of 16 up to 256 (also wgmma_m64k16<T, N, ..>)
+//   wgmma_m64nNk16_rs<T, tB>(d, a, desc_b)   the same with A from registers (wgmma_m64k16_rs):
 //                                        a[4] is the mma.sync m16n8k16 A fragment of the
 //                                        warp's 16 rows (softmax.cuh's reshape_c_to_a)
 //   setmaxnreg_dec<R>() / setmaxnreg_inc<R>()   a warpgroup gives registers back / takes them
@@ -115,38 +116,78 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N][4]) {
       asm volatile("" : "+f"(d[j][e])::"memory");
 }
 
-// The wgmma wrappers, one per N: the instruction is the same for every N but for
-// the number of accumulator registers (N / 2 a thread), which inline asm must list.
-// SKETCH_WGMMA_REGS_i is "%16i, ..., %16i+15"; SKETCH_WGMMA_ACC8(j) the "+f" operands
-// of accumulator rows j .. j + 7 (32 registers).
-#define SKETCH_WGMMA_REGS_0 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-#define SKETCH_WGMMA_REGS_1 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define SKETCH_WGMMA_REGS_2 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
-#define SKETCH_WGMMA_REGS_3 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define SKETCH_WGMMA_REGS_4 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79"
-#define SKETCH_WGMMA_REGS_5 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-#define SKETCH_WGMMA_REGS_6 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111"
-#define SKETCH_WGMMA_REGS_7 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+// The wgmma wrappers, one per N (every multiple of 16 up to 256): the instruction is the
+// same for every N but for the number of accumulator registers (N / 2 a thread), which
+// inline asm must list. SKETCH_WGMMA_R8_i is "%8i, ..., %8i+7" (the 8 registers of
+// columns 16i .. 16i+15); SKETCH_WGMMA_N<N>_REGS lists N / 2 of them and
+// SKETCH_WGMMA_N<N>_ACC the matching "+f" operands, accumulator rows 0 .. N / 8 - 1.
+#define SKETCH_WGMMA_R8_0 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define SKETCH_WGMMA_R8_1 "%8, %9, %10, %11, %12, %13, %14, %15"
+#define SKETCH_WGMMA_R8_2 "%16, %17, %18, %19, %20, %21, %22, %23"
+#define SKETCH_WGMMA_R8_3 "%24, %25, %26, %27, %28, %29, %30, %31"
+#define SKETCH_WGMMA_R8_4 "%32, %33, %34, %35, %36, %37, %38, %39"
+#define SKETCH_WGMMA_R8_5 "%40, %41, %42, %43, %44, %45, %46, %47"
+#define SKETCH_WGMMA_R8_6 "%48, %49, %50, %51, %52, %53, %54, %55"
+#define SKETCH_WGMMA_R8_7 "%56, %57, %58, %59, %60, %61, %62, %63"
+#define SKETCH_WGMMA_R8_8 "%64, %65, %66, %67, %68, %69, %70, %71"
+#define SKETCH_WGMMA_R8_9 "%72, %73, %74, %75, %76, %77, %78, %79"
+#define SKETCH_WGMMA_R8_10 "%80, %81, %82, %83, %84, %85, %86, %87"
+#define SKETCH_WGMMA_R8_11 "%88, %89, %90, %91, %92, %93, %94, %95"
+#define SKETCH_WGMMA_R8_12 "%96, %97, %98, %99, %100, %101, %102, %103"
+#define SKETCH_WGMMA_R8_13 "%104, %105, %106, %107, %108, %109, %110, %111"
+#define SKETCH_WGMMA_R8_14 "%112, %113, %114, %115, %116, %117, %118, %119"
+#define SKETCH_WGMMA_R8_15 "%120, %121, %122, %123, %124, %125, %126, %127"
+#define SKETCH_WGMMA_N16_REGS SKETCH_WGMMA_R8_0
+#define SKETCH_WGMMA_N32_REGS SKETCH_WGMMA_N16_REGS ", " SKETCH_WGMMA_R8_1
+#define SKETCH_WGMMA_N48_REGS SKETCH_WGMMA_N32_REGS ", " SKETCH_WGMMA_R8_2
+#define SKETCH_WGMMA_N64_REGS SKETCH_WGMMA_N48_REGS ", " SKETCH_WGMMA_R8_3
+#define SKETCH_WGMMA_N80_REGS SKETCH_WGMMA_N64_REGS ", " SKETCH_WGMMA_R8_4
+#define SKETCH_WGMMA_N96_REGS SKETCH_WGMMA_N80_REGS ", " SKETCH_WGMMA_R8_5
+#define SKETCH_WGMMA_N112_REGS SKETCH_WGMMA_N96_REGS ", " SKETCH_WGMMA_R8_6
+#define SKETCH_WGMMA_N128_REGS SKETCH_WGMMA_N112_REGS ", " SKETCH_WGMMA_R8_7
+#define SKETCH_WGMMA_N144_REGS SKETCH_WGMMA_N128_REGS ", " SKETCH_WGMMA_R8_8
+#define SKETCH_WGMMA_N160_REGS SKETCH_WGMMA_N144_REGS ", " SKETCH_WGMMA_R8_9
+#define SKETCH_WGMMA_N176_REGS SKETCH_WGMMA_N160_REGS ", " SKETCH_WGMMA_R8_10
+#define SKETCH_WGMMA_N192_REGS SKETCH_WGMMA_N176_REGS ", " SKETCH_WGMMA_R8_11
+#define SKETCH_WGMMA_N208_REGS SKETCH_WGMMA_N192_REGS ", " SKETCH_WGMMA_R8_12
+#define SKETCH_WGMMA_N224_REGS SKETCH_WGMMA_N208_REGS ", " SKETCH_WGMMA_R8_13
+#define SKETCH_WGMMA_N240_REGS SKETCH_WGMMA_N224_REGS ", " SKETCH_WGMMA_R8_14
+#define SKETCH_WGMMA_N256_REGS SKETCH_WGMMA_N240_REGS ", " SKETCH_WGMMA_R8_15
 #define SKETCH_WGMMA_ACC1(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
-#define SKETCH_WGMMA_ACC8(j)                                                                      \
-  SKETCH_WGMMA_ACC1(j + 0), SKETCH_WGMMA_ACC1(j + 1), SKETCH_WGMMA_ACC1(j + 2),                   \
-      SKETCH_WGMMA_ACC1(j + 3), SKETCH_WGMMA_ACC1(j + 4), SKETCH_WGMMA_ACC1(j + 5),               \
-      SKETCH_WGMMA_ACC1(j + 6), SKETCH_WGMMA_ACC1(j + 7)
-#define SKETCH_WGMMA_N64_REGS SKETCH_WGMMA_REGS_0 ", " SKETCH_WGMMA_REGS_1
+#define SKETCH_WGMMA_ACC2(j) SKETCH_WGMMA_ACC1(j), SKETCH_WGMMA_ACC1(j + 1)
+#define SKETCH_WGMMA_N16_ACC SKETCH_WGMMA_ACC2(0)
+#define SKETCH_WGMMA_N32_ACC SKETCH_WGMMA_N16_ACC, SKETCH_WGMMA_ACC2(2)
+#define SKETCH_WGMMA_N48_ACC SKETCH_WGMMA_N32_ACC, SKETCH_WGMMA_ACC2(4)
+#define SKETCH_WGMMA_N64_ACC SKETCH_WGMMA_N48_ACC, SKETCH_WGMMA_ACC2(6)
+#define SKETCH_WGMMA_N80_ACC SKETCH_WGMMA_N64_ACC, SKETCH_WGMMA_ACC2(8)
+#define SKETCH_WGMMA_N96_ACC SKETCH_WGMMA_N80_ACC, SKETCH_WGMMA_ACC2(10)
+#define SKETCH_WGMMA_N112_ACC SKETCH_WGMMA_N96_ACC, SKETCH_WGMMA_ACC2(12)
+#define SKETCH_WGMMA_N128_ACC SKETCH_WGMMA_N112_ACC, SKETCH_WGMMA_ACC2(14)
+#define SKETCH_WGMMA_N144_ACC SKETCH_WGMMA_N128_ACC, SKETCH_WGMMA_ACC2(16)
+#define SKETCH_WGMMA_N160_ACC SKETCH_WGMMA_N144_ACC, SKETCH_WGMMA_ACC2(18)
+#define SKETCH_WGMMA_N176_ACC SKETCH_WGMMA_N160_ACC, SKETCH_WGMMA_ACC2(20)
+#define SKETCH_WGMMA_N192_ACC SKETCH_WGMMA_N176_ACC, SKETCH_WGMMA_ACC2(22)
+#define SKETCH_WGMMA_N208_ACC SKETCH_WGMMA_N192_ACC, SKETCH_WGMMA_ACC2(24)
+#define SKETCH_WGMMA_N224_ACC SKETCH_WGMMA_N208_ACC, SKETCH_WGMMA_ACC2(26)
+#define SKETCH_WGMMA_N240_ACC SKETCH_WGMMA_N224_ACC, SKETCH_WGMMA_ACC2(28)
+#define SKETCH_WGMMA_N256_ACC SKETCH_WGMMA_N240_ACC, SKETCH_WGMMA_ACC2(30)
+// After the accumulators: desc_a, desc_b, scale-d, the scales, kTransA, kTransB.
+#define SKETCH_WGMMA_N16_TAIL "}, %8, %9, p, 1, 1, %10, %11;\n"
+#define SKETCH_WGMMA_N32_TAIL "}, %16, %17, p, 1, 1, %18, %19;\n"
+#define SKETCH_WGMMA_N48_TAIL "}, %24, %25, p, 1, 1, %26, %27;\n"
 #define SKETCH_WGMMA_N64_TAIL "}, %32, %33, p, 1, 1, %34, %35;\n"
-#define SKETCH_WGMMA_N64_ACC SKETCH_WGMMA_ACC8(0)
-#define SKETCH_WGMMA_N128_REGS SKETCH_WGMMA_N64_REGS ", " SKETCH_WGMMA_REGS_2 ", " SKETCH_WGMMA_REGS_3
+#define SKETCH_WGMMA_N80_TAIL "}, %40, %41, p, 1, 1, %42, %43;\n"
+#define SKETCH_WGMMA_N96_TAIL "}, %48, %49, p, 1, 1, %50, %51;\n"
+#define SKETCH_WGMMA_N112_TAIL "}, %56, %57, p, 1, 1, %58, %59;\n"
 #define SKETCH_WGMMA_N128_TAIL "}, %64, %65, p, 1, 1, %66, %67;\n"
-#define SKETCH_WGMMA_N128_ACC SKETCH_WGMMA_ACC8(0), SKETCH_WGMMA_ACC8(8)
-#define SKETCH_WGMMA_N192_REGS SKETCH_WGMMA_N128_REGS ", " SKETCH_WGMMA_REGS_4 ", " SKETCH_WGMMA_REGS_5
+#define SKETCH_WGMMA_N144_TAIL "}, %72, %73, p, 1, 1, %74, %75;\n"
+#define SKETCH_WGMMA_N160_TAIL "}, %80, %81, p, 1, 1, %82, %83;\n"
+#define SKETCH_WGMMA_N176_TAIL "}, %88, %89, p, 1, 1, %90, %91;\n"
 #define SKETCH_WGMMA_N192_TAIL "}, %96, %97, p, 1, 1, %98, %99;\n"
-#define SKETCH_WGMMA_N192_ACC SKETCH_WGMMA_ACC8(0), SKETCH_WGMMA_ACC8(8), SKETCH_WGMMA_ACC8(16)
-#define SKETCH_WGMMA_N256_REGS                                                                    \
-  SKETCH_WGMMA_N128_REGS ", " SKETCH_WGMMA_REGS_4 ", " SKETCH_WGMMA_REGS_5 ", " SKETCH_WGMMA_REGS_6 \
-                         ", " SKETCH_WGMMA_REGS_7
+#define SKETCH_WGMMA_N208_TAIL "}, %104, %105, p, 1, 1, %106, %107;\n"
+#define SKETCH_WGMMA_N224_TAIL "}, %112, %113, p, 1, 1, %114, %115;\n"
+#define SKETCH_WGMMA_N240_TAIL "}, %120, %121, p, 1, 1, %122, %123;\n"
 #define SKETCH_WGMMA_N256_TAIL "}, %128, %129, p, 1, 1, %130, %131;\n"
-#define SKETCH_WGMMA_N256_ACC                                                                     \
-  SKETCH_WGMMA_ACC8(0), SKETCH_WGMMA_ACC8(8), SKETCH_WGMMA_ACC8(16), SKETCH_WGMMA_ACC8(24)
 
 // wgmma.mma_async m64nNk16 with element type TYPE ("f16" or "bf16"): d += A * B, scale-d 1
 // (accumulate), scales 1, the transpose bits kTransA / kTransB.
@@ -159,9 +200,21 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N][4]) {
 
 // The register-A form: after the N / 2 accumulators, {a0..a3}, desc_b, scale-d, the
 // scales, kTransB (SKETCH_WGMMA_RS_TAIL(i) with i = N / 2).
+#define SKETCH_WGMMA_RS_TAIL_N16 "}, {%8, %9, %10, %11}, %12, p, 1, 1, %13;\n"
+#define SKETCH_WGMMA_RS_TAIL_N32 "}, {%16, %17, %18, %19}, %20, p, 1, 1, %21;\n"
+#define SKETCH_WGMMA_RS_TAIL_N48 "}, {%24, %25, %26, %27}, %28, p, 1, 1, %29;\n"
 #define SKETCH_WGMMA_RS_TAIL_N64 "}, {%32, %33, %34, %35}, %36, p, 1, 1, %37;\n"
+#define SKETCH_WGMMA_RS_TAIL_N80 "}, {%40, %41, %42, %43}, %44, p, 1, 1, %45;\n"
+#define SKETCH_WGMMA_RS_TAIL_N96 "}, {%48, %49, %50, %51}, %52, p, 1, 1, %53;\n"
+#define SKETCH_WGMMA_RS_TAIL_N112 "}, {%56, %57, %58, %59}, %60, p, 1, 1, %61;\n"
 #define SKETCH_WGMMA_RS_TAIL_N128 "}, {%64, %65, %66, %67}, %68, p, 1, 1, %69;\n"
+#define SKETCH_WGMMA_RS_TAIL_N144 "}, {%72, %73, %74, %75}, %76, p, 1, 1, %77;\n"
+#define SKETCH_WGMMA_RS_TAIL_N160 "}, {%80, %81, %82, %83}, %84, p, 1, 1, %85;\n"
+#define SKETCH_WGMMA_RS_TAIL_N176 "}, {%88, %89, %90, %91}, %92, p, 1, 1, %93;\n"
 #define SKETCH_WGMMA_RS_TAIL_N192 "}, {%96, %97, %98, %99}, %100, p, 1, 1, %101;\n"
+#define SKETCH_WGMMA_RS_TAIL_N208 "}, {%104, %105, %106, %107}, %108, p, 1, 1, %109;\n"
+#define SKETCH_WGMMA_RS_TAIL_N224 "}, {%112, %113, %114, %115}, %116, p, 1, 1, %117;\n"
+#define SKETCH_WGMMA_RS_TAIL_N240 "}, {%120, %121, %122, %123}, %124, p, 1, 1, %125;\n"
 #define SKETCH_WGMMA_RS_TAIL_N256 "}, {%128, %129, %130, %131}, %132, p, 1, 1, %133;\n"
 #define SKETCH_WGMMA_RS_ASM(N, TYPE)                                                              \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                        \
@@ -186,7 +239,7 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N][4]) {
 #define SKETCH_WGMMA_BODY(N)
 #endif
 
-/// D[64 x N] += A[64 x 16] * B[16 x N], both operands from shared memory (N = 64, 128, 256);
+/// D[64 x N] += A[64 x 16] * B[16 x N], both operands from shared memory;
 /// T = __half or __nv_bfloat16. d holds N / 8 accumulator rows of 4 (see the layout above).
 #define SKETCH_WGMMA_DEFINE(N)                                                                    \
   template <typename T, int kTransA, int kTransB>                                                 \
@@ -204,14 +257,71 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N][4]) {
     SKETCH_WGMMA_RS_BODY(N)                                                                       \
   }
 
-SKETCH_WGMMA_DEFINE(64)
-SKETCH_WGMMA_DEFINE(128)
-SKETCH_WGMMA_DEFINE(192)
-SKETCH_WGMMA_DEFINE(256)
-SKETCH_WGMMA_RS_DEFINE(64)
-SKETCH_WGMMA_RS_DEFINE(128)
-SKETCH_WGMMA_RS_DEFINE(192)
-SKETCH_WGMMA_RS_DEFINE(256)
+#define SKETCH_WGMMA_DEFINE_BOTH(N) SKETCH_WGMMA_DEFINE(N) SKETCH_WGMMA_RS_DEFINE(N)
+SKETCH_WGMMA_DEFINE_BOTH(16)
+SKETCH_WGMMA_DEFINE_BOTH(32)
+SKETCH_WGMMA_DEFINE_BOTH(48)
+SKETCH_WGMMA_DEFINE_BOTH(64)
+SKETCH_WGMMA_DEFINE_BOTH(80)
+SKETCH_WGMMA_DEFINE_BOTH(96)
+SKETCH_WGMMA_DEFINE_BOTH(112)
+SKETCH_WGMMA_DEFINE_BOTH(128)
+SKETCH_WGMMA_DEFINE_BOTH(144)
+SKETCH_WGMMA_DEFINE_BOTH(160)
+SKETCH_WGMMA_DEFINE_BOTH(176)
+SKETCH_WGMMA_DEFINE_BOTH(192)
+SKETCH_WGMMA_DEFINE_BOTH(208)
+SKETCH_WGMMA_DEFINE_BOTH(224)
+SKETCH_WGMMA_DEFINE_BOTH(240)
+SKETCH_WGMMA_DEFINE_BOTH(256)
+
+/// wgmma_m64nNk16 for any N of those, chosen at compile time: wgmma_m64k16<T, N, tA, tB>
+/// (d, desc_a, desc_b) and wgmma_m64k16_rs<T, N, tB>(d, a, desc_b).
+template <int N>
+struct WgmmaN;
+#define SKETCH_WGMMA_N_ENTRY(N)                                                                   \
+  template <>                                                                                     \
+  struct WgmmaN<N> {                                                                              \
+    template <typename T, int kTransA, int kTransB>                                               \
+    static __device__ __forceinline__ void ss(float (&d)[N / 8][4], uint64_t da, uint64_t db) {   \
+      wgmma_m64n##N##k16<T, kTransA, kTransB>(d, da, db);                                         \
+    }                                                                                             \
+    template <typename T, int kTransB>                                                            \
+    static __device__ __forceinline__ void rs(float (&d)[N / 8][4], const uint32_t (&a)[4],       \
+                                              uint64_t db) {                                      \
+      wgmma_m64n##N##k16_rs<T, kTransB>(d, a, db);                                                \
+    }                                                                                             \
+  };
+SKETCH_WGMMA_N_ENTRY(16)
+SKETCH_WGMMA_N_ENTRY(32)
+SKETCH_WGMMA_N_ENTRY(48)
+SKETCH_WGMMA_N_ENTRY(64)
+SKETCH_WGMMA_N_ENTRY(80)
+SKETCH_WGMMA_N_ENTRY(96)
+SKETCH_WGMMA_N_ENTRY(112)
+SKETCH_WGMMA_N_ENTRY(128)
+SKETCH_WGMMA_N_ENTRY(144)
+SKETCH_WGMMA_N_ENTRY(160)
+SKETCH_WGMMA_N_ENTRY(176)
+SKETCH_WGMMA_N_ENTRY(192)
+SKETCH_WGMMA_N_ENTRY(208)
+SKETCH_WGMMA_N_ENTRY(224)
+SKETCH_WGMMA_N_ENTRY(240)
+SKETCH_WGMMA_N_ENTRY(256)
+
+template <typename T, int N, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 8][4], uint64_t desc_a,
+                                             uint64_t desc_b) {
+  static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+  WgmmaN<N>::template ss<T, kTransA, kTransB>(d, desc_a, desc_b);
+}
+
+template <typename T, int N, int kTransB>
+__device__ __forceinline__ void wgmma_m64k16_rs(float (&d)[N / 8][4], const uint32_t (&a)[4],
+                                                uint64_t desc_b) {
+  static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+  WgmmaN<N>::template rs<T, kTransB>(d, a, desc_b);
+}
 
 } // namespace sketch
 
