@@ -604,6 +604,14 @@ private:
     emitWgmmaDrain(w);
   }
 
+  /// The tile rows of the persistent kernel's raster groups: 8, and 8 x BN / BM for
+  /// tiles wider than tall. Same-run A/B (H100 and H200, 4096^3 and 8192^3): 128 x 256
+  /// tiles 1-3% faster in groups of 16 rows than of 8, 128 x 128 tiles 4-6% slower at
+  /// 8192^3 in groups of 11 than of 8 (docs/backend.md).
+  static int64_t rasterRows(const WgmmaBlock &block) {
+    return 8 * std::max<int64_t>(1, block.tileN / block.tileM);
+  }
+
   /// The persistent, warp-specialized kernel: warpgroup 0 produces, warpgroups 1 ..
   /// consume; both walk the same tiles (blockIdx.x, + gridDim.x, ...) and the same
   /// k-tile sequence `k_step` through the stage ring, so the producer runs up to STAGES
@@ -620,9 +628,7 @@ private:
     writeStageBarriers("  // the last barrier the producer joins");
     w.comment("tiles: this block's are blockIdx.x, blockIdx.x + gridDim.x, ... (persistent), each");
     w.comment("in the rasterized order below; `k_step` counts the k-tiles of all of them: stage");
-    w.comment("k_step % STAGES, phase (k_step / STAGES) & 1. The tiles in flight (gridDim.x) cover");
-    w.comment("about a square of the output: raster groups of group_rows tile rows.");
-    w.line("const int group_rows = sketch::raster_rows(gridDim.x, BM, BN);");
+    w.comment("k_step % STAGES, phase (k_step / STAGES) & 1");
     writeProducer(a, b);
     writeConsumers(a, b);
   }
@@ -635,7 +641,7 @@ private:
     w.open("if (kVec && threadIdx.x == 0)");
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
-    emitGemmTileOrigin(w, "tile", "group_rows");
+    emitGemmTileOrigin(w, "tile", str(rasterRows(block)));
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
     writeProducerStep(a, b, "k_step");
     w.close();
@@ -651,7 +657,7 @@ private:
     w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(block)) + ">();");
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
-    emitGemmTileOrigin(w, "tile", "group_rows");
+    emitGemmTileOrigin(w, "tile", str(rasterRows(block)));
     emitWgmmaZeroAccumulators(w);
     w.open("if constexpr (kVec)");
     emitWgmmaConsumerTile(w, block);

@@ -199,6 +199,23 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
   return config;
 }
 
+/// Attention tiles from the program without a stage count: the default's count where
+/// the sm_90a kernel takes these tiles with it, else 2 (the fewest that kernel takes,
+/// and all the mma.sync kernel does); the default count belongs to the default tiles.
+void fitAttentionStages(const Problem &problem, Config &config, StringRef arch) {
+  if (problem.kind != ProblemKind::attention || config.from[kStages] != "the default")
+    return;
+  plan::AttentionTiles tiles{config.values[kBM], config.values[kBN], config.values[kWarps],
+                             problem.headDim,    problem.valueDim,   problem.keysAlike, true};
+  tiles.stages = config.values[kStages];
+  bool hopperTakes = arch == "sm_90a" &&
+                     plan::AttentionTiles::wgmmaTakes(problem.headDim, problem.valueDim,
+                                                      problem.keysAlike) &&
+                     tiles.wgmmaFits(arch);
+  if (!hopperTakes)
+    config.values[kStages] = 2;
+}
+
 /// Takes the program's directives over the defaults.
 void applyDirectives(KernelOp kernel, Config &config) {
   std::optional<uint64_t> values[5] = {kernel.getTileM(), kernel.getTileN(), kernel.getTileK(),
@@ -536,7 +553,10 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     if (problem.kind == ProblemKind::b2b)
       fitB2bDefaults(kernel, problem, *config);
     applyDirectives(kernel, *config);
-    if (failed(applyOverrides(kernel, *config)) || failed(validate(kernel, problem, *config)))
+    if (failed(applyOverrides(kernel, *config)))
+      return failure();
+    fitAttentionStages(problem, *config, arch);
+    if (failed(validate(kernel, problem, *config)))
       return failure();
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false)))
       return failure();

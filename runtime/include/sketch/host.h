@@ -1,7 +1,6 @@
 // sketch/host.h - small host-side helpers of the generated host functions.
 //
 //   ceil_div(a, b)                 tiles of size b covering a (host and device)
-//   raster_rows(resident, bm, bn)  tile rows of a persistent GEMM's raster group (device too)
 //   aligned_to(ptr, bytes)         ptr is a multiple of `bytes` (null counts as aligned)
 //   all_nonnull(p, ...)            no pointer is null
 //   valid_pointer(p, count)        p is not null, or the tensor has no elements
@@ -28,19 +27,6 @@ namespace sketch {
 
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// The tile rows of a raster group for `resident` blocks of bm x bn tiles walking the
-/// output in groups of that many tile rows, column by column: the nearest integer to
-/// sqrt(resident * bn / bm), so the tiles in flight cover about a square of the output
-/// (rows * bm ~ columns * bn) and share the most A rows and B columns in L2.
-__host__ __device__ inline int raster_rows(int resident, int bm, int bn) {
-  const int64_t area = int64_t(resident) * bn / bm;
-  int rows = 1;
-  while (int64_t(rows + 1) * (rows + 1) <= area)
-    ++rows;
-  if (area - int64_t(rows) * rows > int64_t(rows + 1) * (rows + 1) - area)
-    ++rows;
-  return rows;
-}
 
 inline bool aligned_to(const void *ptr, size_t bytes) {
   return reinterpret_cast<uintptr_t>(ptr) % bytes == 0;
