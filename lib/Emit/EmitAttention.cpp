@@ -10,7 +10,7 @@
 // writeHost then write the CUDA from pieces (a tile copy per storage order, a B
 // operand load per orientation): one block per (BM query rows, leading indices
 // of Q), each warp owning MT = BM / (16 * warps) row tiles of 16.
-// On sm_90a, for K and V a key per row and head dimensions multiples of 64
+// On sm_90a, for K and V a key per row and head dimensions multiples of 16
 // whose tiles fit (plan::AttentionTiles::wgmmaFits), the warp-specialized wgmma
 // kernel instead: a producer warpgroup loading by TMA, consumer warpgroups of
 // 64 rows (flash_hopper.cuh's steps). docs/backend.md, "Attention", describes
@@ -722,7 +722,11 @@ private:
                .str());
     w.line("constexpr int NT_P = BN / 8, NT_O = DV / 8; // accumulator rows of 4 of " + p +
            " and " + plan.o.name);
-    w.line("constexpr int TILE_Q = BM * DQK * 2, TILE_K = BN * DQK * 2, TILE_V = BN * DV * 2; // bytes");
+    w.comment("Shared tiles in panels of 64 columns; a head dimension short of a whole panel "
+              "reads zeros past it.");
+    w.line("constexpr int QK_PANELS = (DQK + 63) / 64, V_PANELS = (DV + 63) / 64;");
+    w.line("constexpr int TILE_Q = BM * QK_PANELS * 128, TILE_K = BN * QK_PANELS * 128, "
+           "TILE_V = BN * V_PANELS * 128; // bytes");
     w.line(formatv("constexpr int STAGES = {0}; // of K and V", t.stages).str());
     w.comment(plan.q.name + " (panels of 64 columns x BM rows, 128-byte swizzle); " + plan.k.name +
               " and " + plan.v.name + " (panels of BN keys), STAGES stages each;");
@@ -790,7 +794,7 @@ private:
     w.comment("Copy " + plan.q.name + " (BM, DQK) from global to shared by TMA (rows past " +
               plan.q.rows() + " read as zero).");
     w.line("mbarrier_arrive_expect_tx(Q_full, TILE_Q);");
-    w.line("tma_load_panels<DQK / 64, BM>(Q_s, &Q_map, m0, Q_head, Q_full);");
+    w.line("tma_load_panels<QK_PANELS, BM>(Q_s, &Q_map, m0, Q_head, Q_full);");
     w.comment(formatv("for {0} in 0:{1}: Copy {2} and {3} in coordinate [L = {0}] from global to "
                       "shared, into stage {0} % STAGES",
                       j, plan.k.keys(), plan.k.name, plan.v.name)
@@ -809,7 +813,7 @@ private:
     w.line("if (j >= STAGES)");
     w.line("  mbarrier_wait(V_empty + 8 * stage, (j / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(V_full + 8 * stage, TILE_V);");
-    w.line("tma_load_panels<DV / 64, BN>(V_s + stage * TILE_V, &V_map, j * BN, KV_head, "
+    w.line("tma_load_panels<V_PANELS, BN>(V_s + stage * TILE_V, &V_map, j * BN, KV_head, "
            "V_full + 8 * stage);");
     w.close();
   }
@@ -822,7 +826,7 @@ private:
     w.line("if (t >= STAGES)");
     w.line("  mbarrier_wait(K_empty + 8 * stage, (t / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K);");
-    w.line("tma_load_panels<DQK / 64, BN>(K_s + stage * TILE_K, &K_map, t * BN, KV_head, "
+    w.line("tma_load_panels<QK_PANELS, BN>(K_s + stage * TILE_K, &K_map, t * BN, KV_head, "
            "K_full + 8 * stage);");
     w.close(";");
   }

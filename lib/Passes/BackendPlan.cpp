@@ -210,8 +210,10 @@ bool AttentionTiles::fitsRegisters() const {
 }
 
 bool AttentionTiles::wgmmaTakes(int64_t dqk, int64_t dv, bool keyRows) {
-  return keyRows && dqk % 64 == 0 && dv % 64 == 0 && dqk <= 256 && dv <= 256;
+  return keyRows && dqk % 16 == 0 && dv % 16 == 0 && dqk <= 256 && dv <= 256;
 }
+
+int64_t AttentionTiles::panelColumns(int64_t d) { return (d + 63) / 64 * 64; }
 
 int64_t AttentionTiles::consumerRegisters() const {
   int64_t consumers = std::max<int64_t>(1, bm / 64) * 128;

@@ -206,8 +206,10 @@ struct WinogradTile {
 ///
 /// On sm_90a (`wgmma`) a block is one producer warpgroup (TMA loads) and bm / 64
 /// consumer warpgroups of 64 query rows (16 a warp: warps = bm / 16), both GEMMs on
-/// wgmma; it takes K and V stored a key per row, head dimensions and bn multiples
-/// of 64 up to 256 (128-byte swizzle panels, wgmma's N).
+/// wgmma; it takes K and V stored a key per row, head dimensions multiples of 16 up
+/// to 256 (wgmma's k16 steps and N) and bn 64 or 128. Its shared tiles are panels of
+/// 64 columns (128-byte swizzle): a head dimension that is not a multiple of 64 fills
+/// its last panel partly (TMA zero-fills the columns past it; no MMA reads them).
 struct AttentionTiles {
   int64_t bm = 0, bn = 0, warps = 0, dqk = 0, dv = 0;
   bool alike = true;
@@ -217,6 +219,9 @@ struct AttentionTiles {
 
   /// Whether the sm_90a kernel takes these head dimensions, K and V a key per row.
   static bool wgmmaTakes(int64_t dqk, int64_t dv, bool keyRows);
+  /// The columns of the sm_90a kernel's shared tiles for head dimension d: whole
+  /// 64-column panels.
+  static int64_t panelColumns(int64_t d);
   /// Whether the tiles are the sm_90a kernel's: bm = 16 x warps in whole warpgroups,
   /// bn a multiple of 64 whose scores take at most kAttentionScoreRegisters of a
   /// consumer thread (bn <= 128: ptxas spilled every wider tile measured, d = 64 and
@@ -237,13 +242,15 @@ struct AttentionTiles {
   bool fitsRegisters() const;
   /// Bytes of shared memory (2-byte elements): Q's tile (bm x dqk) and K's and V's
   /// (bn keys), two stages each; O's bm x dv staging tile reuses them after the loop.
-  /// sm_90a: the tiles (`stages` of K and V; O's staging tile reuses them), 1024
-  /// bytes to align them for the swizzle, the mbarriers (1 + 4 a stage) and 8 bytes
+  /// sm_90a: the tiles in whole panels (`stages` of K and V; O's staging tile reuses
+  /// them), 1024 bytes to align them for the swizzle, the mbarriers (1 + 4 a stage) and 8 bytes
   /// to spare.
   int64_t smemBytes() const {
     if (wgmma)
-      return std::max(2 * (bm * dqk + stages * bn * (dqk + dv)), 2 * bm * dv) + 1024 +
-             8 * (2 + 4 * stages);
+      return std::max(2 * (bm * panelColumns(dqk) + stages * bn * (panelColumns(dqk) +
+                                                                     panelColumns(dv))),
+                      2 * bm * dv) +
+             1024 + 8 * (2 + 4 * stages);
     return std::max(2 * (bm * dqk + 2 * bn * (dqk + dv)), 2 * bm * dv);
   }
   /// The default: 4 warps, 64 keys a step and 32 rows per warp where the

@@ -151,6 +151,13 @@ def test_f16_d32():
     matrix("f16", 32, 32)
 
 
+def test_f16_mma_sync_heads():
+    """attention_heads_mma.sketch: d = 32, 80 and 96 on the mma.sync kernel (the heads
+    kernels of those dimensions take the sm_90a kernel under ARCH=sm_90a)."""
+    for d in (32, 80, 96):
+        matrix("f16", d, d, "_mma")
+
+
 def test_f16_d64():
     matrix("f16", 64, 64)
 
@@ -275,12 +282,13 @@ def test_rejects_bad_sizes():
 
 
 def test_default_kernels_ragged():
-    """attention_hopper's default kernels (the sm_90a kernel under ARCH=sm_90a) on
-    ragged sizes, other scales and batches: sanitize.sh runs this under memcheck and
-    racecheck. A scale that is not positive (negative, 0) takes the kernel's other
+    """attention_hopper's default kernels and attention_heads' d = 32, 80, 96 (the
+    sm_90a kernel under ARCH=sm_90a; short of whole 64-column panels) on ragged sizes,
+    other scales and batches: sanitize.sh runs this under memcheck and racecheck. A scale that is not positive (negative, 0) takes the kernel's other
     branch: Q multiplied by its sign in shared memory, the magnitude folded into exp2."""
-    for dtype, d, causal in itertools.product(["f16", "bf16"], [64, 128], [False, True]):
-        name = heads_kernel(dtype, d, d, causal, "_default")
+    defaults = [(64, "_default"), (128, "_default"), (32, ""), (80, ""), (96, "")]
+    for dtype, (d, variant), causal in itertools.product(["f16", "bf16"], defaults, [False, True]):
+        name = heads_kernel(dtype, d, d, causal, variant)
         for (s, l), hk in [((1, 1), 4), ((17, 203), 2), ((203, 17), 1), ((129, 65), 4)]:
             run_case(name, dtype, causal, s, l, hk, d, d, b=2, scale=-0.3)
         run_case(name, dtype, causal, 129, 65, 4, d, d, b=1, scale=0.0)
