@@ -22,6 +22,7 @@ SHAPES = [  # B, H, S, D, causal
     (4, 16, 4096, 128, False), (4, 16, 4096, 128, True),
     (1, 16, 16384, 128, False),
     (4, 16, 4096, 256, False), (4, 16, 4096, 256, True),
+    (4, 16, 4096, 96, False), (4, 16, 4096, 96, True),  # a head dimension short of 64-column panels
 ]
 # Grouped-query attention for bench_all.py: B, H, HK, S, D, causal.
 GQA_SHAPES = [(4, 32, 8, 4096, 128, False)]
