@@ -243,8 +243,8 @@ struct AttentionTiles {
   /// Bytes of shared memory (2-byte elements): Q's tile (bm x dqk) and K's and V's
   /// (bn keys), two stages each; O's bm x dv staging tile reuses them after the loop.
   /// sm_90a: the tiles in whole panels (`stages` of K and V; O's staging tile reuses
-  /// them), 1024 bytes to align them for the swizzle, the mbarriers (1 + 4 a stage) and 8 bytes
-  /// to spare.
+  /// them), 1024 bytes to align them for the swizzle, the mbarriers (1 + 4 a stage)
+  /// and 8 bytes to spare.
   int64_t smemBytes() const {
     if (wgmma)
       return std::max(2 * (bm * panelColumns(dqk) + stages * bn * (panelColumns(dqk) +

@@ -12,13 +12,15 @@
 //   flash_scores_issue<T, DQK, QROWS, BN>(s, q, k)
 //                              issues s = Q K^T for the warpgroup's 64 rows (one wgmma
 //                              group, no wait): q its first row in Q's panels (QROWS rows
-//                              each), k the K tile (BN keys a panel, BN a multiple of 16)
+//                              each), k the K tile (BN keys a panel); DQK / 16 k16 steps,
+//                              so a DQK short of whole 64-column panels reads none past it
 //   flash_probabilities_a<T, BN>(p, a)
 //                              p (the probabilities, f32 accumulators of the scores)
 //                              rounded to T as wgmma's register A
 //   flash_value_issue<T, BN, DV>(o, a, v)
 //                              issues o += P V (one wgmma group, no wait): v the V tile
-//                              (BN keys, DV columns in panels of 64: MN-major B)
+//                              (BN keys, DV columns in panels of 64: MN-major B; wgmma's
+//                              N is DV, any multiple of 16)
 //   wgmma_fence_fragments(a)   after the wait: keeps A fragments alive until then
 //   scale_shared_tile<T, BYTES>(tile, factor, thread, threads)
 //                              tile's elements *= factor (16 bytes a thread at a time), then
