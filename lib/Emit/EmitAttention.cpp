@@ -519,15 +519,11 @@ private:
       return kernel.emitError("attention: tile BN = ")
              << t.bn << " must be a multiple of 16: the keys of a step are the depth of the "
              << "second GEMM, 16 per MMA";
-    if (arch == "sm_90a" && plan::AttentionTiles::wgmmaTakes(t.dqk, t.dv,
-                                                            plan.k.keyRows && plan.v.keyRows)) {
+    if (t.hopperTakes(arch, plan.k.keyRows && plan.v.keyRows)) {
       t.wgmma = true; // the Hopper kernel where its tiles fit, mma.sync's otherwise
-      if (t.stages >= 2 && t.wgmmaFits(arch)) {
-        if (!kernel.getStages()) // the default: as many as fit (withMostStages)
-          t = t.withMostStages(arch);
-        return success();
-      }
-      t.wgmma = false;
+      if (!kernel.getStages()) // the default: as many as fit (withMostStages)
+        t = t.withMostStages(arch);
+      return success();
     }
     if (t.stages != 2)
       return kernel.emitError("attention: stages ")

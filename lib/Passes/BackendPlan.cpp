@@ -227,6 +227,13 @@ bool AttentionTiles::wgmmaFits(StringRef arch) const {
          consumerRegistersNeeded() <= consumerRegisters();
 }
 
+bool AttentionTiles::hopperTakes(StringRef arch, bool keyRows) const {
+  AttentionTiles hopper = *this;
+  hopper.wgmma = true;
+  return arch == "sm_90a" && wgmmaTakes(dqk, dv, keyRows) && stages >= 2 &&
+         hopper.wgmmaFits(arch);
+}
+
 AttentionTiles AttentionTiles::withMostStages(StringRef arch) const {
   AttentionTiles best = *this, more = *this;
   for (more.stages = stages + 1; more.stages <= kAttentionMostStages && more.wgmmaFits(arch);

@@ -227,6 +227,10 @@ struct AttentionTiles {
   /// consumer thread (bn <= 128: ptxas spilled every wider tile measured, d = 64 and
   /// 128 at bn = 192 included), shared memory and the consumers' registers fit.
   bool wgmmaFits(llvm::StringRef arch) const;
+  /// Whether `arch` runs these tiles, at their stage count, on the sm_90a kernel: its
+  /// head dimensions (wgmmaTakes, K and V a key per row when `keyRows`), at least 2
+  /// stages, and wgmmaFits.
+  bool hopperTakes(llvm::StringRef arch, bool keyRows) const;
   /// Registers a consumer thread gets with setmaxnreg (the producer keeps
   /// kAttentionProducerRegisters); what it needs: O (dv / 2), the scores (bn / 2),
   /// the probabilities as A fragments (bn / 4) and kAttentionAddressRegisters.
