@@ -519,7 +519,7 @@ private:
       return kernel.emitError("attention: tile BN = ")
              << t.bn << " must be a multiple of 16: the keys of a step are the depth of the "
              << "second GEMM, 16 per MMA";
-    if (t.hopperTakes(arch, plan.k.keyRows && plan.v.keyRows)) {
+    if (t.hopperTakes(arch)) {
       t.wgmma = true; // the Hopper kernel where its tiles fit, mma.sync's otherwise
       if (!kernel.getStages()) // the default: as many as fit (withMostStages)
         t = t.withMostStages(arch);
@@ -720,12 +720,16 @@ private:
            " and " + plan.o.name);
     w.comment("Shared tiles in panels of 64 columns; a head dimension short of a whole panel "
               "reads zeros past it.");
+    w.comment("A tile stored a key per column is BN / 64 panels of 64 keys x its head "
+              "dimension's rows.");
     w.line("constexpr int QK_PANELS = (DQK + 63) / 64, V_PANELS = (DV + 63) / 64;");
-    w.line("constexpr int TILE_Q = BM * QK_PANELS * 128, TILE_K = BN * QK_PANELS * 128, "
-           "TILE_V = BN * V_PANELS * 128; // bytes");
+    w.line(std::string("constexpr int TILE_Q = BM * QK_PANELS * 128, TILE_K = ") +
+           (plan.k.keyRows ? "BN * QK_PANELS * 128" : "BN * DQK * 2") +
+           ", TILE_V = " + (plan.v.keyRows ? "BN * V_PANELS * 128" : "BN * DV * 2") +
+           "; // bytes");
     w.line(formatv("constexpr int STAGES = {0}; // of K and V", t.stages).str());
     w.comment(plan.q.name + " (panels of 64 columns x BM rows, 128-byte swizzle); " + plan.k.name +
-              " and " + plan.v.name + " (panels of BN keys), STAGES stages each;");
+              " and " + plan.v.name + ", STAGES stages each;");
     w.comment("1024 bytes to align them for the swizzle; the mbarriers.");
     w.line(formatv("constexpr int SMEM = {0};", t.smemBytes()).str());
     w.comment("setmaxnreg: the producer keeps few registers, the consumers share the rest "
@@ -748,8 +752,10 @@ private:
   void writeHopperSetup() {
     w.line("extern __shared__ __align__(1024) unsigned char smem[];");
     w.line("const uint32_t Q_s = (smem_addr(smem) + 1023u) & ~1023u;");
-    w.line("const uint32_t K_s = Q_s + TILE_Q;     // stage i at K_s + i * TILE_K: [BN][DQK]");
-    w.line("const uint32_t V_s = K_s + STAGES * TILE_K; // stage i at V_s + i * TILE_V: [BN][DV]");
+    w.line("const uint32_t K_s = Q_s + TILE_Q;     // stage i at K_s + i * TILE_K: " +
+           describeLayout(plan.k, "DQK"));
+    w.line("const uint32_t V_s = K_s + STAGES * TILE_K; // stage i at V_s + i * TILE_V: " +
+           describeLayout(plan.v, "DV"));
     w.comment("mbarriers: Q landed; K, V of stage i landed (full); K, V of stage i read by "
               "every consumer warp (empty).");
     w.line("const uint32_t Q_full = V_s + STAGES * TILE_V;");
@@ -809,7 +815,7 @@ private:
     w.line("if (j >= STAGES)");
     w.line("  mbarrier_wait(V_empty + 8 * stage, (j / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(V_full + 8 * stage, TILE_V);");
-    w.line("tma_load_panels<V_PANELS, BN>(V_s + stage * TILE_V, &V_map, j * BN, KV_head, "
+    w.line(keysLoad(plan.v, "V", "DV") + "(V_s + stage * TILE_V, &V_map, j * BN, KV_head, "
            "V_full + 8 * stage);");
     w.close();
   }
@@ -822,9 +828,16 @@ private:
     w.line("if (t >= STAGES)");
     w.line("  mbarrier_wait(K_empty + 8 * stage, (t / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K);");
-    w.line("tma_load_panels<QK_PANELS, BN>(K_s + stage * TILE_K, &K_map, t * BN, KV_head, "
+    w.line(keysLoad(plan.k, "K", "DQK") + "(K_s + stage * TILE_K, &K_map, t * BN, KV_head, "
            "K_full + 8 * stage);");
     w.close(";");
+  }
+
+  /// The TMA copy of a K or V tile: panels of 64 columns of BN key rows, or of 64 keys
+  /// of the head dimension's rows.
+  static std::string keysLoad(const KeyTensor &t, StringRef tile, StringRef depth) {
+    return t.keyRows ? formatv("tma_load_panels<{0}_PANELS, BN>", tile == "K" ? "QK" : "V").str()
+                     : formatv("tma_load_key_panels<BN / 64, {0}>", depth).str();
   }
 
   void writeConsumer() {
@@ -941,7 +954,8 @@ private:
                       "yet)",
                       plan.scores, plan.v.name, plan.o.name)
                   .str());
-    w.line("flash_value_issue<T, BN, DV>(O_r[0], P_a, V_s + stage * TILE_V);");
+    w.line(std::string("flash_value_issue<T, BN, DV") + (plan.v.keyRows ? "" : ", false") +
+           ">(O_r[0], P_a, V_s + stage * TILE_V);");
   }
 
   void writeValueWait() {
@@ -956,7 +970,9 @@ private:
                       "issued)",
                       q, k, plan.scores)
                   .str());
-    w.line(("flash_scores_issue<T, DQK, BM, BN>(P[0], Q_wg, " + tile + ");").str());
+    w.line(("flash_scores_issue<T, DQK, BM, BN" + std::string(plan.k.keyRows ? "" : ", false") +
+            ">(P[0], Q_wg, " + tile + ");")
+               .str());
   }
 
   /// Whether the scaling of the scores folds into the softmax's exponent (the sm_90a
@@ -1327,6 +1343,31 @@ KernelSignature hostConditions(const AttentionPlan &plan) {
   return sig;
 }
 
+/// The sm_90a kernel with K or V stored a key per column reads rows of L keys by TMA,
+/// which needs them 16-byte aligned: the plan of the mma.sync kernel that takes the
+/// other L (its default tiles, a static host function NAME_mma).
+std::optional<AttentionPlan> mmaFallback(const AttentionPlan &plan) {
+  if (!plan.tiles.wgmma || (plan.k.keyRows && plan.v.keyRows))
+    return std::nullopt;
+  AttentionPlan fallback = plan;
+  fallback.name = plan.name + "_mma";
+  fallback.sig.name = fallback.name;
+  fallback.sig.exported = false;
+  const plan::AttentionTiles &t = plan.tiles;
+  fallback.tiles = plan::AttentionTiles::defaults(t.dqk, t.dv, false, plan.causal, "sm_90");
+  return fallback;
+}
+
+void writeMmaFallback(const AttentionPlan &plan, CudaWriter &w) {
+  if (!mmaFallback(plan))
+    return;
+  w.comment("Keys stored a key per column: TMA reads their rows only where L keys are a "
+            "multiple of 16 bytes;");
+  w.comment("other L take the mma.sync kernel (cp.async, element copies where needed).");
+  w.line("if (" + plan.dim(plan.k.keys()) + " % 8 != 0)");
+  w.line("  return " + plan.name + "_mma(" + kernelArgumentList(plan.sig) + ", stream);");
+}
+
 void writeHost(const AttentionPlan &plan, CudaWriter &w) {
   std::string tiles = "::" + plan.name + "_tiles";
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
@@ -1370,9 +1411,11 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w) {
   w.line("  return cudaErrorInvalidValue;");
   std::string maps;
   if (plan.tiles.wgmma) {
+    writeMmaFallback(plan, w);
     w.comment("TMA: Q, K and V as batches of row-major matrices (a matrix a head), boxes of 64 "
-              "columns x BM or BN rows;");
-    w.comment("sizes the copy engine cannot describe are refused.");
+              "columns x BM or BN rows");
+    w.comment("(a tensor stored a key per column: 64 keys x its head dimension); sizes the copy "
+              "engine cannot describe are refused.");
     w.line("CUtensorMap Q_map, K_map, V_map;");
     auto encode = [&](const TensorInfo &t, StringRef map, StringRef cols, StringRef box) {
       std::string rows = "uint64_t(" + plan.dim(t.rows()) + ")";
@@ -1381,9 +1424,13 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w) {
                      map, plan.cname(t.name), cols, rows, product(plan, t.leading()), box)
           .str();
     };
+    auto encodeKeys = [&](const KeyTensor &t, StringRef map, StringRef depth) {
+      return t.keyRows ? encode(t, map, depth, "BN")
+                       : encode(t, map, "uint64_t(" + plan.dim(t.keys()) + ")", depth);
+    };
     w.line("if (!" + encode(plan.q, "Q_map", "DQK", "BM") + " ||");
-    w.line("    !" + encode(plan.k, "K_map", "DQK", "BN") + " ||");
-    w.line("    !" + encode(plan.v, "V_map", "DV", "BN") + ")");
+    w.line("    !" + encodeKeys(plan.k, "K_map", "DQK") + " ||");
+    w.line("    !" + encodeKeys(plan.v, "V_map", "DV") + ")");
     w.line("  return cudaErrorInvalidValue;");
     maps = ", Q_map, K_map, V_map";
   }
@@ -1407,12 +1454,22 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
   w.line(plan.tiles.wgmma ? "#include \"sketch/flash_hopper.cuh\""
                           : "#include \"sketch/softmax.cuh\"");
   w.line();
+  std::optional<AttentionPlan> fallback = mmaFallback(plan);
+  w.line();
   w.line("namespace {");
   w.line();
   KernelWriter(plan, w).write();
+  if (fallback) {
+    w.line();
+    KernelWriter(*fallback, w).write();
+  }
   w.line();
   w.line("} // namespace");
   w.line();
+  if (fallback) {
+    writeHost(*fallback, w);
+    w.line();
+  }
   writeHost(plan, w);
   w.line();
   return hostConditions(plan);

@@ -209,8 +209,8 @@ bool AttentionTiles::fitsRegisters() const {
          scoreRegisters() <= kAttentionScoreRegisters;
 }
 
-bool AttentionTiles::wgmmaTakes(int64_t dqk, int64_t dv, bool keyRows) {
-  return keyRows && dqk % 16 == 0 && dv % 16 == 0 && dqk <= 256 && dv <= 256;
+bool AttentionTiles::wgmmaTakes(int64_t dqk, int64_t dv) {
+  return dqk % 16 == 0 && dv % 16 == 0 && dqk <= 256 && dv <= 256;
 }
 
 int64_t AttentionTiles::panelColumns(int64_t d) { return (d + 63) / 64 * 64; }
@@ -227,10 +227,10 @@ bool AttentionTiles::wgmmaFits(StringRef arch) const {
          consumerRegistersNeeded() <= consumerRegisters();
 }
 
-bool AttentionTiles::hopperTakes(StringRef arch, bool keyRows) const {
+bool AttentionTiles::hopperTakes(StringRef arch) const {
   AttentionTiles hopper = *this;
   hopper.wgmma = true;
-  return arch == "sm_90a" && wgmmaTakes(dqk, dv, keyRows) && stages >= 2 &&
+  return arch == "sm_90a" && wgmmaTakes(dqk, dv) && stages >= 2 &&
          hopper.wgmmaFits(arch);
 }
 
@@ -250,7 +250,7 @@ AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, boo
   // __launch_bounds__(threads, 1): setmaxnreg raises them only at run time). With the
   // scores of the next key tile in flight beside P V (the pipelined loop), d = 64 at
   // 192 rows (128 registers) spills, at 128 rows (168) it does not.
-  if (arch == "sm_90a" && alike && wgmmaTakes(dqk, dv, true)) {
+  if (arch == "sm_90a" && wgmmaTakes(dqk, dv)) {
     AttentionTiles tiles{128, 128, 8, dqk, dv, alike, true};
     if (!tiles.wgmmaFits(arch))
       tiles.bn = 64;

@@ -206,8 +206,8 @@ struct WinogradTile {
 ///
 /// On sm_90a (`wgmma`) a block is one producer warpgroup (TMA loads) and bm / 64
 /// consumer warpgroups of 64 query rows (16 a warp: warps = bm / 16), both GEMMs on
-/// wgmma; it takes K and V stored a key per row, head dimensions multiples of 16 up
-/// to 256 (wgmma's k16 steps and N) and bn 64 or 128. Its shared tiles are panels of
+/// wgmma; it takes K and V in either storage order (a key per row or per column),
+/// head dimensions multiples of 16 up to 256 (wgmma's k16 steps and N) and bn 64 or 128. Its shared tiles are panels of
 /// 64 columns (128-byte swizzle): a head dimension that is not a multiple of 64 fills
 /// its last panel partly (TMA zero-fills the columns past it; no MMA reads them).
 struct AttentionTiles {
@@ -217,8 +217,8 @@ struct AttentionTiles {
   /// Stages of K and V: 2 (mma.sync), 2 or more (sm_90a) within shared memory.
   int64_t stages = 2;
 
-  /// Whether the sm_90a kernel takes these head dimensions, K and V a key per row.
-  static bool wgmmaTakes(int64_t dqk, int64_t dv, bool keyRows);
+  /// Whether the sm_90a kernel takes these head dimensions.
+  static bool wgmmaTakes(int64_t dqk, int64_t dv);
   /// The columns of the sm_90a kernel's shared tiles for head dimension d: whole
   /// 64-column panels.
   static int64_t panelColumns(int64_t d);
@@ -228,9 +228,8 @@ struct AttentionTiles {
   /// 128 at bn = 192 included), shared memory and the consumers' registers fit.
   bool wgmmaFits(llvm::StringRef arch) const;
   /// Whether `arch` runs these tiles, at their stage count, on the sm_90a kernel: its
-  /// head dimensions (wgmmaTakes, K and V a key per row when `keyRows`), at least 2
-  /// stages, and wgmmaFits.
-  bool hopperTakes(llvm::StringRef arch, bool keyRows) const;
+  /// head dimensions (wgmmaTakes), at least 2 stages, and wgmmaFits.
+  bool hopperTakes(llvm::StringRef arch) const;
   /// Registers a consumer thread gets with setmaxnreg (the producer keeps
   /// kAttentionProducerRegisters); what it needs: O (dv / 2), the scores (bn / 2),
   /// the probabilities as A fragments (bn / 4) and kAttentionAddressRegisters.

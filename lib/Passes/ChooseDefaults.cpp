@@ -209,7 +209,7 @@ void fitAttentionStages(const Problem &problem, Config &config, StringRef arch) 
   plan::AttentionTiles tiles{config.values[kBM], config.values[kBN], config.values[kWarps],
                              problem.headDim,    problem.valueDim,   problem.keysAlike};
   tiles.stages = config.values[kStages];
-  if (!tiles.hopperTakes(arch, problem.keyRows))
+  if (!tiles.hopperTakes(arch))
     config.values[kStages] = 2;
 }
 

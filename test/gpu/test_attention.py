@@ -240,9 +240,32 @@ def layouts(dtype):
         if causal and (dtype, d) != ("f16", 64):
             continue  # the causal layout kernels are f16 at d = 64
         name = f"seed_{dtype}_d{d}_{kf}_{vf}" + ("_causal" if causal else "")
-        for (s, l), hk in itertools.product(SIZES, MODES.values()):
-            run_case(name, dtype, causal, s, l, hk, d, d, names=("E", "F", "H", "I"),
-                     head_names=("NH", "NK"), key_rows=kf == "kr", value_rows=vf == "vr")
+        for (s, l), hk in itertools.product(LAYOUT_SIZES, MODES.values()):
+            seed_case(name, dtype, causal, s, l, hk, d, kf, vf)
+
+
+# On sm_90a keys stored a key per column are read by TMA where L is a multiple of 8 (rows
+# of 16 bytes), by the mma.sync kernel otherwise: SIZES has both, and these add L a
+# multiple of 8 but not of the key tile.
+LAYOUT_SIZES = SIZES + [(100, 200), (77, 1000)]
+
+
+def seed_case(name, dtype, causal, s, l, hk, d, kf, vf):
+    run_case(name, dtype, causal, s, l, hk, d, d, names=("E", "F", "H", "I"),
+             head_names=("NH", "NK"), key_rows=kf == "kr", value_rows=vf == "vr")
+
+
+def test_layouts_kernel_by_keys():
+    """sm_90a: F and H stored a key per column run the TMA kernel at L = 200 and the
+    mma.sync kernel (NAME_mma) at L = 203, each checked against the reference."""
+    if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
+        return
+    for kf, vf in [("kc", "vr"), ("kr", "vc"), ("kc", "vc")]:
+        name = f"seed_f16_d64_{kf}_{vf}"
+        for l, expected in [(200, name + "_kernel("), (203, name + "_mma_kernel(")]:
+            ran = sketch_gpu.launched_kernels(
+                lambda: seed_case(name, "f16", False, 100, l, HEADS, 64, kf, vf))
+            assert any(expected in n for n in ran), f"{name} L={l}: no '{expected}' ran: {ran}"
 
 
 def test_layouts_f16():

@@ -9,18 +9,25 @@
 //                              rows row.. of matrix `matrix` of a 3-D map, PANELS boxes of
 //                              64 columns x ROWS rows, one after the other at dst (128-byte
 //                              swizzle, the K-major / MN-major layout of wgmma.cuh)
-//   flash_scores_issue<T, DQK, QROWS, BN>(s, q, k)
+//   tma_load_key_panels<PANELS, ROWS>(dst, map, key, matrix, bar)
+//                              a tile stored a key per column: keys key.. of matrix
+//                              `matrix`, PANELS boxes of 64 keys x ROWS rows (the head
+//                              dimension), one after the other at dst
+//   flash_scores_issue<T, DQK, QROWS, BN, KEY_ROWS>(s, q, k)
 //                              issues s = Q K^T for the warpgroup's 64 rows (one wgmma
 //                              group, no wait): q its first row in Q's panels (QROWS rows
-//                              each), k the K tile (BN keys a panel); DQK / 16 k16 steps,
-//                              so a DQK short of whole 64-column panels reads none past it
+//                              each), k the K tile: KEY_ROWS, BN keys a panel of 64
+//                              columns (K-major B); else DQK rows a panel of 64 keys
+//                              (MN-major B); DQK / 16 k16 steps, so a DQK short of whole
+//                              64-column panels reads none past it
 //   flash_probabilities_a<T, BN>(p, a)
 //                              p (the probabilities, f32 accumulators of the scores)
 //                              rounded to T as wgmma's register A
-//   flash_value_issue<T, BN, DV>(o, a, v)
-//                              issues o += P V (one wgmma group, no wait): v the V tile
-//                              (BN keys, DV columns in panels of 64: MN-major B; wgmma's
-//                              N is DV, any multiple of 16)
+//   flash_value_issue<T, BN, DV, KEY_ROWS>(o, a, v)
+//                              issues o += P V (one wgmma group, no wait): v the V tile,
+//                              KEY_ROWS: BN keys, DV columns in panels of 64 (MN-major
+//                              B); else DV rows a panel of 64 keys (K-major B); wgmma's
+//                              N is DV, any multiple of 16
 //   wgmma_fence_fragments(a)   after the wait: keeps A fragments alive until then
 //   scale_shared_tile<T, BYTES>(tile, factor, thread, threads)
 //                              tile's elements *= factor (16 bytes a thread at a time), then
@@ -50,6 +57,14 @@ __device__ __forceinline__ void tma_load_panels(uint32_t dst, const CUtensorMap 
     tma_load_3d(dst + p * ROWS * 128, map, p * 64, row, matrix, bar);
 }
 
+template <int PANELS, int ROWS>
+__device__ __forceinline__ void tma_load_key_panels(uint32_t dst, const CUtensorMap *map, int key,
+                                                    int matrix, uint32_t bar) {
+#pragma unroll
+  for (int p = 0; p < PANELS; ++p)
+    tma_load_3d(dst + p * ROWS * 128, map, key + p * 64, 0, matrix, bar);
+}
+
 /// Keeps the compiler from moving writes of A fragments past the wgmma fence.
 template <int K>
 __device__ __forceinline__ void wgmma_fence_fragments(uint32_t (&a)[K][4]) {
@@ -67,9 +82,17 @@ __device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
   return wgmma_desc_sw128(tile + (k / 4) * ROWS * 128 + (k % 4) * 32, 16, 1024);
 }
 
+/// MN-major operand tile (rows along K, 64 elements of N = 128 bytes a row, panels of
+/// ROWS rows): the descriptor of k16 step k (16 rows, 2048 bytes; panels ROWS * 128
+/// bytes apart, 8-row groups 1024).
+template <int ROWS>
+__device__ __forceinline__ uint64_t mn_major_desc(uint32_t tile, int k) {
+  return wgmma_desc_sw128(tile + k * 2048, ROWS * 128, 1024);
+}
+
 /// Issues s = Q K^T for the warpgroup's 64 rows as one committed wgmma group (no
 /// wait: wgmma_wait, then wgmma_fence_operands(s), before s is read).
-template <typename T, int DQK, int QROWS, int BN>
+template <typename T, int DQK, int QROWS, int BN, bool KEY_ROWS = true>
 __device__ __forceinline__ void flash_scores_issue(float (&s)[BN / 8][4], uint32_t q, uint32_t k) {
 #pragma unroll
   for (int n = 0; n < BN / 8; ++n)
@@ -79,8 +102,12 @@ __device__ __forceinline__ void flash_scores_issue(float (&s)[BN / 8][4], uint32
   wgmma_fence_operands(s);
   wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < DQK / 16; ++kk)
-    wgmma_m64k16<T, BN, 0, 0>(s, k_major_desc<QROWS>(q, kk), k_major_desc<BN>(k, kk));
+  for (int kk = 0; kk < DQK / 16; ++kk) {
+    if constexpr (KEY_ROWS)
+      wgmma_m64k16<T, BN, 0, 0>(s, k_major_desc<QROWS>(q, kk), k_major_desc<BN>(k, kk));
+    else
+      wgmma_m64k16<T, BN, 0, 1>(s, k_major_desc<QROWS>(q, kk), mn_major_desc<DQK>(k, kk));
+  }
   wgmma_commit();
 }
 
@@ -95,20 +122,22 @@ __device__ __forceinline__ void flash_probabilities_a(const float (&p)[BN / 8][4
 }
 
 /// Issues o += P V as one committed wgmma group (no wait): a from
-/// flash_probabilities_a, v the V tile (BN keys, DV columns in panels of 64:
-/// MN-major B). o and a stay untouched until wgmma_wait, then
-/// wgmma_fence_operands(o) and wgmma_fence_fragments(a).
-template <typename T, int BN, int DV>
+/// flash_probabilities_a, v the V tile (KEY_ROWS: BN keys, DV columns in panels of
+/// 64, MN-major B; else DV rows in panels of 64 keys, K-major B). o and a stay
+/// untouched until wgmma_wait, then wgmma_fence_operands(o) and wgmma_fence_fragments(a).
+template <typename T, int BN, int DV, bool KEY_ROWS = true>
 __device__ __forceinline__ void flash_value_issue(float (&o)[DV / 8][4], uint32_t (&a)[BN / 16][4],
                                                   uint32_t v) {
   wgmma_fence_fragments(a);
   wgmma_fence_operands(o);
   wgmma_fence();
-  // V [BN keys][DV] is MN-major: 64-column panels BN * 128 bytes apart (LBO), 8-key
-  // groups 1024 apart (SBO), k16 step kk 2048 bytes further.
 #pragma unroll
-  for (int kk = 0; kk < BN / 16; ++kk)
-    wgmma_m64k16_rs<T, DV, 1>(o, a[kk], wgmma_desc_sw128(v + kk * 2048, BN * 128, 1024));
+  for (int kk = 0; kk < BN / 16; ++kk) {
+    if constexpr (KEY_ROWS)
+      wgmma_m64k16_rs<T, DV, 1>(o, a[kk], mn_major_desc<BN>(v, kk));
+    else
+      wgmma_m64k16_rs<T, DV, 0>(o, a[kk], k_major_desc<DV>(v, kk));
+  }
   wgmma_commit();
 }
 
