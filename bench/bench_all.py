@@ -22,6 +22,7 @@ Each group's geometric mean ratio follows the table (the projections group's
 per-row summary too). --only gemm,projections,b2b,conv,attention runs some groups.
 """
 import argparse
+import functools
 import datetime
 import math
 import os
@@ -137,20 +138,21 @@ def conv_group(table):
         table.run("conv", nbytes, bench_conv_b2b.conv_b2b_case, shape)
 
 
-def attention_case(b, h, hk, s, d, causal, rows, detail):
+def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False):
     """One attention shape (`hk` key/value heads: grouped-query, None: as many as `h`): our f16 kernels (the
     listed configuration and the default) vs torch SDPA's cuDNN and flash backends, one
-    row each."""
+    row each. key_columns: our kernel reads K and V stored [D, L] (attn_*_kvcols_*)."""
     import bench_attention
     from torch.nn.attention import SDPBackend
-    listed = f"attn_f16_d{d}_{'gqa' if hk else 'mha'}_{'causal' if causal else 'full'}"
+    form = "gqa" if hk else "kvcols" if key_columns else "mha"
+    listed = f"attn_f16_d{d}_{form}_{'causal' if causal else 'full'}"
     q = torch.randn(b, h, s, d, device="cuda", dtype=torch.float16)
     k, v = (torch.randn(b, hk or h, s, d, device="cuda", dtype=torch.float16) for _ in range(2))
     o = torch.full_like(q, float("nan"))
     flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
     tflops = lambda ms: flops / (ms * 1e-3) / 1e12
     label = (f"f16 attention B={b} H={h}{f' HK={hk}' if hk else ''} S={s} D={d}"
-             f"{' causal' if causal else ''}")
+             f"{' causal' if causal else ''}{', K and V stored [D, L]' if key_columns else ''}")
     libraries = {}
     # SDPA takes grouped K/V with enable_gqa where the backend has it; else repeated heads
     kk, vv = (k, v) if not hk else (t.repeat_interleave(h // hk, dim=1) for t in (k, v))
@@ -174,7 +176,8 @@ def attention_case(b, h, hk, s, d, causal, rows, detail):
             run = lambda: call(Q=q, K=k, V=v, O=o, scale=1.0 / math.sqrt(d), B=b, H=h, S=s,
                                HK=hk, L=s)  # noqa: E731
         else:
-            run = bench_attention.ours(sketch_gpu.library(), name, q, k, v, o, 1.0 / math.sqrt(d))
+            kc, vc = (t.transpose(-1, -2).contiguous() for t in (k, v)) if key_columns else (k, v)
+            run = bench_attention.ours(sketch_gpu.library(), name, q, kc, vc, o, 1.0 / math.sqrt(d))
         status = run()
         torch.cuda.synchronize()
         err = ((o.float() - reference).norm() / reference.norm()).item()
@@ -200,6 +203,9 @@ def attention_group(table):
     for b, h, hk, s, d, causal in bench_attention.GQA_SHAPES:
         table.run("attention", 2 * b * s * d * (2 * h + 2 * hk), attention_case, b, h, hk, s,
                   d, causal)
+    for b, h, s, d, causal in bench_attention.KEY_COLUMN_SHAPES:
+        table.run("attention", 2 * 4 * b * h * s * d,
+                  functools.partial(attention_case, key_columns=True), b, h, None, s, d, causal)
 
 
 def fmt(x, spec):

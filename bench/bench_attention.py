@@ -26,6 +26,9 @@ SHAPES = [  # B, H, S, D, causal
 ]
 # Grouped-query attention for bench_all.py: B, H, HK, S, D, causal.
 GQA_SHAPES = [(4, 32, 8, 4096, 128, False)]
+# K and V stored a key per column ([D, L]) for bench_all.py: B, H, S, D, causal (SDPA
+# gets them stored [L, D], the layout it takes).
+KEY_COLUMN_SHAPES = [(4, 16, 4096, 64, False), (4, 16, 4096, 128, False)]
 
 
 def ours(lib, name, q, k, v, o, scale):

@@ -277,6 +277,9 @@ AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, boo
   if (tiles.outputRegisters() + tiles.scoreRegisters() > budget || !tiles.fitsRegisters() ||
       tiles.smemBytes() > smemLimitBytes(arch))
     tiles.bm = 64;
+  if (!alike && tiles.bm == 64 &&
+      tiles.outputRegisters() + tiles.scoreRegisters() > kAttentionOtherNarrowRegisters)
+    tiles.bn = 32;
   return tiles;
 }
 

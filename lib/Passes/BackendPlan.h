@@ -258,7 +258,8 @@ struct AttentionTiles {
   }
   /// The default: 4 warps, 64 keys a step and 32 rows per warp where the
   /// accumulators take at most kAttentionAlikeRegisters (K and V alike) or
-  /// kAttentionOtherRegisters (other forms) and shared memory fits; 16 rows else.
+  /// kAttentionOtherRegisters (other forms) and shared memory fits; 16 rows else, and
+  /// then 32 keys a step for other forms above kAttentionOtherNarrowRegisters.
   /// `masked`: a Mask step (causal) between the GEMMs.
   static AttentionTiles defaults(int64_t dqk, int64_t dv, bool alike, bool masked,
                                  llvm::StringRef arch);
@@ -276,6 +277,10 @@ struct AttentionTiles {
 constexpr int64_t kAttentionAccumulatorRegisters = 192;
 constexpr int64_t kAttentionAlikeRegisters = 192;
 constexpr int64_t kAttentionOtherRegisters = 160;
+/// Other forms at 16 rows a warp (bm = 64, 4 warps): O and P within this, else 32 keys a
+/// step; at 64 keys ptxas spilled 60-104 bytes from dv = 224 (O 112 registers) on sm_80
+/// and sm_90a, nothing at 208 (104) or with 32 keys.
+constexpr int64_t kAttentionOtherNarrowRegisters = 136;
 constexpr int64_t kAttentionScoreRegisters = 64;
 /// sm_90a: the producer warpgroup's registers after setmaxnreg; a consumer's at most.
 constexpr int64_t kAttentionProducerRegisters = 24;

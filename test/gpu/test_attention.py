@@ -268,6 +268,17 @@ def test_layouts_kernel_by_keys():
             assert any(expected in n for n in ran), f"{name} L={l}: no '{expected}' ran: {ran}"
 
 
+def test_layouts_wide_heads():
+    """F and H stored [D, L] at D = 128 (causal too) and 256 (bf16): the sm_90a kernel's
+    widest key-per-column tiles, on both sides of L % 8 and of the key tile."""
+    sizes = [(113, 203), (100, 200), (256, 512), (1024, 1023), (77, 1000)]
+    for (name, dtype, d, causal), (s, l), hk in itertools.product(
+            [("seed_f16_d128_kc_vc", "f16", 128, False),
+             ("seed_f16_d128_kc_vc_causal", "f16", 128, True),
+             ("seed_bf16_d256_kc_vc", "bf16", 256, False)], sizes, [HEADS, 1]):
+        seed_case(name, dtype, causal, s, l, hk, d, "kc", "vc")
+
+
 def test_layouts_f16():
     layouts("f16")
 
