@@ -177,7 +177,8 @@ def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False):
                                HK=hk, L=s)  # noqa: E731
         else:
             kc, vc = (t.transpose(-1, -2).contiguous() for t in (k, v)) if key_columns else (k, v)
-            run = bench_attention.ours(sketch_gpu.library(), name, q, kc, vc, o, 1.0 / math.sqrt(d))
+            run = bench_attention.ours(sketch_gpu.library(), name, q, kc, vc, o,
+                                       1.0 / math.sqrt(d), keys=s)
         status = run()
         torch.cuda.synchronize()
         err = ((o.float() - reference).norm() / reference.norm()).item()

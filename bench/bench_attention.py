@@ -31,12 +31,13 @@ GQA_SHAPES = [(4, 32, 8, 4096, 128, False)]
 KEY_COLUMN_SHAPES = [(4, 16, 4096, 64, False), (4, 16, 4096, 128, False)]
 
 
-def ours(lib, name, q, k, v, o, scale):
+def ours(lib, name, q, k, v, o, scale, keys=None):
+    """keys: L, where k is not stored [.., L, D]."""
     fn = getattr(lib, name)
     fn.restype = ctypes.c_int
     b, h, s, _ = q.shape
     args = [ctypes.c_void_p(t.data_ptr()) for t in (q, k, v, o)]
-    args += [ctypes.c_float(scale)] + [ctypes.c_int64(n) for n in (b, h, s, k.shape[2])]
+    args += [ctypes.c_float(scale)] + [ctypes.c_int64(n) for n in (b, h, s, keys or k.shape[2])]
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
     return lambda: fn(*args, stream)
 
