@@ -186,6 +186,34 @@ void emitGemmLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &laun
 }
 
 std::string splitLauncherName(const GemmAnalysis &g) { return g.sig.name + "_splitk_launch"; }
+std::string narrowLauncherName(const GemmAnalysis &g) { return g.sig.name + "_narrow_launch"; }
+
+/// The launch of a kernel without slices: persistent (at most one block an SM, shared
+/// by the batch, each looping over tiles) or one block a tile.
+void emitTileLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
+  if (!launch.persistent) {
+    emitGemmLaunch(w, g, launch, "(unsigned)tiles", /*cluster=*/false);
+    return;
+  }
+  w.comment("persistent: one block an SM (shared by the batch) at most, each looping over tiles");
+  w.line("const int64_t per_batch = sketch::sm_count() / batch;");
+  w.line("const int64_t blocks = per_batch < 1 ? 1 : per_batch < tiles ? per_batch : tiles;");
+  emitGemmLaunch(w, g, launch, "(unsigned)blocks", /*cluster=*/false);
+}
+
+/// The narrow kernel's launch (SplitForm::narrow), a static function the host calls.
+void emitNarrowLauncher(CudaWriter &w, const GemmAnalysis &narrow, const GemmLaunch &launch,
+                        const GemmAnalysis &g) {
+  w.comment("the split form's tile as a kernel of its own (" + str(narrow.tileM) + " x " +
+            str(narrow.tileN) + ", " + str(narrow.stages) + " stages): no slices, no reduction");
+  w.open("static cudaError_t " + narrowLauncherName(g) + "(" + hostParameterList(g.sig) +
+         ", cudaStream_t stream)");
+  emitGemmTiles(w, narrow);
+  w.line("if (tiles > INT32_MAX) return cudaErrorInvalidValue;");
+  emitTileLaunch(w, narrow, launch);
+  w.close();
+  w.line();
+}
 
 /// The split form's launch, a static function the host function calls.
 void emitSplitLauncher(CudaWriter &w, const SplitForm &split, const GemmLaunch &launch) {
@@ -207,6 +235,7 @@ void emitSplitLauncher(CudaWriter &w, const SplitForm &split, const GemmLaunch &
 void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split) {
   using Rule = plan::SplitRule;
   std::string call = splitLauncherName(g) + "(" + kernelArgumentList(g.sig);
+  std::string narrowCall = narrowLauncherName(g) + "(" + kernelArgumentList(g.sig) + ", stream)";
   if (!split.beside) {
     w.comment("split_k " + str(split.slices) + ": K split over " + str(split.slices) + " slices");
     w.line("return " + call + (split.cluster ? ", " + str(split.slices) : "") + ", stream);");
@@ -233,19 +262,32 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
            str(Rule::fillDen) + ", split_tiles, sketch::ceil_div(" +
            g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + maxSlices + ", " +
            str(Rule::minKTiles) + ");");
+    if (split.narrow) {
+      w.line("if (slices == 1)  // one slice: the narrow kernel, without the reduction");
+      w.line("  return " + narrowCall + ";");
+    }
     w.line("return " + call + ", slices, stream);");
   } else {
     w.line("return " + call + ", stream);");
   }
   w.close();
+  if (split.narrow) {
+    w.comment("at most " + str(Rule::narrowRows) + " rows: the narrow kernel streams B with more "
+              "stages a block than the tile above");
+    w.line("if (size_m <= " + str(Rule::narrowRows) + ")");
+    w.line("  return " + narrowCall + ";");
+  }
 }
 
 } // namespace
 
 void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
-                  const SplitForm *split, const GemmLaunch *splitLaunch) {
+                  const SplitForm *split, const GemmLaunch *splitLaunch,
+                  const GemmLaunch *narrowLaunch) {
   if (split)
     emitSplitLauncher(w, *split, *splitLaunch);
+  if (split && split->narrow)
+    emitNarrowLauncher(w, *split->narrow, *narrowLaunch, g);
   w.open(hostPrototype(g.sig));
   emitHostChecks(w, g.sig);
   emitGemmTiles(w, g);
@@ -253,14 +295,8 @@ void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
   w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
   if (split)
     emitSplitDispatch(w, g, *split);
-  if (own && own->persistent) {
-    w.comment("persistent: one block an SM (shared by the batch) at most, each looping over tiles");
-    w.line("const int64_t per_batch = sketch::sm_count() / batch;");
-    w.line("const int64_t blocks = per_batch < 1 ? 1 : per_batch < tiles ? per_batch : tiles;");
-    emitGemmLaunch(w, g, *own, "(unsigned)blocks", /*cluster=*/false);
-  } else if (own) {
-    emitGemmLaunch(w, g, *own, "(unsigned)tiles", /*cluster=*/false);
-  }
+  if (own)
+    emitTileLaunch(w, g, *own);
   w.close();
 }
 
@@ -436,6 +472,18 @@ int64_t alignUp(int64_t value, int64_t alignment) {
 
 } // namespace
 
+/// The split form's tile `s` as a kernel of its own: its operand buffers and stages,
+/// the GEMM's epilogue and staging element (SplitForm::narrow).
+GemmAnalysis narrowOf(const GemmAnalysis &g, const GemmAnalysis &s) {
+  GemmAnalysis narrow = s;
+  narrow.sig.name = g.sig.name + "_narrow";
+  narrow.split.reset();
+  narrow.stagedEpilogue = g.stagedEpilogue;
+  int64_t bytes = g.staging.elementBytes;
+  narrow.staging = plan::StagingBuffer{0, s.tileM, s.tileN, plan::stagingLd(s.tileN, bytes), bytes};
+  return narrow;
+}
+
 FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
   const plan::SplitPlan &plan = *g.split;
   SplitForm split;
@@ -474,6 +522,8 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
                                 << " with " << s.stages
                                 << " stages does not fit the shared memory of sm_90a's wgmma "
                                    "path, whose blocks are a cluster's K slices: use fewer stages";
+    if (plan::hasNarrowKernel(plan, g.tileM, g.tileN, g.stages))
+      split.narrow = narrowOf(g, s);
     return split;
   }
   if (!split.slices)
@@ -528,7 +578,12 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
                           ? emitWgmmaGemmKernel(split->g, *epilogue, w, &*split)
                           : GemmWriter(split->g, *epilogue, w, &*split).writeKernelAndComment();
   w.line();
-  emitGemmHost(w, g, own ? &*own : nullptr, &*split, &launch);
+  std::optional<GemmLaunch> narrow;
+  if (split->narrow) {
+    narrow = emitWgmmaGemmKernel(*split->narrow, *epilogue, w);
+    w.line();
+  }
+  emitGemmHost(w, g, own ? &*own : nullptr, &*split, &launch, narrow ? &*narrow : nullptr);
   w.line();
   return g.sig;
 }

@@ -12,6 +12,7 @@
 #include "lib/Emit/KernelAnalysis.h"
 #include "lib/Emit/TensorCoreGemm.h"
 
+#include <optional>
 #include <string>
 
 namespace sketch {
@@ -68,6 +69,10 @@ struct SplitForm {
   bool cluster = false;
   int64_t slices = 0; // fixed (`split_k N`); 0 on a cluster: SplitRule's, at run time
   bool beside = false; // the kernel's own tile stays, the host function picks (`auto`)
+  /// `auto` on a cluster: the split tile as a kernel of its own, without slices or
+  /// reduction (NAME_narrow_kernel), which the host function runs where the rule
+  /// gives one slice or M is at most SplitRule::narrowRows (docs/backend.md).
+  std::optional<GemmAnalysis> narrow;
 };
 
 /// The split form of `g`: its tile and warps, operand buffers planned as
@@ -86,9 +91,11 @@ std::string splitKernelName(const GemmAnalysis &g);
 
 /// The host function: argument checks, one block per output tile and batch index;
 /// with `split`, its dispatch to the split form (always, or by SplitRule beside
-/// `own`), written before it as a static launch function.
+/// `own`, and to split->narrow's `narrowLaunch`), each written before it as a static
+/// launch function.
 void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
-                  const SplitForm *split = nullptr, const GemmLaunch *splitLaunch = nullptr);
+                  const SplitForm *split = nullptr, const GemmLaunch *splitLaunch = nullptr,
+                  const GemmLaunch *narrowLaunch = nullptr);
 
 } // namespace sketch
 

@@ -223,7 +223,7 @@ private:
       indent(1) << "split_k " << *split << "\n";
       std::optional<plan::SplitPlan> plan = plan::splitPlanFrom(kernel->getAttr(plan::kSplitAttr));
       if (plan && kernel->hasAttr(plan::kSmemBytesAttr)) // with the backend plan's comments
-        for (const std::string &line : describeSplit(*split, *plan))
+        for (const std::string &line : describeSplit(*split, *plan, narrowKernel(kernel, *plan)))
           indent(1) << "# " << line << "\n";
     }
     if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
@@ -240,7 +240,15 @@ private:
 
   /// The split form and, for `split_k auto`, the host function's rule (plan::SplitRule),
   /// as comment lines of at most 90 columns.
-  static SmallVector<std::string> describeSplit(StringRef directive, const plan::SplitPlan &split) {
+  /// Whether the host function also has the split tile as a kernel of its own.
+  static bool narrowKernel(KernelOp kernel, const plan::SplitPlan &split) {
+    auto tileM = kernel.getTileM(), tileN = kernel.getTileN(), stages = kernel.getStages();
+    return tileM && tileN && stages &&
+           plan::hasNarrowKernel(split, int64_t(*tileM), int64_t(*tileN), int64_t(*stages));
+  }
+
+  static SmallVector<std::string> describeSplit(StringRef directive, const plan::SplitPlan &split,
+                                                bool narrow) {
     using Rule = plan::SplitRule;
     auto n = [](int64_t value) { return std::to_string(value); };
     std::string where = split.cluster ? "the blocks of a cluster"
@@ -257,6 +265,9 @@ private:
               " x " + n(split.tileN) + " x " + n(split.tileK) + ", " + n(split.stages) + " stages, ";
     text += "K split over " + count +
             "; the slices' f32 partial tiles summed in slice order, then the epilogue and one store";
+    if (narrow)
+      text += "; where S is 1, and for M up to " + n(Rule::narrowRows) +
+              " rows, the split tile runs as a kernel of its own (no slices, no reduction)";
     SmallVector<std::string> lines(1);
     for (StringRef word : llvm::split(text, ' ')) {
       if (!lines.back().empty() && lines.back().size() + 1 + word.size() > 84)

@@ -104,6 +104,11 @@ std::optional<SplitPlan> splitPlanFrom(Attribute attr) {
   return SplitPlan{*tileM, *tileN, *tileK, *warps, *stages, *slices, *cluster != 0, *beside != 0};
 }
 
+bool hasNarrowKernel(const SplitPlan &split, int64_t tileM, int64_t tileN, int64_t stages) {
+  return split.cluster && split.beside &&
+         (split.tileM != tileM || split.tileN != tileN || split.stages != stages);
+}
+
 int64_t SplitRule::clusterStages(int64_t tileM, int64_t tileN, llvm::StringRef arch) {
   constexpr int64_t kWgmmaTileK = 64, kReserve = 2048; // alignment, mbarriers
   int64_t perStage = (tileM + tileN) * kWgmmaTileK * 2;

@@ -121,6 +121,11 @@ struct SplitPlan {
 mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const SplitPlan &split);
 std::optional<SplitPlan> splitPlanFrom(mlir::Attribute attr);
 
+/// Whether `split_k auto` on a cluster also has the split tile as a kernel of its own
+/// (SplitRule::narrowRows): where that tile differs from the kernel's (tileM x tileN,
+/// `stages`).
+bool hasNarrowKernel(const SplitPlan &split, int64_t tileM, int64_t tileN, int64_t stages);
+
 /// The host function's rule for `split_k auto` (the generated code and
 /// `--emit=sketch` state it): the kernel's own tile when its grid covers at
 /// least fillNum / fillDen of the SMs; else the split form, on a cluster with
@@ -133,6 +138,12 @@ struct SplitRule {
   static constexpr int64_t maxSlices = 8;  // a portable cluster's blocks
   static constexpr int64_t minKTiles = 4;  // k-tiles a slice should get at least
   static constexpr int64_t warpSlices = 2; // slices of the warp-group form (`auto`)
+  /// On a cluster (`auto`), the split tile also runs as a kernel of its own, without
+  /// slices, where the rule gives one slice or M is at most this: H100, same run, the
+  /// plain 64 x 128 8-stage kernel ran M = 128, N = 4096, K = 4096 in 18.1-19.1 us
+  /// against 19.1-19.7 for one slice of the split form, and M = 1, N = 28672 in
+  /// 80.4-80.6 us against 86.4-86.7 for the 128 x 256 tile (cuBLAS 81.5-82.1).
+  static constexpr int64_t narrowRows = 64;
   /// The split form's tile for `split_k auto`: 64 rows (wgmma m64), at most 128 columns.
   static constexpr int64_t tileM = 64, maxTileN = 128;
   /// Its stages on a cluster (sm_90a): as many k-tiles of 64 as fit in shared memory,

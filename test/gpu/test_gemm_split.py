@@ -79,6 +79,27 @@ def test_grids_around_the_rule():
     CASES.sweep(["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"], shapes)
 
 
+def test_narrow_kernel():
+    """sm_90a: the split tile's own kernel (NAME_narrow_kernel) runs where the rule gives one
+    slice (M = 128, N = K = 4096: 64 tiles of 64 x 128) and for M up to 64 rows whose own
+    grid covers the SMs; M = 65 there runs the kernel's own tile. Every kernel, checked."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    wide = 256 * (sms * 3 // 4 + 1)  # the own tile's grid covers 3/4 of the SMs at M <= 128
+    shapes = [(1, wide, 520), (64, wide + 3, 136), (65, wide, 72), (128, 4096, 4096)]
+    CASES.sweep(all_kernels(), shapes)
+    if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
+        return
+    for (m, n, k), expected in zip(shapes, ["_narrow_kernel", "_narrow_kernel", "_kernel",
+                                            "_narrow_kernel"]):
+        values, _ = CASES.make_inputs("sk_f16_plain", {"M": m, "N": n, "K": k})
+        call = sketch_gpu.kernel("sk_f16_plain")
+        used = {p for _, p in call.params}
+        ran = sketch_gpu.launched_kernels(lambda: call(**{p: v for p, v in values.items()
+                                                          if p in used}))
+        kernel = "sk_f16_plain" + expected + "<"
+        assert any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel} ran: {ran}"
+
+
 def test_misaligned_base_pointers():
     """Bases one element off 16 bytes: the element path of both forms (no tensor maps)."""
     CASES.sweep(["sk_f16_bias_relu", "sk_bf16_linear", "sk_f16_residual", "sk_bf16_batched",
