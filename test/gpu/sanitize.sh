@@ -49,6 +49,7 @@ SKETCH_FILES=$files SKETCH_NVCC_FLAGS=-lineinfo \
 
 export SKETCH_GPU_LIB="$build/libsketch_gpu_sanitize.so" SKETCH_GPU_GEN="$gen"
 export PYTORCH_NO_CUDA_MEMORY_CACHING=1 PYTHONUNBUFFERED=1
+export SKETCH_SANITIZER=1  # sketch_gpu.launched_kernels: no profiler under the sanitizer
 status=0
 for tool in $tools; do
   echo "sanitize.sh: compute-sanitizer --tool $tool"
