@@ -68,23 +68,41 @@ def projection_case(dtype_name, m, n, k, rows, detail):
     reference = torch.matmul(data[0][0], data[0][1].t())
     label = f"{dtype_name} projection M={m} N={n} K={k}"  # default_ms() reads it back
     print(f"{label}: cuBLAS {lib_ms:.4f} ms", flush=True)
+    # Two rounds, the second in reverse order with cuBLAS last; each kernel's time (cuBLAS's
+    # too) is the faster of its two. In one round, identical kernels (the default and the
+    # listed configuration it picks) differed by up to 16% with their place in the order.
+    calls = {f"bp_{dtype_name}_{c}": c for c in CONFIGS
+             if f"bp_{dtype_name}_{c}" in sketch_gpu.prototypes()}
+    timed = {}  # name -> its entry in `detail`
+    for order in (list(calls), list(calls)[::-1]):
+        for name in order:
+            call = sketch_gpu.kernel(name)
+            launch = lambda i: call(X=data[i][0], W=data[i][1], Y=y, M=m, N=n, K=k)  # noqa: E731
+            if name not in timed:
+                try:
+                    ms, err = measure_kernel(name, launch, y, reference, len(data),
+                                             2.0 * m * n * k, f"M={m} N={n} K={k}", detail,
+                                             graph=True)
+                except RuntimeError as error:
+                    print(f"  {name}: {error}", flush=True)
+                    timed[name] = None
+                    continue
+                timed[name] = len(detail) - 1
+            elif timed[name] is not None:
+                ms = time_ms(launch, len(data), graph=True)
+                entry = detail[timed[name]]
+                if ms < entry[2]:
+                    detail[timed[name]] = (entry[0], entry[1], ms, entry[3] * entry[2] / ms, entry[4])
+    lib_ms = min(lib_ms, time_ms(library, len(data), graph=True))
     best = (float("inf"), None)
-    for config in CONFIGS:
-        name = f"bp_{dtype_name}_{config}"
-        if name not in sketch_gpu.prototypes():
+    for name, index in timed.items():
+        if index is None:
             continue
-        call = sketch_gpu.kernel(name)
-        try:
-            ms, err = measure_kernel(name, lambda i: call(X=data[i][0], W=data[i][1], Y=y, M=m, N=n,
-                                                          K=k), y, reference, len(data),
-                                     2.0 * m * n * k, f"M={m} N={n} K={k}", detail, graph=True)
-        except RuntimeError as error:
-            print(f"  {name}: {error}", flush=True)
-            continue
+        _, _, ms, _, err = detail[index]
         if err >= 1e-2:
             print(f"  {name}: relative error {err:.2e}, not counted", flush=True)
             continue
-        if config != "default" and ms < best[0]:
+        if calls[name] != "default" and ms < best[0]:
             best = (ms, name)
     rows.append((label, best[1], best[0], tflops(m, n, k, best[0]) if best[1] else float("nan"),
                  "torch.matmul (cuBLAS)", lib_ms, tflops(m, n, k, lib_ms), ROW_TARGET))
