@@ -100,6 +100,12 @@ def test_narrow_kernel():
         assert ran is None or any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel} ran: {ran}"
 
 
+def test_narrow_kernel_one_slice():
+    """The narrow kernel where the rule gives one slice (M = 128, N about 4096: 64 tiles of
+    64 x 128), every kernel, short K; small enough for compute-sanitizer (sanitize.sh)."""
+    CASES.sweep(all_kernels(), [(128, 4096, 264), (97, 4100, 72)])
+
+
 def test_misaligned_base_pointers():
     """Bases one element off 16 bytes: the element path of both forms (no tensor maps)."""
     CASES.sweep(["sk_f16_bias_relu", "sk_bf16_linear", "sk_f16_residual", "sk_bf16_batched",
