@@ -10,11 +10,12 @@
 // writeHost then write the CUDA from pieces (a tile copy per storage order, a B
 // operand load per orientation): one block per (BM query rows, leading indices
 // of Q), each warp owning MT = BM / (16 * warps) row tiles of 16.
-// On sm_90a, for K and V a key per row and head dimensions multiples of 16
-// whose tiles fit (plan::AttentionTiles::wgmmaFits), the warp-specialized wgmma
-// kernel instead: a producer warpgroup loading by TMA, consumer warpgroups of
-// 64 rows (flash_hopper.cuh's steps). docs/backend.md, "Attention", describes
-// the generated kernels.
+// On sm_90a, for head dimensions multiples of 16 whose tiles fit
+// (plan::AttentionTiles::wgmmaFits), the warp-specialized wgmma kernel instead: a
+// producer warpgroup loading by TMA, consumer warpgroups of 64 rows
+// (flash_hopper.cuh's steps); with K or V a key per column, beside the mma.sync
+// kernel (NAME_mma) that the host runs for L not a multiple of 8 (mmaFallback).
+// docs/backend.md, "Attention", describes the generated kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/CudaWriter.h"
