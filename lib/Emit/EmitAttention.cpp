@@ -816,7 +816,7 @@ private:
     w.line("if (j >= STAGES)");
     w.line("  mbarrier_wait(V_empty + 8 * stage, (j / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(V_full + 8 * stage, TILE_V);");
-    w.line(keysLoad(plan.v, "V", "DV") + "(V_s + stage * TILE_V, &V_map, j * BN, KV_head, "
+    w.line(keysLoad(plan.v, "V_PANELS", "DV") + "(V_s + stage * TILE_V, &V_map, j * BN, KV_head, "
            "V_full + 8 * stage);");
     w.close();
   }
@@ -829,15 +829,15 @@ private:
     w.line("if (t >= STAGES)");
     w.line("  mbarrier_wait(K_empty + 8 * stage, (t / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K);");
-    w.line(keysLoad(plan.k, "K", "DQK") + "(K_s + stage * TILE_K, &K_map, t * BN, KV_head, "
+    w.line(keysLoad(plan.k, "QK_PANELS", "DQK") + "(K_s + stage * TILE_K, &K_map, t * BN, KV_head, "
            "K_full + 8 * stage);");
     w.close(";");
   }
 
-  /// The TMA copy of a K or V tile: panels of 64 columns of BN key rows, or of 64 keys
-  /// of the head dimension's rows.
-  static std::string keysLoad(const KeyTensor &t, StringRef tile, StringRef depth) {
-    return t.keyRows ? formatv("tma_load_panels<{0}_PANELS, BN>", tile == "K" ? "QK" : "V").str()
+  /// The TMA copy of a K or V tile: `panels` panels of 64 columns of BN key rows, or
+  /// BN / 64 panels of 64 keys of the head dimension's (`depth`) rows.
+  static std::string keysLoad(const KeyTensor &t, StringRef panels, StringRef depth) {
+    return t.keyRows ? formatv("tma_load_panels<{0}, BN>", panels).str()
                      : formatv("tma_load_key_panels<BN / 64, {0}>", depth).str();
   }
 
@@ -1359,17 +1359,18 @@ std::optional<AttentionPlan> mmaFallback(const AttentionPlan &plan) {
   return fallback;
 }
 
-void writeMmaFallback(const AttentionPlan &plan, CudaWriter &w) {
-  if (!mmaFallback(plan))
-    return;
+/// The host's call of `fallback` (mmaFallback) where TMA cannot read the keys.
+void writeMmaFallback(const AttentionPlan &plan, const AttentionPlan &fallback, CudaWriter &w) {
   w.comment("Keys stored a key per column: TMA reads their rows only where L keys are a "
             "multiple of 16 bytes;");
   w.comment("other L take the mma.sync kernel (cp.async, element copies where needed).");
   w.line("if (" + plan.dim(plan.k.keys()) + " % 8 != 0)");
-  w.line("  return " + plan.name + "_mma(" + kernelArgumentList(plan.sig) + ", stream);");
+  w.line("  return " + fallback.sig.name + "(" + kernelArgumentList(plan.sig) + ", stream);");
 }
 
-void writeHost(const AttentionPlan &plan, CudaWriter &w) {
+/// The host function; `fallback`: the mma.sync kernel's plan it calls for L that TMA
+/// cannot read (mmaFallback), written before it.
+void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fallback = nullptr) {
   std::string tiles = "::" + plan.name + "_tiles";
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
   w.open(hostPrototype(plan.sig));
@@ -1412,7 +1413,8 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w) {
   w.line("  return cudaErrorInvalidValue;");
   std::string maps;
   if (plan.tiles.wgmma) {
-    writeMmaFallback(plan, w);
+    if (fallback)
+      writeMmaFallback(plan, *fallback, w);
     w.comment("TMA: Q, K and V as batches of row-major matrices (a matrix a head), boxes of 64 "
               "columns x BM or BN rows");
     w.comment("(a tensor stored a key per column: 64 keys x its head dimension); sizes the copy "
@@ -1456,7 +1458,6 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
                           : "#include \"sketch/softmax.cuh\"");
   w.line();
   std::optional<AttentionPlan> fallback = mmaFallback(plan);
-  w.line();
   w.line("namespace {");
   w.line();
   KernelWriter(plan, w).write();
@@ -1471,7 +1472,7 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
     writeHost(*fallback, w);
     w.line();
   }
-  writeHost(plan, w);
+  writeHost(plan, w, fallback ? &*fallback : nullptr);
   w.line();
   return hostConditions(plan);
 }

@@ -48,8 +48,7 @@ struct Problem {
   int64_t n1 = 0;      // b2b: the second GEMM's N
   int64_t headDim = 0; // attention: the first GEMM's K
   int64_t valueDim = 0; // attention: the second GEMM's N
-  bool keyRows = true;   // attention: K and V both stored a key per row
-  bool keysAlike = true; // attention: keyRows and one head dimension
+  bool keysAlike = true; // attention: K and V both a key per row, one head dimension
   bool masked = false;   // attention: a Mask step (causal) between the GEMMs
 };
 
@@ -118,8 +117,8 @@ Problem classify(KernelOp kernel) {
       problem.kind = ProblemKind::attention;
       problem.headDim = evaluateExpr(first->k).value_or(0);
       problem.valueDim = evaluateExpr(second->n).value_or(0);
-      problem.keyRows = producer.getRhsTransposed() && !gemm.getRhsTransposed();
-      problem.keysAlike = problem.keyRows && problem.headDim == problem.valueDim;
+      problem.keysAlike = producer.getRhsTransposed() && !gemm.getRhsTransposed() &&
+                          problem.headDim == problem.valueDim;
     } else {
       problem.kind = ProblemKind::b2b;
       problem.n0 = evaluateExpr(first->n).value_or(0);
