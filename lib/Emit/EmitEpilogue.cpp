@@ -198,8 +198,8 @@ FailureOr<EpilogueEmitter> EpilogueEmitter::create(const KernelSignature &sig,
   return emitter;
 }
 
-std::string EpilogueEmitter::loadExpr(const EpilogueOperand &operand,
-                                      const ElementIndex &at) const {
+std::string EpilogueEmitter::elementOffset(const EpilogueOperand &operand,
+                                           const ElementIndex &at) const {
   const auto &dims = operand.param->dims;
   std::string offset;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -211,8 +211,13 @@ std::string EpilogueEmitter::loadExpr(const EpilogueOperand &operand,
     std::string term = after.empty() ? index : index + " * (" + sig->product(after) + ")";
     offset += (offset.empty() ? "" : " + ") + term;
   }
+  return offset.empty() ? "0" : offset;
+}
+
+std::string EpilogueEmitter::loadExpr(const EpilogueOperand &operand,
+                                      const ElementIndex &at) const {
   std::string load =
-      "sketch::to_float(" + operand.param->cname + "[" + (offset.empty() ? "0" : offset) + "])";
+      "sketch::to_float(" + operand.param->cname + "[" + elementOffset(operand, at) + "])";
   std::string guard;
   if (operand.usesRow)
     guard = at.row + " < " + at.rows;
@@ -321,6 +326,29 @@ bool EpilogueEmitter::callsFunctions() const {
       return true;
   }
   return false;
+}
+
+std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> EpilogueEmitter::splitStart() const {
+  if (statements.empty())
+    return std::nullopt;
+  auto first = dyn_cast<ElementwiseOp>(statements.front());
+  if (!first || first.getTarget() != accumulator || !first->hasAttr(plan::kIndexAttr))
+    return std::nullopt;
+  ElementwiseKind kind = first.getKind();
+  if (kind != ElementwiseKind::bias && kind != ElementwiseKind::add)
+    return std::nullopt;
+  auto operands = first.getOperands();
+  const EpilogueOperand *operand = operandFor(cast<StringAttr>(operands[0]).getValue());
+  if (!operand || (operand->usesRow && operand->usesCol))
+    return std::nullopt;
+  AccumulatorStart start{*operand, "", statementText(first)};
+  if (operands.size() > 1)
+    start.factor = scalarExpr(cast<StringAttr>(operands[1]).getValue());
+  std::vector<Operation *> rest(statements.begin() + 1, statements.end());
+  FailureOr<EpilogueEmitter> after = create(*sig, rest, accumulator, stored, first.getLoc());
+  if (failed(after))
+    return std::nullopt;
+  return std::make_pair(std::move(start), std::move(*after));
 }
 
 std::vector<std::string> EpilogueEmitter::describe() const {

@@ -19,6 +19,9 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <optional>
+#include <utility>
+
 namespace sketch {
 
 /// A global tensor read by the epilogue, and how it is indexed.
@@ -39,6 +42,8 @@ struct ElementIndex {
   std::vector<std::string> batch; // batch index of each output batch dimension
 };
 
+struct AccumulatorStart;
+
 class EpilogueEmitter {
 public:
   /// Reads the fused statements `ops`, which start from the register tile
@@ -57,6 +62,9 @@ public:
 
   const std::vector<EpilogueOperand> &operands() const { return operandList; }
 
+  /// The offset of `operand`'s element at `at` from its base pointer (C++ expression).
+  std::string elementOffset(const EpilogueOperand &operand, const ElementIndex &at) const;
+
   /// A float expression loading `operand` at `at`, zero outside the output.
   std::string loadExpr(const EpilogueOperand &operand, const ElementIndex &at) const;
 
@@ -65,6 +73,13 @@ public:
   void emitElement(CudaWriter &w, llvm::StringRef accExpr,
                    llvm::function_ref<std::string(const EpilogueOperand &)> value,
                    llvm::StringRef result) const;
+
+  /// Where the first statement adds a tensor that is not full (per column, per row or per
+  /// batch: `Compute Bias ACC, x`, or `Compute Add ACC, x[, s]`) to the accumulator: that
+  /// operand, and an emitter of the other statements. A kernel may then start its
+  /// accumulators from the operand instead of zero, so the epilogue after the main loop
+  /// loads nothing for it (docs/backend.md).
+  std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> splitStart() const;
 
   /// One comment line per statement: what the epilogue does, for the kernel's header.
   std::vector<std::string> describe() const;
@@ -85,6 +100,14 @@ private:
   std::string scalarExpr(llvm::StringRef operand) const;
   std::string expression(mlir::Value value,
                          llvm::function_ref<std::string(const EpilogueOperand &)> load) const;
+};
+
+/// The operand the accumulators start from (EpilogueEmitter::splitStart), times `factor`
+/// where it is not empty, and the statement it comes from.
+struct AccumulatorStart {
+  EpilogueOperand operand;
+  std::string factor;
+  std::string statement;
 };
 
 } // namespace sketch

@@ -819,7 +819,8 @@ void emitChunkEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const Sto
                        int64_t perChunk, StringRef value) {
   w.line("float vals[" + str(perChunk) + "];");
   unrolledFor(w, "e", str(perChunk));
-  w.line("const int64_t col = " + s.n0 + " + c + e;");
+  if (llvm::any_of(epilogue.operands(), [](const EpilogueOperand &o) { return o.usesCol; }))
+    w.line("const int64_t col = " + s.n0 + " + c + e;");
   ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
   epilogue.emitElement(
       w, value, [&](const EpilogueOperand &operand) { return epilogue.loadExpr(operand, at); },
@@ -864,6 +865,88 @@ void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilogue
 constexpr const char *kPartialBarrier = "__syncthreads();";
 
 } // namespace
+
+FoldedEpilogue::FoldedEpilogue(const EpilogueEmitter &epilogue, bool fold) : whole(&epilogue) {
+  if (fold)
+    split = epilogue.splitStart();
+}
+
+std::string FoldedEpilogue::describe() const {
+  if (!split)
+    return "";
+  return "the accumulators start from " + split->first.operand.param->name +
+         " (the epilogue's first statement), not from zero";
+}
+
+void FoldedEpilogue::emitStart(CudaWriter &w, const StoreSpec &s,
+                               llvm::function_ref<void()> zero) const {
+  if (!split) {
+    zero();
+    return;
+  }
+  const AccumulatorStart &start = split->first;
+  const EpilogueOperand &operand = start.operand;
+  w.comment("the accumulators start from " + operand.param->name + " (" + start.statement +
+            ", the epilogue's first statement), not from zero");
+  w.line("{");
+  w.indentMore();
+  ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
+  std::string factor = start.factor.empty() ? "" : start.factor + " * ";
+  if (operand.usesCol && !operand.usesRow && plan::elementBytes(operand.param->type) == 2) {
+    emitPairStart(w, operand, at, factor, s.n0);
+  } else {
+    if (operand.usesRow)
+      w.line("const int g = lane / 4;  // fragment rows g, g + 8");
+    if (operand.usesCol)
+      w.line("const int t = lane % 4;  // fragment columns 2t, 2t + 1");
+    unrolledFor(w, "mi", "MI");
+    unrolledFor(w, "ni", "NI");
+    unrolledFor(w, "e", "4");
+    if (operand.usesRow)
+      w.line("const int64_t row = " + s.m0 + " + warp_m * WM + mi * 16 + g + e / 2 * 8;");
+    if (operand.usesCol)
+      w.line("const int64_t col = " + s.n0 + " + warp_n * WN + ni * 8 + 2 * t + e % 2;");
+    w.line("acc[mi][ni][e] = " + factor + whole->loadExpr(operand, at) + ";");
+    w.close();
+    w.close();
+    w.close();
+  }
+  w.close();
+}
+
+void FoldedEpilogue::emitPairStart(CudaWriter &w, const EpilogueOperand &operand,
+                                   const ElementIndex &at, StringRef factor, StringRef n0) const {
+  std::string type = cTypeOf(operand.param->type);
+  w.comment("each thread's column pairs (2t, 2t + 1) load straight into its accumulators, all in");
+  w.comment("flight at once, then widen to f32 in place");
+  w.line("const int t = lane % 4;");
+  w.line("const int64_t col = " + n0.str() + " + warp_n * WN + 2 * t;  // this thread's first pair");
+  w.line("const " + type + " *src = " + operand.param->cname + " + " +
+         whole->elementOffset(operand, at) + ";");
+  w.open("if (col + 8 * (NI - 1) + 1 < " + at.cols + " && sketch::aligned_words(src))");
+  w.comment("every pair inside, as words");
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  w.line("acc[mi][ni][0] = __uint_as_float(sketch::load_word(src + ni * 8));");
+  w.close();
+  w.close();
+  w.close();
+  w.open("else");
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  w.line("acc[mi][ni][0] = __uint_as_float(sketch::load_pair_bits(src + ni * 8, col + ni * 8, " +
+         at.cols + "));");
+  w.close();
+  w.close();
+  w.close();
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  w.line("const float2 pair = sketch::unpack2<" + type + ">(__float_as_uint(acc[mi][ni][0]));");
+  w.line("acc[mi][ni][0] = acc[mi][ni][2] = " + factor.str() + "pair.x;");
+  w.line("acc[mi][ni][1] = acc[mi][ni][3] = " + factor.str() + "pair.y;");
+  w.close();
+  w.close();
+}
 
 void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
                           const StoreSpec &s) {

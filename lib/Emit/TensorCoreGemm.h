@@ -142,6 +142,35 @@ struct StoreSpec {
   int64_t rowPasses = 1;
 };
 
+/// The epilogue as a tensor-core kernel runs it: where `fold` and the first statement
+/// adds a tensor that is not full (EpilogueEmitter::splitStart), the accumulators start
+/// from that operand instead of zero and the other statements run after the main loop.
+/// The persistent warp-specialized kernels fold (their 168 registers a thread leave the
+/// epilogue's loads few registers beside the accumulators, docs/backend.md); the
+/// one-tile kernels do not (the loaded accumulators would stay live across the pipeline's
+/// prologue, where zeros cost no register: the GELU example spilled 20 bytes).
+class FoldedEpilogue {
+public:
+  FoldedEpilogue(const EpilogueEmitter &epilogue, bool fold);
+  /// The accumulators' first values at the start of a tile (origin `store.m0`,
+  /// `store.n0`): each thread loads its fragments' elements of the folded operand, or
+  /// `zero` writes zeros where nothing is folded.
+  void emitStart(CudaWriter &w, const StoreSpec &store, llvm::function_ref<void()> zero) const;
+  /// A line for the kernel's header comment (empty where nothing is folded).
+  std::string describe() const;
+  bool folds() const { return split.has_value(); }
+  /// The statements that run after the main loop.
+  const EpilogueEmitter &rest() const { return split ? split->second : *whole; }
+
+private:
+  /// emitStart for a 16-bit per-column operand: pairs of columns as one word each.
+  void emitPairStart(CudaWriter &w, const EpilogueOperand &operand, const ElementIndex &at,
+                     llvm::StringRef factor, llvm::StringRef n0) const;
+
+  const EpilogueEmitter *whole;
+  std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> split;
+};
+
 /// Waits for the pipeline, applies the epilogue in registers, stages the tile
 /// in shared memory and stores it with 16-byte coalesced, guarded stores.
 void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &config,

@@ -400,11 +400,12 @@ class WgmmaWriter {
 public:
   WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w,
               const SplitForm *split = nullptr)
-      : g(g), epilogue(epilogue), w(w), block(blockOf(g)), split(split) {
+      : g(g), epilogue(epilogue), w(w), block(blockOf(g)), split(split), folded(epilogue, false) {
     bool inPasses = !g.stagedEpilogue && gemmStoreSpec(g).outBytes == 2 &&
                     !epilogue.callsFunctions();
     passes = split ? 0 : persistentPasses(g, inPasses);
     block.producer = split ? usesTma(g) : passes > 0;
+    folded = FoldedEpilogue(epilogue, persistent());
   }
 
   void run() {
@@ -436,6 +437,13 @@ private:
   const SplitForm *split;
   /// The persistent kernel's staging passes (persistentPasses; 0: not persistent).
   int64_t passes = 0;
+  /// The epilogue's leading Bias or Add folded into the accumulators' start: in the
+  /// persistent kernel (not in the split form, whose slices each hold a partial sum).
+  FoldedEpilogue folded;
+
+  void writeAccumulatorStart() {
+    folded.emitStart(w, gemmStoreSpec(g), [&] { emitWgmmaZeroAccumulators(w); });
+  }
 
   /// How an operand's stage tile is laid out, for the shared-memory comment.
   static std::string describeTile(const OperandTile &t) {
@@ -477,6 +485,8 @@ private:
                                                 : std::string("1 to 8, the host function's choice")) +
                                  "), partial tiles summed through distributed shared memory",
                              memory});
+    else if (folded.folds())
+      emitGemmHeaderComment(w, g, epilogue, {"  sm_90a: " + plan, "  " + folded.describe(), memory});
     else
       emitGemmHeaderComment(w, g, epilogue, {"  sm_90a: " + plan, memory});
   }
@@ -658,7 +668,7 @@ private:
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
     emitGemmTileOrigin(w, "tile", str(rasterRows(block)));
-    emitWgmmaZeroAccumulators(w);
+    writeAccumulatorStart();
     w.open("if constexpr (kVec)");
     emitWgmmaConsumerTile(w, block);
     w.close();
@@ -672,7 +682,7 @@ private:
     store.staging = persistentStaging(g, passes);
     store.rowPasses = passes;
     store.barrier = kWgmmaConsumerBarrier;
-    emitAccumulatorStore(w, block.storeConfig(), epilogue, store);
+    emitAccumulatorStore(w, block.storeConfig(), folded.rest(), store);
     w.close();
   }
 

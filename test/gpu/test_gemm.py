@@ -9,7 +9,8 @@ the element path; bad arguments return cudaErrorInvalidValue without writing.
 import torch
 import torch.nn.functional as F
 
-from gemm_cases import GemmCases, expr, leaky, relu
+import sketch_gpu
+from gemm_cases import TOLERANCE, GemmCases, expr, leaky, relu
 
 # The epilogue of each kernel, by the name after its second '_', on the f64
 # product `acc`, the f64 tensors t and the scalars s (gemm_cases.py).
@@ -27,6 +28,9 @@ EPILOGUES = {
     "batched": lambda acc, t, s: relu(acc + t["bias"]),
     "f32out": lambda acc, t, s: acc + t["bias"],
     "batched_bcast": lambda acc, t, s: acc + t["C"],
+    "batched_coladd": lambda acc, t, s: relu(acc + s["beta"] * t["C"]),
+    "rowbias_relu": lambda acc, t, s: relu(acc + t["bias"][:, None]),
+    "f32bias_f32out": lambda acc, t, s: acc + t["bias"],
     "batched2d_tt": lambda acc, t, s: acc,
     "128x256": lambda acc, t, s: relu(acc + t["bias"]),
 }
@@ -36,7 +40,9 @@ CASES = GemmCases("gemm", EPILOGUES, default="plain")
 BIG = ["tc_f16_plain", "tc_bf16_plain", "tc_f16_bias_relu", "tc_bf16_128x256", "tc_f16_256x128",
        "tc_f16_bt", "tc_f16_stages4", "tc_f16_alpha_beta",
        # sm_90a: persistent, warp-specialized (more tiles than blocks: the tile loop runs)
-       "tc_f16ws_batched", "tc_bf16_128x256x64"]
+       "tc_f16ws_batched", "tc_bf16_128x256x64",
+       # sm_90a persistent kernels whose accumulators start from the epilogue's operand
+       "tc_f16_batched_coladd", "tc_f16_rowbias_relu", "tc_f16_f32bias_f32out"]
 
 
 def test_every_kernel_small_sizes():
@@ -59,6 +65,22 @@ def test_misaligned_base_pointers():
     """Bases one element off 16 bytes: the host function picks the element path."""
     CASES.sweep(["tc_f16_bias_relu", "tc_bf16_bt", "tc_f16_f32out", "tc_f16_batched",
                  "tc_bf16_batched2d_tt"], [(136, 264, 72)], misalign=True)
+
+
+def test_accumulator_start_operand_alone_misaligned():
+    """The persistent kernel starts its accumulators from the bias (docs/backend.md): with
+    A, B and D aligned (the 16-byte path) but the bias one element off 4 bytes, the word
+    loads give way to element loads; odd N leaves the last column pair half outside."""
+    for name in ("tc_f16_bias_relu", "tc_f16_batched_coladd"):
+        for m, n, k in ((136, 264, 72), (300, 520, 520), (77, 263, 40)):
+            sizes = {"M": m, "N": n, "K": k, **CASES.batch_sizes(name)}
+            values, tensors = CASES.make_inputs(name, sizes)
+            operand = "bias" if "bias" in tensors else "C"
+            dtype = next(d for p, d, _ in CASES.kernels()[name][0] if p == operand)
+            shifted = sketch_gpu.device_tensor(list(tensors[operand].shape), dtype, misalign=True)
+            values[operand] = tensors[operand] = shifted
+            sketch_gpu.call_and_check(name, values, tensors["D"], lambda: CASES.reference(name, tensors),
+                                      TOLERANCE["f16"], f"{name} {m}x{n}x{k} {operand} misaligned")
 
 
 def test_large_4000x3000x2000():

@@ -5,6 +5,8 @@
 //   mma_m16n8k16_f16 / _bf16(d, a, b)       d += a * b, f32 accumulators
 //   mma_m16n8k16<T>(d, a, b)                the same, chosen by element type
 //   pack2<T>(lo, hi), to_float(x), from_float<T>(f)   f32 <-> f16/bf16
+//   load_word(p), load_pair_bits(p, col, cols), unpack2<T>(bits)   two 16-bit elements,
+//                                             one word
 //
 // Fragment layouts (PTX ISA, "mma.m16n8k16"), lane = 4*g + t (g = lane/4, t = lane%4):
 //   A (16x16, row-major): a[0] = A[g][2t..2t+1],   a[1] = A[g+8][2t..2t+1],
@@ -125,6 +127,32 @@ __device__ __forceinline__ __half from_float<__half>(float x) { return __float2h
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
+}
+
+/// Whether 16-bit elements at p can be read as 32-bit words (p 4-byte aligned).
+template <typename T>
+__device__ __forceinline__ bool aligned_words(const T *p) {
+  return (reinterpret_cast<uintptr_t>(p) & 3) == 0;
+}
+
+/// p[0] and p[1] (16-bit elements) as one 32-bit word, p[0] low; p 4-byte aligned.
+template <typename T>
+__device__ __forceinline__ uint32_t load_word(const T *p) {
+  static_assert(sizeof(T) == 2, "pairs of 16-bit elements");
+  return *reinterpret_cast<const uint32_t *>(p);
+}
+
+/// load_word of p[0], p[1] at columns `col`, col + 1 of a row of `cols`, any alignment:
+/// element loads where it is not aligned or not inside (zero outside). A kernel parks
+/// such words in its accumulator registers and widens them there (unpack2), so that a
+/// tile's loads of a per-column operand are all in flight at once.
+template <typename T>
+__device__ __forceinline__ uint32_t load_pair_bits(const T *p, int64_t col, int64_t cols) {
+  if (col + 1 < cols && aligned_words(p))
+    return load_word(p);
+  const auto *half = reinterpret_cast<const uint16_t *>(p);
+  const uint32_t lo = col < cols ? half[0] : 0u, hi = col + 1 < cols ? half[1] : 0u;
+  return lo | hi << 16;
 }
 
 /// The two T halves of a 32-bit register as floats (low half first).
