@@ -173,11 +173,28 @@ LogicalResult EpilogueEmitter::check(Location loc) {
 FailureOr<EpilogueEmitter> EpilogueEmitter::create(const KernelSignature &sig,
                                                    ArrayRef<Operation *> ops, StringRef accumulator,
                                                    StringRef stored, Location loc) {
+  return build(sig, ops, accumulator, stored, loc, nullptr);
+}
+
+namespace {
+
+/// Whether `ref` is read only by `add` (the folded `ACC + x`).
+bool readOnlyBy(RefOp ref, Operation *add) {
+  return add && ref->hasOneUse() && *ref->getUsers().begin() == add;
+}
+
+} // namespace
+
+FailureOr<EpilogueEmitter> EpilogueEmitter::build(const KernelSignature &sig,
+                                                  ArrayRef<Operation *> ops, StringRef accumulator,
+                                                  StringRef stored, Location loc,
+                                                  Operation *foldedAdd) {
   EpilogueEmitter emitter;
   emitter.sig = &sig;
   emitter.statements.assign(ops.begin(), ops.end());
   emitter.accumulator = accumulator.str();
   emitter.stored = stored.str();
+  emitter.foldedAdd = foldedAdd;
   for (Operation *op : ops) {
     if (auto elementwise = dyn_cast<ElementwiseOp>(op)) {
       if (op->hasAttr(plan::kIndexAttr) &&
@@ -186,7 +203,8 @@ FailureOr<EpilogueEmitter> EpilogueEmitter::create(const KernelSignature &sig,
       continue;
     }
     WalkResult walk = op->walk([&](RefOp ref) {
-      if (ref->hasAttr(plan::kIndexAttr) && failed(emitter.addOperand(ref, ref.getName())))
+      if (ref->hasAttr(plan::kIndexAttr) && !readOnlyBy(ref, foldedAdd) &&
+          failed(emitter.addOperand(ref, ref.getName())))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });
@@ -241,9 +259,15 @@ EpilogueEmitter::expression(Value value,
   }
   if (auto constant = dyn_cast<ConstantOp>(def))
     return floatLiteral(constant.getValue().convertToDouble());
-  if (auto binary = dyn_cast<BinaryOp>(def))
+  if (auto binary = dyn_cast<BinaryOp>(def)) {
+    if (binary == foldedAdd) { // `ACC + x` with the accumulators started from x
+      auto lhs = binary.getLhs().getDefiningOp<RefOp>();
+      bool accLeft = lhs && lhs.getName() == accumulator && !lhs->hasAttr(plan::kIndexAttr);
+      return expression(accLeft ? binary.getLhs() : binary.getRhs(), load);
+    }
     return "(" + expression(binary.getLhs(), load) + binarySymbol(binary.getKind()) +
            expression(binary.getRhs(), load) + ")";
+  }
   if (auto negate = dyn_cast<NegateOp>(def))
     return "(-" + expression(negate.getOperand(), load) + ")";
   auto call = cast<CallOp>(def);
@@ -328,9 +352,44 @@ bool EpilogueEmitter::callsFunctions() const {
   return false;
 }
 
-std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> EpilogueEmitter::splitStart() const {
-  if (statements.empty())
+std::optional<std::pair<AccumulatorStart, EpilogueEmitter>>
+EpilogueEmitter::splitExpressionStart() const {
+  auto assign = cast<AssignOp>(statements.front());
+  if (assign.getTarget() != accumulator)
     return std::nullopt;
+  SmallVector<RefOp> reads;
+  assign.walk([&](RefOp ref) {
+    if (ref.getName() == accumulator && !ref->hasAttr(plan::kIndexAttr))
+      reads.push_back(ref);
+  });
+  if (reads.size() != 1 || !reads[0]->hasOneUse())
+    return std::nullopt;
+  auto add = dyn_cast<BinaryOp>(*reads[0]->getUsers().begin());
+  if (!add || add.getKind() != BinaryKind::add)
+    return std::nullopt;
+  Value other = add.getLhs() == reads[0].getResult() ? add.getRhs() : add.getLhs();
+  auto term = other.getDefiningOp<RefOp>();
+  if (!term || !term->hasAttr(plan::kIndexAttr))
+    return std::nullopt;
+  const EpilogueOperand *operand = operandFor(term.getName());
+  if (!operand || (operand->usesRow && operand->usesCol))
+    return std::nullopt;
+  bool termLeft = add.getLhs() == other;
+  std::string sum = termLeft ? term.getName().str() + " + " + accumulator
+                             : accumulator + " + " + term.getName().str();
+  AccumulatorStart start{*operand, "", "the " + sum + " of " + statementText(assign)};
+  FailureOr<EpilogueEmitter> after =
+      build(*sig, statements, accumulator, stored, assign.getLoc(), add);
+  if (failed(after))
+    return std::nullopt;
+  return std::make_pair(std::move(start), std::move(*after));
+}
+
+std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> EpilogueEmitter::splitStart() const {
+  if (statements.empty() || foldedAdd)
+    return std::nullopt;
+  if (isa<AssignOp>(statements.front()))
+    return splitExpressionStart();
   auto first = dyn_cast<ElementwiseOp>(statements.front());
   if (!first || first.getTarget() != accumulator || !first->hasAttr(plan::kIndexAttr))
     return std::nullopt;

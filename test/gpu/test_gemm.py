@@ -31,6 +31,7 @@ EPILOGUES = {
     "batched_coladd": lambda acc, t, s: relu(acc + s["beta"] * t["C"]),
     "rowbias_relu": lambda acc, t, s: relu(acc + t["bias"][:, None]),
     "f32bias_f32out": lambda acc, t, s: acc + t["bias"],
+    "exprbias": lambda acc, t, s: relu(t["bias"] + acc) * 0.5,
     "batched2d_tt": lambda acc, t, s: acc,
     "128x256": lambda acc, t, s: relu(acc + t["bias"]),
 }
@@ -42,7 +43,7 @@ BIG = ["tc_f16_plain", "tc_bf16_plain", "tc_f16_bias_relu", "tc_bf16_128x256", "
        # sm_90a: persistent, warp-specialized (more tiles than blocks: the tile loop runs)
        "tc_f16ws_batched", "tc_bf16_128x256x64",
        # sm_90a persistent kernels whose accumulators start from the epilogue's operand
-       "tc_f16_batched_coladd", "tc_f16_rowbias_relu", "tc_f16_f32bias_f32out"]
+       "tc_f16_batched_coladd", "tc_f16_rowbias_relu", "tc_f16_f32bias_f32out", "tc_f16_exprbias"]
 
 
 def test_every_kernel_small_sizes():
@@ -71,7 +72,7 @@ def test_accumulator_start_operand_alone_misaligned():
     """The persistent kernel starts its accumulators from the bias (docs/backend.md): with
     A, B and D aligned (the 16-byte path) but the bias one element off 4 bytes, the word
     loads give way to element loads; odd N leaves the last column pair half outside."""
-    for name in ("tc_f16_bias_relu", "tc_f16_batched_coladd"):
+    for name in ("tc_f16_bias_relu", "tc_f16_batched_coladd", "tc_f16_exprbias"):
         for m, n, k in ((136, 264, 72), (300, 520, 520), (77, 263, 40)):
             sizes = {"M": m, "N": n, "K": k, **CASES.batch_sizes(name)}
             values, tensors = CASES.make_inputs(name, sizes)
