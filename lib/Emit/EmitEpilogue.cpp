@@ -173,28 +173,21 @@ LogicalResult EpilogueEmitter::check(Location loc) {
 FailureOr<EpilogueEmitter> EpilogueEmitter::create(const KernelSignature &sig,
                                                    ArrayRef<Operation *> ops, StringRef accumulator,
                                                    StringRef stored, Location loc) {
-  return build(sig, ops, accumulator, stored, loc, nullptr);
+  return build(sig, ops, accumulator, stored, loc, {}, {});
 }
-
-namespace {
-
-/// Whether `ref` is read only by `add` (the folded `ACC + x`).
-bool readOnlyBy(RefOp ref, Operation *add) {
-  return add && ref->hasOneUse() && *ref->getUsers().begin() == add;
-}
-
-} // namespace
 
 FailureOr<EpilogueEmitter> EpilogueEmitter::build(const KernelSignature &sig,
                                                   ArrayRef<Operation *> ops, StringRef accumulator,
                                                   StringRef stored, Location loc,
-                                                  Operation *foldedAdd) {
+                                                  std::vector<Operation *> foldedAdds,
+                                                  std::vector<Operation *> foldedTerms) {
   EpilogueEmitter emitter;
   emitter.sig = &sig;
   emitter.statements.assign(ops.begin(), ops.end());
   emitter.accumulator = accumulator.str();
   emitter.stored = stored.str();
-  emitter.foldedAdd = foldedAdd;
+  emitter.foldedAdds = std::move(foldedAdds);
+  emitter.foldedTerms = std::move(foldedTerms);
   for (Operation *op : ops) {
     if (auto elementwise = dyn_cast<ElementwiseOp>(op)) {
       if (op->hasAttr(plan::kIndexAttr) &&
@@ -203,7 +196,7 @@ FailureOr<EpilogueEmitter> EpilogueEmitter::build(const KernelSignature &sig,
       continue;
     }
     WalkResult walk = op->walk([&](RefOp ref) {
-      if (ref->hasAttr(plan::kIndexAttr) && !readOnlyBy(ref, foldedAdd) &&
+      if (ref->hasAttr(plan::kIndexAttr) && !llvm::is_contained(emitter.foldedTerms, ref) &&
           failed(emitter.addOperand(ref, ref.getName())))
         return WalkResult::interrupt();
       return WalkResult::advance();
@@ -260,10 +253,9 @@ EpilogueEmitter::expression(Value value,
   if (auto constant = dyn_cast<ConstantOp>(def))
     return floatLiteral(constant.getValue().convertToDouble());
   if (auto binary = dyn_cast<BinaryOp>(def)) {
-    if (binary == foldedAdd) { // `ACC + x` with the accumulators started from x
-      auto lhs = binary.getLhs().getDefiningOp<RefOp>();
-      bool accLeft = lhs && lhs.getName() == accumulator && !lhs->hasAttr(plan::kIndexAttr);
-      return expression(accLeft ? binary.getLhs() : binary.getRhs(), load);
+    if (llvm::is_contained(foldedAdds, binary)) { // `ACC + x`, the accumulators started from x
+      bool termLeft = llvm::is_contained(foldedTerms, binary.getLhs().getDefiningOp());
+      return expression(termLeft ? binary.getRhs() : binary.getLhs(), load);
     }
     return "(" + expression(binary.getLhs(), load) + binarySymbol(binary.getKind()) +
            expression(binary.getRhs(), load) + ")";
@@ -362,31 +354,39 @@ EpilogueEmitter::splitExpressionStart() const {
     if (ref.getName() == accumulator && !ref->hasAttr(plan::kIndexAttr))
       reads.push_back(ref);
   });
-  if (reads.size() != 1 || !reads[0]->hasOneUse())
+  if (reads.size() != 1)
     return std::nullopt;
-  auto add = dyn_cast<BinaryOp>(*reads[0]->getUsers().begin());
+  Value sum = reads[0].getResult(); // the accumulator plus the terms folded before
+  while (sum.hasOneUse() && llvm::is_contained(foldedAdds, *sum.getUsers().begin()))
+    sum = sum.getUsers().begin()->getResult(0);
+  if (!sum.hasOneUse())
+    return std::nullopt;
+  auto add = dyn_cast<BinaryOp>(*sum.getUsers().begin());
   if (!add || add.getKind() != BinaryKind::add)
     return std::nullopt;
-  Value other = add.getLhs() == reads[0].getResult() ? add.getRhs() : add.getLhs();
+  Value other = add.getLhs() == sum ? add.getRhs() : add.getLhs();
   auto term = other.getDefiningOp<RefOp>();
   if (!term || !term->hasAttr(plan::kIndexAttr))
     return std::nullopt;
   const EpilogueOperand *operand = operandFor(term.getName());
-  if (!operand || (operand->usesRow && operand->usesCol))
+  if (!operand)
     return std::nullopt;
   bool termLeft = add.getLhs() == other;
-  std::string sum = termLeft ? term.getName().str() + " + " + accumulator
-                             : accumulator + " + " + term.getName().str();
-  AccumulatorStart start{*operand, "", "the " + sum + " of " + statementText(assign)};
+  std::string written = termLeft ? term.getName().str() + " + " + accumulator
+                                 : accumulator + " + " + term.getName().str();
+  AccumulatorStart start{*operand, "", "the " + written + " of " + statementText(assign)};
+  std::vector<Operation *> adds = foldedAdds, terms = foldedTerms;
+  adds.push_back(add);
+  terms.push_back(term);
   FailureOr<EpilogueEmitter> after =
-      build(*sig, statements, accumulator, stored, assign.getLoc(), add);
+      build(*sig, statements, accumulator, stored, assign.getLoc(), adds, terms);
   if (failed(after))
     return std::nullopt;
   return std::make_pair(std::move(start), std::move(*after));
 }
 
 std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> EpilogueEmitter::splitStart() const {
-  if (statements.empty() || foldedAdd)
+  if (statements.empty())
     return std::nullopt;
   if (isa<AssignOp>(statements.front()))
     return splitExpressionStart();
@@ -398,7 +398,7 @@ std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> EpilogueEmitter::spl
     return std::nullopt;
   auto operands = first.getOperands();
   const EpilogueOperand *operand = operandFor(cast<StringAttr>(operands[0]).getValue());
-  if (!operand || (operand->usesRow && operand->usesCol))
+  if (!operand)
     return std::nullopt;
   AccumulatorStart start{*operand, "", statementText(first)};
   if (operands.size() > 1)

@@ -74,13 +74,13 @@ public:
                    llvm::function_ref<std::string(const EpilogueOperand &)> value,
                    llvm::StringRef result) const;
 
-  /// Where the first statement adds a tensor that is not full (per column, per row or per
-  /// batch: `Compute Bias ACC, x`, `Compute Add ACC, x[, s]`, or an expression
-  /// `Compute ACC = ...` whose one read of ACC is in `ACC + x`) to the accumulator: that
-  /// operand, and an emitter of the epilogue without it (the other statements, or the
-  /// expression with `ACC + x` read as ACC). A kernel may then start its accumulators
-  /// from the operand instead of zero, so the epilogue after the main loop loads
-  /// nothing for it (docs/backend.md).
+  /// Where the first statement adds a global tensor to the accumulator (`Compute Bias
+  /// ACC, x`, `Compute Add ACC, x[, s]`, or an expression `Compute ACC = ...` whose one
+  /// read of ACC is in `ACC + x`, through sums folded before): that operand, and an
+  /// emitter of the epilogue without it (the other statements, or the expression with
+  /// `ACC + x` read as ACC). A kernel may then start its accumulators from the operand
+  /// instead of zero, so the epilogue after the main loop loads nothing for it
+  /// (docs/backend.md); splitStart again on that emitter finds the next term.
   std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> splitStart() const;
 
   /// One comment line per statement: what the epilogue does, for the kernel's header.
@@ -95,14 +95,16 @@ private:
   std::vector<mlir::Operation *> statements;
   std::vector<EpilogueOperand> operandList;
   std::string accumulator, stored;
-  /// splitStart's `ACC + x` in the first statement's expression, emitted as ACC alone.
-  mlir::Operation *foldedAdd = nullptr;
+  /// splitStart's `ACC + x` nodes in the first statement's expression (each emitted as
+  /// its other side) and their x reads.
+  std::vector<mlir::Operation *> foldedAdds, foldedTerms;
 
   static mlir::FailureOr<EpilogueEmitter> build(const KernelSignature &sig,
                                                 llvm::ArrayRef<mlir::Operation *> ops,
                                                 llvm::StringRef accumulator,
                                                 llvm::StringRef stored, mlir::Location loc,
-                                                mlir::Operation *foldedAdd);
+                                                std::vector<mlir::Operation *> foldedAdds,
+                                                std::vector<mlir::Operation *> foldedTerms);
   std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> splitExpressionStart() const;
 
   mlir::LogicalResult addOperand(mlir::Operation *at, llvm::StringRef name);

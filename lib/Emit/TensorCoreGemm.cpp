@@ -866,84 +866,153 @@ constexpr const char *kPartialBarrier = "__syncthreads();";
 
 } // namespace
 
+namespace {
+
+/// Accumulator registers a fragment one term's words take: a 16-bit per-column operand 1,
+/// a 16-bit full one 2 (rows g and g + 8); 0 for element loads.
+int64_t wordsOf(const EpilogueOperand &operand) {
+  if (plan::elementBytes(operand.param->type) != 2 || !operand.usesCol)
+    return 0;
+  return operand.usesRow ? 2 : 1;
+}
+
+} // namespace
+
 FoldedEpilogue::FoldedEpilogue(const EpilogueEmitter &epilogue, bool fold) : whole(&epilogue) {
-  if (fold)
-    split = epilogue.splitStart();
+  int64_t slots = 0;
+  while (fold) {
+    auto next = rest().splitStart();
+    if (!next)
+      break;
+    int64_t words = wordsOf(next->first.operand);
+    if (!terms.empty() && (words == 0 || terms.front().words == 0 || slots + words > 4))
+      break;
+    terms.push_back({next->first, words, slots});
+    rests.push_back(std::move(next->second));
+    slots += words;
+    fold = words > 0;
+  }
 }
 
 std::string FoldedEpilogue::describe() const {
-  if (!split)
+  if (terms.empty())
     return "";
-  return "the accumulators start from " + split->first.operand.param->name +
-         " (the epilogue's first statement), not from zero";
+  std::string names;
+  for (const Term &term : terms)
+    names += (names.empty() ? "" : " + ") + term.start.operand.param->name;
+  return "the accumulators start from " + names + " (the epilogue's first " +
+         (terms.size() > 1 ? "terms" : "statement") + "), not from zero";
 }
 
 void FoldedEpilogue::emitStart(CudaWriter &w, const StoreSpec &s,
                                llvm::function_ref<void()> zero) const {
-  if (!split) {
+  if (terms.empty()) {
     zero();
     return;
   }
-  const AccumulatorStart &start = split->first;
-  const EpilogueOperand &operand = start.operand;
-  w.comment("the accumulators start from " + operand.param->name + " (" + start.statement +
-            ", the epilogue's first statement), not from zero");
+  for (const Term &term : terms)
+    w.comment("the accumulators start from " + term.start.operand.param->name + " (" +
+              term.start.statement + ", the epilogue's first statement), not from zero");
   w.line("{");
   w.indentMore();
   ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
-  std::string factor = start.factor.empty() ? "" : start.factor + " * ";
-  if (operand.usesCol && !operand.usesRow && plan::elementBytes(operand.param->type) == 2) {
-    emitPairStart(w, operand, at, factor, s.n0);
+  if (terms.front().words == 0) {
+    emitElementStart(w, terms.front(), at, s);
   } else {
-    if (operand.usesRow)
-      w.line("const int g = lane / 4;  // fragment rows g, g + 8");
-    if (operand.usesCol)
-      w.line("const int t = lane % 4;  // fragment columns 2t, 2t + 1");
-    unrolledFor(w, "mi", "MI");
+    w.comment("each thread's words (two 16-bit elements: columns 2t, 2t + 1) load straight into");
+    w.comment("its accumulators, all in flight at once, then widen to f32 in place");
+    bool rows = llvm::any_of(terms, [](const Term &term) { return term.words == 2; });
+    w.line(std::string(rows ? "const int g = lane / 4, t = lane % 4;" : "const int t = lane % 4;"));
+    w.line("const int64_t col = " + s.n0 + " + warp_n * WN + 2 * t;  // this thread's first pair");
+    for (const Term &term : terms)
+      emitWordLoads(w, term, at, s);
+    emitWiden(w);
+  }
+  w.close();
+}
+
+void FoldedEpilogue::emitElementStart(CudaWriter &w, const Term &term, const ElementIndex &at,
+                                      const StoreSpec &s) const {
+  const EpilogueOperand &operand = term.start.operand;
+  if (operand.usesRow)
+    w.line("const int g = lane / 4;  // fragment rows g, g + 8");
+  if (operand.usesCol)
+    w.line("const int t = lane % 4;  // fragment columns 2t, 2t + 1");
+  unrolledFor(w, "mi", "MI");
+  unrolledFor(w, "ni", "NI");
+  unrolledFor(w, "e", "4");
+  if (operand.usesRow)
+    w.line("const int64_t row = " + s.m0 + " + warp_m * WM + mi * 16 + g + e / 2 * 8;");
+  if (operand.usesCol)
+    w.line("const int64_t col = " + s.n0 + " + warp_n * WN + ni * 8 + 2 * t + e % 2;");
+  std::string factor = term.start.factor.empty() ? "" : term.start.factor + " * ";
+  w.line("acc[mi][ni][e] = " + factor + whole->loadExpr(operand, at) + ";");
+  w.close();
+  w.close();
+  w.close();
+}
+
+void FoldedEpilogue::emitWordLoads(CudaWriter &w, const Term &term, const ElementIndex &at,
+                                   const StoreSpec &s) const {
+  const EpilogueOperand &operand = term.start.operand;
+  std::string type = cTypeOf(operand.param->type);
+  std::string src = "const " + type + " *src = " + operand.param->cname + " + " +
+                    whole->elementOffset(operand, at) + ";";
+  auto loads = [&](StringRef inside, StringRef slot, StringRef rowInside) {
+    w.open("if (" + inside.str() + "col + 8 * (NI - 1) + 1 < " + at.cols +
+           " && sketch::aligned_words(src))");
     unrolledFor(w, "ni", "NI");
-    unrolledFor(w, "e", "4");
-    if (operand.usesRow)
-      w.line("const int64_t row = " + s.m0 + " + warp_m * WM + mi * 16 + g + e / 2 * 8;");
-    if (operand.usesCol)
-      w.line("const int64_t col = " + s.n0 + " + warp_n * WN + ni * 8 + 2 * t + e % 2;");
-    w.line("acc[mi][ni][e] = " + factor + whole->loadExpr(operand, at) + ";");
+    w.line("acc[mi][ni][" + slot.str() + "] = __uint_as_float(sketch::load_word(src + ni * 8));");
     w.close();
     w.close();
+    w.open("else");
+    unrolledFor(w, "ni", "NI");
+    std::string word = "sketch::load_pair_bits(src + ni * 8, col + ni * 8, " + at.cols + ")";
+    if (!rowInside.empty())
+      word = rowInside.str() + " ? " + word + " : 0u";
+    w.line("acc[mi][ni][" + slot.str() + "] = __uint_as_float(" + word + ");");
+    w.close();
+    w.close();
+  };
+  unrolledFor(w, "mi", "MI");
+  if (term.words == 1) {
+    w.comment(operand.param->name + ": a word a column pair, into acc[mi][ni][" +
+              str(term.slot) + "]");
+    w.line(src);
+    loads("", str(term.slot), "");
+  } else {
+    w.comment(operand.param->name + ": a word a column pair of rows g and g + 8, into acc[mi][ni][" +
+              str(term.slot) + " + h]");
+    unrolledFor(w, "h", "2");
+    w.line("const int64_t row = " + s.m0 + " + warp_m * WM + mi * 16 + g + h * 8;");
+    w.line(src);
+    loads("row < " + at.rows + " && ", str(term.slot) + " + h", "row < " + at.rows);
     w.close();
   }
   w.close();
 }
 
-void FoldedEpilogue::emitPairStart(CudaWriter &w, const EpilogueOperand &operand,
-                                   const ElementIndex &at, StringRef factor, StringRef n0) const {
-  std::string type = cTypeOf(operand.param->type);
-  w.comment("each thread's column pairs (2t, 2t + 1) load straight into its accumulators, all in");
-  w.comment("flight at once, then widen to f32 in place");
-  w.line("const int t = lane % 4;");
-  w.line("const int64_t col = " + n0.str() + " + warp_n * WN + 2 * t;  // this thread's first pair");
-  w.line("const " + type + " *src = " + operand.param->cname + " + " +
-         whole->elementOffset(operand, at) + ";");
-  w.open("if (col + 8 * (NI - 1) + 1 < " + at.cols + " && sketch::aligned_words(src))");
-  w.comment("every pair inside, as words");
+void FoldedEpilogue::emitWiden(CudaWriter &w) const {
   unrolledFor(w, "mi", "MI");
   unrolledFor(w, "ni", "NI");
-  w.line("acc[mi][ni][0] = __uint_as_float(sketch::load_word(src + ni * 8));");
-  w.close();
-  w.close();
-  w.close();
-  w.open("else");
-  unrolledFor(w, "mi", "MI");
-  unrolledFor(w, "ni", "NI");
-  w.line("acc[mi][ni][0] = __uint_as_float(sketch::load_pair_bits(src + ni * 8, col + ni * 8, " +
-         at.cols + "));");
-  w.close();
-  w.close();
-  w.close();
-  unrolledFor(w, "mi", "MI");
-  unrolledFor(w, "ni", "NI");
-  w.line("const float2 pair = sketch::unpack2<" + type + ">(__float_as_uint(acc[mi][ni][0]));");
-  w.line("acc[mi][ni][0] = acc[mi][ni][2] = " + factor.str() + "pair.x;");
-  w.line("acc[mi][ni][1] = acc[mi][ni][3] = " + factor.str() + "pair.y;");
+  std::vector<std::string> sums(4);
+  for (const Term &term : terms) {
+    const EpilogueOperand &operand = term.start.operand;
+    std::string type = cTypeOf(operand.param->type);
+    std::string factor = term.start.factor.empty() ? "" : term.start.factor + " * ";
+    for (int64_t h = 0; h < term.words; ++h) {
+      std::string name = operand.var + (term.words == 1 ? "" : "_" + str(h));
+      w.line("const float2 " + name + " = sketch::unpack2<" + type +
+             ">(__float_as_uint(acc[mi][ni][" + str(term.slot + h) + "]));");
+    }
+    for (int64_t e = 0; e < 4; ++e) {
+      std::string name = operand.var + (term.words == 1 ? "" : "_" + str(e / 2));
+      std::string value = factor + name + (e % 2 ? ".y" : ".x");
+      sums[e] += (sums[e].empty() ? "" : " + ") + value;
+    }
+  }
+  for (int64_t e = 0; e < 4; ++e)
+    w.line("acc[mi][ni][" + str(e) + "] = " + sums[e] + ";");
   w.close();
   w.close();
 }

@@ -21,6 +21,7 @@
 #include "lib/Emit/EmitEpilogue.h"
 #include "lib/Passes/BackendPlan.h"
 
+#include <list>
 #include <string>
 
 namespace sketch {
@@ -143,8 +144,11 @@ struct StoreSpec {
 };
 
 /// The epilogue as a tensor-core kernel runs it: where `fold` and the first statement
-/// adds a tensor that is not full (EpilogueEmitter::splitStart), the accumulators start
-/// from that operand instead of zero and the other statements run after the main loop.
+/// adds a global tensor to the accumulator (EpilogueEmitter::splitStart), the accumulators
+/// start from that operand instead of zero and the rest runs after the main loop. Several
+/// such terms fold where each is 16-bit and per column (one word a column pair) or full
+/// (a word a column pair of each of the thread's two rows), within the 4 accumulator
+/// registers of a fragment; any other operand folds alone, element by element.
 /// The persistent warp-specialized kernels fold (their 168 registers a thread leave the
 /// epilogue's loads few registers beside the accumulators, docs/backend.md); the
 /// one-tile kernels do not (the loaded accumulators would stay live across the pipeline's
@@ -153,22 +157,30 @@ class FoldedEpilogue {
 public:
   FoldedEpilogue(const EpilogueEmitter &epilogue, bool fold);
   /// The accumulators' first values at the start of a tile (origin `store.m0`,
-  /// `store.n0`): each thread loads its fragments' elements of the folded operand, or
+  /// `store.n0`): each thread loads its fragments' elements of the folded operands, or
   /// `zero` writes zeros where nothing is folded.
   void emitStart(CudaWriter &w, const StoreSpec &store, llvm::function_ref<void()> zero) const;
   /// A line for the kernel's header comment (empty where nothing is folded).
   std::string describe() const;
-  bool folds() const { return split.has_value(); }
+  bool folds() const { return !terms.empty(); }
   /// The statements that run after the main loop.
-  const EpilogueEmitter &rest() const { return split ? split->second : *whole; }
+  const EpilogueEmitter &rest() const { return rests.empty() ? *whole : rests.back(); }
 
 private:
-  /// emitStart for a 16-bit per-column operand: pairs of columns as one word each.
-  void emitPairStart(CudaWriter &w, const EpilogueOperand &operand, const ElementIndex &at,
-                     llvm::StringRef factor, llvm::StringRef n0) const;
+  struct Term {
+    AccumulatorStart start;
+    int64_t words;  // accumulator registers a fragment its words take (0: element loads)
+    int64_t slot;   // the first of them
+  };
+  void emitElementStart(CudaWriter &w, const Term &term, const ElementIndex &at,
+                        const StoreSpec &s) const;
+  void emitWordLoads(CudaWriter &w, const Term &term, const ElementIndex &at,
+                     const StoreSpec &s) const;
+  void emitWiden(CudaWriter &w) const;
 
   const EpilogueEmitter *whole;
-  std::optional<std::pair<AccumulatorStart, EpilogueEmitter>> split;
+  std::vector<Term> terms;
+  std::list<EpilogueEmitter> rests; // after each term
 };
 
 /// Waits for the pipeline, applies the epilogue in registers, stages the tile

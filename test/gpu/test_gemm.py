@@ -32,6 +32,7 @@ EPILOGUES = {
     "rowbias_relu": lambda acc, t, s: relu(acc + t["bias"][:, None]),
     "f32bias_f32out": lambda acc, t, s: acc + t["bias"],
     "exprbias": lambda acc, t, s: relu(t["bias"] + acc) * 0.5,
+    "residual": lambda acc, t, s: relu(acc + t["bias"] + t["R"]),
     "batched2d_tt": lambda acc, t, s: acc,
     "128x256": lambda acc, t, s: relu(acc + t["bias"]),
 }
@@ -43,7 +44,8 @@ BIG = ["tc_f16_plain", "tc_bf16_plain", "tc_f16_bias_relu", "tc_bf16_128x256", "
        # sm_90a: persistent, warp-specialized (more tiles than blocks: the tile loop runs)
        "tc_f16ws_batched", "tc_bf16_128x256x64",
        # sm_90a persistent kernels whose accumulators start from the epilogue's operand
-       "tc_f16_batched_coladd", "tc_f16_rowbias_relu", "tc_f16_f32bias_f32out", "tc_f16_exprbias"]
+       "tc_f16_batched_coladd", "tc_f16_rowbias_relu", "tc_f16_f32bias_f32out", "tc_f16_exprbias",
+       "tc_f16_residual"]
 
 
 def test_every_kernel_small_sizes():
@@ -69,19 +71,23 @@ def test_misaligned_base_pointers():
 
 
 def test_accumulator_start_operand_alone_misaligned():
-    """The persistent kernel starts its accumulators from the bias (docs/backend.md): with
-    A, B and D aligned (the 16-byte path) but the bias one element off 4 bytes, the word
-    loads give way to element loads; odd N leaves the last column pair half outside."""
-    for name in ("tc_f16_bias_relu", "tc_f16_batched_coladd", "tc_f16_exprbias"):
-        for m, n, k in ((136, 264, 72), (300, 520, 520), (77, 263, 40)):
-            sizes = {"M": m, "N": n, "K": k, **CASES.batch_sizes(name)}
-            values, tensors = CASES.make_inputs(name, sizes)
-            operand = "bias" if "bias" in tensors else "C"
-            dtype = next(d for p, d, _ in CASES.kernels()[name][0] if p == operand)
-            shifted = sketch_gpu.device_tensor(list(tensors[operand].shape), dtype, misalign=True)
-            values[operand] = tensors[operand] = shifted
-            sketch_gpu.call_and_check(name, values, tensors["D"], lambda: CASES.reference(name, tensors),
-                                      TOLERANCE["f16"], f"{name} {m}x{n}x{k} {operand} misaligned")
+    """The persistent kernel starts its accumulators from the epilogue's operands
+    (docs/backend.md): with A, B and D aligned (the 16-byte path) but one operand one
+    element off 4 bytes, its word loads give way to element loads; odd N leaves the last
+    column pair half outside."""
+    shifted_operands = {"tc_f16_bias_relu": ["bias"], "tc_f16_batched_coladd": ["C"],
+                        "tc_f16_exprbias": ["bias"], "tc_f16_residual": ["bias", "R"]}
+    for name, operands in shifted_operands.items():
+        for operand in operands:
+            for m, n, k in ((136, 264, 72), (300, 520, 520), (77, 263, 40)):
+                sizes = {"M": m, "N": n, "K": k, **CASES.batch_sizes(name)}
+                values, tensors = CASES.make_inputs(name, sizes)
+                dtype = next(d for p, d, _ in CASES.kernels()[name][0] if p == operand)
+                shifted = sketch_gpu.device_tensor(list(tensors[operand].shape), dtype, misalign=True)
+                values[operand] = tensors[operand] = shifted
+                sketch_gpu.call_and_check(name, values, tensors["D"],
+                                          lambda: CASES.reference(name, tensors), TOLERANCE["f16"],
+                                          f"{name} {m}x{n}x{k} {operand} misaligned")
 
 
 def test_large_4000x3000x2000():
