@@ -746,13 +746,6 @@ struct WgmmaConvWriter : ConvWriterBase {
   WgmmaBlock block;
   int64_t smemBytes = 0;
   int64_t persistentStages = 0; // the persistent kernel's (block.stages, or more: plan)
-  /// The epilogue's leading Bias or Add folded into the accumulators' start (the
-  /// persistent kernel).
-  FoldedEpilogue folded() const { return FoldedEpilogue(epilogue, true); }
-
-  void emitAccumulatorsStart() {
-    folded().emitStart(w, storeSpec(), [&] { emitWgmmaZeroAccumulators(w); });
-  }
 
   std::string kernelName() const { return p.sig.name + "_wg" + suffix; }
 
@@ -841,12 +834,14 @@ struct WgmmaConvWriter : ConvWriterBase {
 
   void emitPersistentKernel() {
     WgmmaBlock ws = persistentBlock();
+    // the epilogue's leading additive terms start the accumulators (docs/backend.md)
+    FoldedEpilogue folded(epilogue, true);
     w.comment("The persistent, warp-specialized form of " + kernelName() + "<true, true> (X by "
               "TMA in im2col mode): a producer warpgroup, " + str(ws.tileM / 64) +
               " consumer warpgroup(s), " + str(ws.stages) + " stages, " + str(persistentSmemBytes()) +
               " bytes of shared memory (the staging tile past the stages)");
-    if (folded().folds())
-      w.comment(folded().describe());
+    if (folded.folds())
+      w.comment(folded.describe());
     w.line("__global__ void __launch_bounds__(" + str(ws.launchThreads()) + ", 1) " +
            persistentName() + "(" + kernelParams() +
            ", const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap "
@@ -884,12 +879,12 @@ struct WgmmaConvWriter : ConvWriterBase {
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
     emitTileOrigin("tile");
-    emitAccumulatorsStart();
+    folded.emitStart(w, storeSpec(), [&] { emitWgmmaZeroAccumulators(w); });
     emitWgmmaConsumerTile(w, ws);
     StoreSpec store = storeSpec();
     store.staging = persistentStaging();
     store.barrier = kWgmmaConsumerBarrier;
-    emitAccumulatorStore(w, ws.storeConfig(), folded().rest(), store);
+    emitAccumulatorStore(w, ws.storeConfig(), folded.rest(), store);
     w.close();
     w.indentLess();
     w.line("}");

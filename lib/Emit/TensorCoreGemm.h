@@ -21,7 +21,6 @@
 #include "lib/Emit/EmitEpilogue.h"
 #include "lib/Passes/BackendPlan.h"
 
-#include <list>
 #include <string>
 
 namespace sketch {
@@ -180,7 +179,7 @@ private:
 
   const EpilogueEmitter *whole;
   std::vector<Term> terms;
-  std::list<EpilogueEmitter> rests; // after each term
+  std::vector<EpilogueEmitter> rests; // the epilogue after each term
 };
 
 /// Waits for the pipeline, applies the epilogue in registers, stages the tile

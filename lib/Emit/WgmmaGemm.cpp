@@ -437,7 +437,7 @@ private:
   const SplitForm *split;
   /// The persistent kernel's staging passes (persistentPasses; 0: not persistent).
   int64_t passes = 0;
-  /// The epilogue's leading Bias or Add folded into the accumulators' start: in the
+  /// The epilogue's leading additive terms folded into the accumulators' start: in the
   /// persistent kernel (not in the split form, whose slices each hold a partial sum).
   FoldedEpilogue folded;
 
