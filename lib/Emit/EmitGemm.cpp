@@ -155,9 +155,11 @@ void emitGemmTiles(CudaWriter &w, const GemmAnalysis &g) {
 }
 
 /// From the 16-byte path's choice to the launch: `blocks` along x, in clusters of
-/// `slices` blocks when `cluster`.
+/// `slices` blocks when `cluster`. A kernel that waits on the previous grid
+/// (GemmLaunch::waitsOnGrid) is launched as a programmatic dependent where `oneWave`, an
+/// expression, holds: the grid is one wave of blocks of one tile each.
 void emitGemmLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch,
-                    const std::string &blocks, bool cluster) {
+                    const std::string &blocks, bool cluster, const std::string &oneWave) {
   w.line("const bool vec = " + vecCondition(g) + ";");
   std::string args = kernelArgumentList(g.sig);
   const TensorMapArgs &maps = launch.maps;
@@ -176,9 +178,15 @@ void emitGemmLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &laun
   w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
   w.line("if (err != cudaSuccess) return err;");
   std::string grid = "dim3(" + blocks + ", 1, (unsigned)batch)";
-  if (cluster) {
-    w.line("return sketch::launch_cluster(kernel, " + grid + ", " + str(launch.threads) +
-           ", smem_bytes, slices, stream, " + args + ");");
+  if (launch.waitsOnGrid) {
+    w.comment("one wave of one-tile blocks: a programmatic dependent launch, its preamble");
+    w.comment("overlapping the previous kernel's end (docs/backend.md)");
+    w.line("const bool dependent = " + oneWave + ";");
+  }
+  if (cluster || launch.waitsOnGrid) {
+    w.line("return sketch::launch_kernel(kernel, " + grid + ", " + str(launch.threads) +
+           ", smem_bytes, " + (cluster ? "slices" : "1") + ", " +
+           (launch.waitsOnGrid ? "dependent" : "false") + ", stream, " + args + ");");
     return;
   }
   w.line("kernel<<<" + grid + ", " + str(launch.threads) + ", smem_bytes, stream>>>(" + args + ");");
@@ -192,13 +200,14 @@ std::string narrowLauncherName(const GemmAnalysis &g) { return g.sig.name + "_na
 /// by the batch, each looping over tiles) or one block a tile.
 void emitTileLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
   if (!launch.persistent) {
-    emitGemmLaunch(w, g, launch, "(unsigned)tiles", /*cluster=*/false);
+    emitGemmLaunch(w, g, launch, "(unsigned)tiles", /*cluster=*/false,
+                   "tiles * batch <= sketch::sm_count()");
     return;
   }
   w.comment("persistent: one block an SM (shared by the batch) at most, each looping over tiles");
   w.line("const int64_t per_batch = sketch::sm_count() / batch;");
   w.line("const int64_t blocks = per_batch < 1 ? 1 : per_batch < tiles ? per_batch : tiles;");
-  emitGemmLaunch(w, g, launch, "(unsigned)blocks", /*cluster=*/false);
+  emitGemmLaunch(w, g, launch, "(unsigned)blocks", /*cluster=*/false, "tiles <= per_batch");
 }
 
 /// The narrow kernel's launch (SplitForm::narrow), a static function the host calls.
@@ -225,7 +234,8 @@ void emitSplitLauncher(CudaWriter &w, const SplitForm &split, const GemmLaunch &
   emitGemmTiles(w, g);
   std::string blocks = split.cluster ? "tiles * slices" : "tiles";
   w.line("if (" + blocks + " > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
-  emitGemmLaunch(w, g, launch, "(unsigned)(" + blocks + ")", split.cluster);
+  emitGemmLaunch(w, g, launch, "(unsigned)(" + blocks + ")", split.cluster,
+                 blocks + " * batch <= sketch::sm_count()");
   w.close();
   w.line();
 }

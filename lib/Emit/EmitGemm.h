@@ -58,6 +58,9 @@ struct GemmLaunch {
   TensorMapArgs maps;
   /// Persistent blocks: min(tiles, SMs / batch) of them each loop over the tiles.
   bool persistent = false;
+  /// The kernel starts with sketch::grid_dependency_wait(): the host may launch it as a
+  /// programmatic dependent of the stream's previous kernel.
+  bool waitsOnGrid = false;
 };
 
 /// The split-K form of a GEMM (g.split; docs/backend.md "Split-K GEMM"): the GEMM at

@@ -426,7 +426,7 @@ public:
     w.line();
     writeKernel();
     return {kernelName(), block.launchThreads(), smemBytesOf(g, passes), tensorMaps(),
-            persistent()};
+            persistent(), /*waitsOnGrid=*/true};
   }
 
 private:
@@ -698,6 +698,7 @@ private:
            kernelName() + "(" + params + ") {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
+    w.line("sketch::grid_dependency_wait();  // under a dependent launch: until the previous kernel's writes are visible");
     emitWgmmaPreamble(w, block);
     if (persistent()) {
       writePersistentBody();

@@ -136,6 +136,61 @@ def test_same_bits_twice():
     assert not failures, "; ".join(failures[:4])
 
 
+def run_chain(call, x, weights, buffers, m, sync):
+    """Y_i = Y_{i-1} W_i^T through `buffers` in turn (each step reads the buffer the step
+    before wrote and overwrites the one two steps back); torch.cuda.synchronize() after each
+    step when `sync`."""
+    src = x
+    for i, w in enumerate(weights):
+        dst = buffers[i % len(buffers)]
+        status = call(A=src, B=w, D=dst, M=m, N=w.shape[0], K=w.shape[1])
+        assert status == 0, f"step {i}: cudaError {status}"
+        if sync:
+            torch.cuda.synchronize()
+        src = dst
+    return src
+
+
+def test_dependent_launch_chain():
+    """Back-to-back calls, eager and in a CUDA graph, where each reads the previous one's
+    output and overwrites what the one before read: the one-wave grids start as programmatic
+    dependent launches (docs/backend.md), and the result must be bitwise the one with a
+    synchronization after every call. Small M (the split form, 2-4 slices), M = 128 (the
+    narrow kernel), M = 2000 (the kernel's own persistent tile, several tiles a block)."""
+    call = sketch_gpu.kernel("sk_bf16_linear")
+    failures = []
+    for m, n in [(1, 1024), (16, 1024), (128, 2048), (2000, 4096)]:
+        x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16)
+        weights = [(torch.randn(n, n, device="cuda") / n ** 0.5).to(torch.bfloat16) for _ in range(6)]
+        buffers = [torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+        expected = run_chain(call, x, weights, buffers, m, sync=True).clone()
+        reference = x.double()
+        for w in weights:
+            reference = (reference @ w.double().t()).to(torch.bfloat16).double()
+        error = ((expected.double() - reference).norm() / reference.norm()).item()
+        if not error < 2e-2:
+            failures.append(f"M={m} N={n}: synchronized chain off torch's by {error:.2e}")
+        for b in buffers:
+            b.fill_(float("nan"))
+        eager = run_chain(call, x, weights, buffers, m, sync=False)
+        torch.cuda.synchronize()
+        if not torch.equal(eager.view(torch.int16), expected.view(torch.int16)):
+            failures.append(f"M={m} N={n}: back-to-back calls differ from synchronized ones")
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+            captured = run_chain(call, x, weights, buffers, m, sync=False)
+        for b in buffers:
+            b.fill_(float("nan"))
+        for _ in range(3):
+            graph.replay()
+        torch.cuda.synchronize()
+        if not torch.equal(captured.view(torch.int16), expected.view(torch.int16)):
+            failures.append(f"M={m} N={n}: the CUDA graph's calls differ from synchronized ones")
+    assert not failures, "; ".join(failures)
+
+
 def test_rejects_bad_arguments():
     """Null pointers and negative sizes: cudaErrorInvalidValue, nothing written; M = 0: a no-op."""
     CASES.check_rejects_bad_arguments("sk_f16_bias_relu")

@@ -12,8 +12,10 @@
 //   split_slices(sms, tiles, k_tiles, most, min_k_tiles)
 //                                  `split_k auto`'s K slices: min(most, sms / tiles,
 //                                  k_tiles / min_k_tiles), at least 1
-//   launch_cluster(kernel, grid, block, smem, cluster, stream, args...)
-//                                  a launch in clusters of `cluster` blocks along x
+//   launch_kernel(kernel, grid, block, smem, cluster, dependent, stream, args...)
+//                                  a launch in clusters of `cluster` blocks along x; with
+//                                  `dependent`, a programmatic dependent launch (the kernel
+//                                  must start with grid_dependency_wait(), wgmma.cuh)
 #ifndef SKETCH_HOST_H
 #define SKETCH_HOST_H
 
@@ -139,21 +141,34 @@ inline int split_slices(int sms, int64_t tiles, int64_t k_tiles, int most, int m
 /// Launches `kernel` on `grid` (grid.x a multiple of `cluster`) in thread-block clusters
 /// of `cluster` blocks along x (sm_90); returns the launch's error. A cluster of one block
 /// is a plain launch (each block is then its own cluster, without cluster scheduling).
+/// `dependent`: the launch may begin while the stream's previous kernel finishes (sm_90
+/// programmatic stream serialization); the kernel's grid_dependency_wait() then holds it
+/// until that kernel's writes are visible.
 template <typename... Params, typename... Args>
-inline cudaError_t launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, int smem,
-                                  int cluster, cudaStream_t stream, Args &&...args) {
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = cluster;
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
+inline cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, int smem,
+                                 int cluster, bool dependent, cudaStream_t stream,
+                                 Args &&...args) {
+  cudaLaunchAttribute attributes[2];
+  unsigned count = 0;
+  if (cluster > 1) {
+    attributes[count].id = cudaLaunchAttributeClusterDimension;
+    attributes[count].val.clusterDim.x = cluster;
+    attributes[count].val.clusterDim.y = 1;
+    attributes[count].val.clusterDim.z = 1;
+    ++count;
+  }
+  if (dependent) {
+    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[count].val.programmaticStreamSerializationAllowed = 1;
+    ++count;
+  }
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = smem;
   config.stream = stream;
-  config.attrs = attribute;
-  config.numAttrs = cluster > 1 ? 1 : 0;
+  config.attrs = attributes;
+  config.numAttrs = count;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 

@@ -12,6 +12,10 @@
 //   setmaxnreg_dec<R>() / setmaxnreg_inc<R>()   a warpgroup gives registers back / takes them
 //   named_barrier_sync(id, threads)      bar.sync among `threads` threads (the consumers only)
 //   named_barrier_arrive(id, threads)    bar.arrive: counts towards it, does not wait
+//   grid_dependency_wait()               under a programmatic dependent launch (host.h's
+//                                        launch_kernel): waits until the previous kernel has
+//                                        finished and its writes are visible; then lets the
+//                                        next kernel start its own launch
 //
 // Shared tiles (PTX ISA "Matrix Descriptor", 128-byte swizzle; tile bases 1024-byte aligned):
 //   K-major  (rows along M or N, 64 k-elements = 128 bytes a row): chunk c of row r
@@ -66,6 +70,15 @@ __device__ __forceinline__ void wgmma_wait() {
 #if SKETCH_HAS_WGMMA
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 #endif
+}
+
+/// The first statement of a kernel that host.h's launch_kernel may launch as a
+/// programmatic dependent: griddepcontrol.wait returns once the stream's previous kernel
+/// has completed and flushed its memory (at once without such a launch); launch_dependents
+/// then lets the next such kernel be scheduled, to wait in turn, while this one runs.
+__device__ __forceinline__ void grid_dependency_wait() {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
 /// Makes this thread's completed shared-memory writes (cp.async included)
