@@ -257,7 +257,7 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
             str(Rule::fillDen) + " of the SMs runs the split form instead,");
   if (split.cluster)
     w.comment("tiles of " + tile + " with K split over min(" + maxSlices +
-              ", " + str(Rule::fillNum) + "/" + str(Rule::fillDen) +
+              ", " + str(Rule::sliceFillNum) + "/" + str(Rule::sliceFillDen) +
               " of the SMs / its tiles, k-tiles / " + str(Rule::minKTiles) +
               ") blocks of a cluster, at least 1");
   else
@@ -268,8 +268,8 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
   if (split.cluster) {
     w.line("const int64_t split_tiles = sketch::ceil_div(size_m, " + str(split.g.tileM) +
            ") * sketch::ceil_div(size_n, " + str(split.g.tileN) + ") * batch;");
-    w.line("const int slices = sketch::split_slices(sms * " + str(Rule::fillNum) + " / " +
-           str(Rule::fillDen) + ", split_tiles, sketch::ceil_div(" +
+    w.line("const int slices = sketch::split_slices(sms * " + str(Rule::sliceFillNum) + " / " +
+           str(Rule::sliceFillDen) + ", split_tiles, sketch::ceil_div(" +
            g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + maxSlices + ", " +
            str(Rule::minKTiles) + ");");
     if (split.narrow) {

@@ -255,7 +255,7 @@ private:
                                       : "warp groups of one block, " + n(split.warps) + " warps each";
     std::string count = split.slices ? n(split.slices) + " slices (" + where + ")"
                                      : "S slices (" + where + "), S = min(" + n(Rule::autoSlices(split.stages)) +
-                                           ", " + n(Rule::fillNum) + "/" + n(Rule::fillDen) +
+                                           ", " + n(Rule::sliceFillNum) + "/" + n(Rule::sliceFillDen) +
                                            " of the SMs / its tiles, k-tiles / " + n(Rule::minKTiles) +
                                            ") and at least 1";
     std::string text = "split_k " + directive.str() + ": ";

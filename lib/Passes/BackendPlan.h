@@ -129,12 +129,14 @@ bool hasNarrowKernel(const SplitPlan &split, int64_t tileM, int64_t tileN, int64
 /// The host function's rule for `split_k auto` (the generated code and
 /// `--emit=sketch` state it): the kernel's own tile when its grid covers at
 /// least fillNum / fillDen of the SMs; else the split form, on a cluster with
-/// slices = min(maxSlices, (fillNum / fillDen of the SMs) / its tiles, K's k-tiles /
-/// minKTiles), at least 1: the split grid fills at most as much of the machine as the
-/// kernel's own may leave idle (a cluster of 2 over 64 tiles of 64 x 128 on 132 SMs
-/// ran M = 128, N = 4096 slower than one slice; measured, docs/backend.md).
+/// slices = min(maxSlices, (sliceFillNum / sliceFillDen of the SMs) / its tiles, K's
+/// k-tiles / minKTiles), at least 1: the split grid fills at most half the machine (a
+/// cluster of 2 over 64 tiles of 64 x 128 on 132 SMs ran M = 128, N = 4096 slower than
+/// one slice; over 48 tiles, M = 16, N = 6144, 2 slices ran 7% slower than one in three
+/// runs, over 32 tiles faster; measured, docs/backend.md).
 struct SplitRule {
   static constexpr int64_t fillNum = 3, fillDen = 4;
+  static constexpr int64_t sliceFillNum = 1, sliceFillDen = 2;
   static constexpr int64_t maxSlices = 8;  // a portable cluster's blocks
   static constexpr int64_t minKTiles = 4;  // k-tiles a slice should get at least
   static constexpr int64_t warpSlices = 2; // slices of the warp-group form (`auto`)

@@ -61,7 +61,7 @@ def test_k_zero_one_and_primes():
 
 
 def test_large_k():
-    """K = 14336 (the MLP's down projection): the most slices the rule gives, 8 on an H100."""
+    """K = 14336 (the MLP's down projection): the most slices the rule gives."""
     CASES.sweep(all_kernels(), [(1, 384, 14336), (16, 136, 14336), (77, 520, 14336)])
 
 
@@ -81,16 +81,22 @@ def test_grids_around_the_rule():
 
 def test_narrow_kernel():
     """sm_90a: the split tile's own kernel (NAME_narrow_kernel) runs where the rule gives one
-    slice (M = 128, N = K = 4096: 64 tiles of 64 x 128) and for M up to 64 rows whose own
-    grid covers the SMs; M = 65 there runs the kernel's own tile. Every kernel, checked."""
+    slice (M = 128, N = K = 4096: 64 tiles of 64 x 128; M = 16, N = 6144: 48 tiles, more
+    than half the SMs' 66) and for M up to 64 rows whose own grid covers the SMs; M = 65
+    there runs the kernel's own tile; M = 16, N = 4096 (32 tiles) the split form. Every
+    kernel, checked."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     wide = 256 * (sms * 3 // 4 + 1)  # the own tile's grid covers 3/4 of the SMs at M <= 128
-    shapes = [(1, wide, 520), (64, wide + 3, 136), (65, wide, 72), (128, 4096, 4096)]
+    shapes = [(1, wide, 520), (64, wide + 3, 136), (65, wide, 72), (128, 4096, 4096),
+              (16, 6144, 4096), (16, 4096, 4096)]
     CASES.sweep(all_kernels(), shapes)
     if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
         return
+    if sms != 132:  # the last two expectations are for 132 SMs (H100 SXM, H200)
+        shapes = shapes[:-2]
     for (m, n, k), expected in zip(shapes, ["_narrow_kernel", "_narrow_kernel", "_kernel",
-                                            "_narrow_kernel"]):
+                                            "_narrow_kernel", "_narrow_kernel",
+                                            "_splitk_kernel"]):
         values, _ = CASES.make_inputs("sk_f16_plain", {"M": m, "N": n, "K": k})
         call = sketch_gpu.kernel("sk_f16_plain")
         used = {p for _, p in call.params}
