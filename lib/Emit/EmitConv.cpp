@@ -344,14 +344,23 @@ struct ConvWriterBase {
 
   /// A launch of `kernel` (a kernel or the name of a variable holding one) on `grid` blocks
   /// (a variable), then its error; with `maps` the TMA tensor maps follow the arguments.
+  /// `dependent` (a kernel that starts with emitGridDependencyWait): an expression, where
+  /// it holds a programmatic dependent launch (docs/backend.md).
   void emitLaunch(const std::string &kernel, const std::string &grid, int64_t threads,
-                  int64_t smemBytes, bool maps) {
+                  int64_t smemBytes, bool maps, const std::string &dependent = "") {
     w.line("const int smem_bytes = " + str(smemBytes) + ";");
     w.line("cudaError_t err = sketch::allow_dynamic_smem(" + kernel + ", smem_bytes);");
     w.line("if (err != cudaSuccess)");
     w.line("  return err;");
+    std::string args = kernelArgs() + (maps ? ", x_map, w_map" : "");
+    if (!dependent.empty()) {
+      w.comment("one wave of one-tile blocks: a programmatic dependent launch");
+      w.line("return sketch::launch_kernel(" + kernel + ", dim3(unsigned(" + grid + ")), " +
+             str(threads) + ", smem_bytes, 1, " + dependent + ", stream, " + args + ");");
+      return;
+    }
     w.line(kernel + "<<<dim3(unsigned(" + grid + ")), " + str(threads) + ", smem_bytes, stream>>>(" +
-           kernelArgs() + (maps ? ", x_map, w_map" : "") + ");");
+           args + ");");
     w.line("return cudaGetLastError();");
   }
 
@@ -419,7 +428,8 @@ struct ConvWriterBase {
       w.comment("persistent and warp-specialized: a block a multiprocessor (at most one a tile)");
       w.open("if (tma)");
       w.line("const int64_t grid = std::min<int64_t>(blocks, std::max(sketch::sm_count(), 1));");
-      emitLaunch(l.persistentName, "grid", l.persistentThreads, l.persistentSmemBytes, true);
+      emitLaunch(l.persistentName, "grid", l.persistentThreads, l.persistentSmemBytes, true,
+                 "blocks <= grid");
       w.close();
     }
     w.line("auto kernel = tma ? " + l.name + "<true, true> : vec ? " + l.name +
@@ -848,6 +858,7 @@ struct WgmmaConvWriter : ConvWriterBase {
            "w_map) {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
+    emitGridDependencyWait(w);
     w.line("constexpr bool kVec = true;  // launched on the TMA path only: whole 16-byte chunks");
     emitWgmmaPreamble(w, ws);
     emitImplicitGemmSizes();

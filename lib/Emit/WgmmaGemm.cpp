@@ -72,6 +72,11 @@ TensorCoreConfig WgmmaBlock::storeConfig() const {
   return config;
 }
 
+void emitGridDependencyWait(CudaWriter &w) {
+  w.line("sketch::grid_dependency_wait();  // under a dependent launch: until the previous kernel's "
+         "writes are visible");
+}
+
 void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b) {
   w.line("constexpr int BM = " + str(b.tileM) + ", BN = " + str(b.tileN) + ", BK = " +
          str(kTileK) + ";");
@@ -698,7 +703,7 @@ private:
            kernelName() + "(" + params + ") {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
-    w.line("sketch::grid_dependency_wait();  // under a dependent launch: until the previous kernel's writes are visible");
+    emitGridDependencyWait(w);
     emitWgmmaPreamble(w, block);
     if (persistent()) {
       writePersistentBody();

@@ -49,6 +49,9 @@ plan::SmemBuffer wgmmaSwizzle128(int64_t rows);
 /// the cp.async pipeline whose loaders copy k-tile kt into `dst` in that layout,
 /// each k-tile's wgmma group (emitWgmmaMultiply) in it; the final wait.
 void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b);
+/// A kernel's first statement where the host may launch it as a programmatic dependent
+/// (sketch::launch_kernel): the wait for the previous kernel's writes.
+void emitGridDependencyWait(CudaWriter &w);
 /// acc[0][..][..] = 0 (a persistent block's next tile).
 void emitWgmmaZeroAccumulators(CudaWriter &w);
 void emitWgmmaBuffers(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef aLayout,

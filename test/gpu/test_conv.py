@@ -236,6 +236,64 @@ def test_nhwc_tma_kernels_run():
             f"{name}: no '{expected}' ran: {names}"
 
 
+def test_nhwc_dependent_launch_chain():
+    """Back-to-back 3x3 convolutions, eager and in a CUDA graph, each reading the one
+    before's output and overwriting what the one before that read: on sm_90a a persistent
+    grid of one-tile blocks starts as a programmatic dependent launch (docs/backend.md).
+    The results must be bitwise those with a synchronization after every call. 14 x 14
+    (4 tiles: a dependent launch) and 56 x 56 (several tiles a block: a plain launch)."""
+    name = "cv_nhwc_f16_s1p1"
+    call = sketch_gpu.kernel(name)
+    used = {p for _, p in call.params}
+    failures = []
+    for n, hw, c in [(2, 14, 128), (8, 56, 64)]:
+        sizes = sizes_for(name, (n, c, hw, hw, c, 3, 3))
+        x = torch.randn(n, hw, hw, c, device="cuda", dtype=torch.float16)
+        filters = [(torch.randn(c, 3, 3, c, device="cuda") / math.sqrt(9 * c)).half()
+                   for _ in range(5)]
+        buffers = [torch.full_like(x, float("nan")) for _ in range(2)]
+
+        def chain(sync):
+            src = x
+            for i, f in enumerate(filters):
+                dst = buffers[i % 2]
+                values = {"X": src, "Wt": f, "Y": dst, **sizes}
+                status = call(**{p: v for p, v in values.items() if p in used})
+                assert status == 0, f"step {i}: cudaError {status}"
+                if sync:
+                    torch.cuda.synchronize()
+                src = dst
+            return src
+
+        expected = chain(True).clone()
+        reference = x.permute(0, 3, 1, 2).double()
+        for f in filters:
+            reference = F.conv2d(reference, f.permute(0, 3, 1, 2).double(), padding=1).half().double()
+        got = expected.permute(0, 3, 1, 2).double()
+        error = ((got - reference).norm() / reference.norm()).item()
+        if not error < 2e-2:
+            failures.append(f"{n}x{hw}x{hw}x{c}: synchronized chain off torch's by {error:.2e}")
+        for b in buffers:
+            b.fill_(float("nan"))
+        eager = chain(False)
+        torch.cuda.synchronize()
+        if not torch.equal(eager.view(torch.int16), expected.view(torch.int16)):
+            failures.append(f"{n}x{hw}x{hw}x{c}: back-to-back calls differ from synchronized ones")
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+            captured = chain(False)
+        for b in buffers:
+            b.fill_(float("nan"))
+        for _ in range(3):
+            graph.replay()
+        torch.cuda.synchronize()
+        if not torch.equal(captured.view(torch.int16), expected.view(torch.int16)):
+            failures.append(f"{n}x{hw}x{hw}x{c}: the CUDA graph's calls differ from synchronized ones")
+    assert not failures, "; ".join(failures)
+
+
 def test_stem_224():
     """The ResNet stem: C = 3, 224 x 224, 7 x 7, stride 2, pad 3 (literal sizes in the sketch)."""
     sweep(["cv_nchw_s2p3_stem"], [(1, 3, 224, 224, 64, 7, 7), (2, 3, 225, 223, 64, 7, 7)])
