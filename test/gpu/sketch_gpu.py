@@ -158,6 +158,37 @@ def device_tensor(shape, dtype_name, misalign=False, poison=False, scale=1.0):
     return x.copy_(torch.randn(shape, device="cuda") / scale)
 
 
+def back_to_back_failures(chain, buffers, expected, label):
+    """chain(sync) runs a sequence of calls (torch.cuda.synchronize() after each when
+    `sync`) through `buffers` and returns the last output; `expected` is that output of a
+    synchronized run (16-bit elements). Runs the calls back to back, then as a CUDA graph
+    replayed three times, the buffers poisoned before each; the failures: a result not
+    bitwise `expected`."""
+    def differs(out):
+        return not torch.equal(out.view(torch.int16), expected.view(torch.int16))
+
+    failures = []
+    for b in buffers:
+        b.fill_(float("nan"))
+    eager = chain(False)
+    torch.cuda.synchronize()
+    if differs(eager):
+        failures.append(f"{label}: back-to-back calls differ from synchronized ones")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+        captured = chain(False)
+    for b in buffers:
+        b.fill_(float("nan"))
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    if differs(captured):
+        failures.append(f"{label}: the CUDA graph's calls differ from synchronized ones")
+    return failures
+
+
 def call_and_check(name, values, out, reference, tol, what):
     """Calls kernel `name` with the parameters it takes from `values`, expects cudaSuccess,
     then checks `out` against reference() (see check_close, rtol = atol_scale = tol)."""

@@ -273,24 +273,8 @@ def test_nhwc_dependent_launch_chain():
         error = ((got - reference).norm() / reference.norm()).item()
         if not error < 2e-2:
             failures.append(f"{n}x{hw}x{hw}x{c}: synchronized chain off torch's by {error:.2e}")
-        for b in buffers:
-            b.fill_(float("nan"))
-        eager = chain(False)
-        torch.cuda.synchronize()
-        if not torch.equal(eager.view(torch.int16), expected.view(torch.int16)):
-            failures.append(f"{n}x{hw}x{hw}x{c}: back-to-back calls differ from synchronized ones")
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
-            captured = chain(False)
-        for b in buffers:
-            b.fill_(float("nan"))
-        for _ in range(3):
-            graph.replay()
-        torch.cuda.synchronize()
-        if not torch.equal(captured.view(torch.int16), expected.view(torch.int16)):
-            failures.append(f"{n}x{hw}x{hw}x{c}: the CUDA graph's calls differ from synchronized ones")
+        failures += sketch_gpu.back_to_back_failures(chain, buffers, expected,
+                                                     f"{n}x{hw}x{hw}x{c}")
     assert not failures, "; ".join(failures)
 
 

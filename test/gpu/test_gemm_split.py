@@ -176,24 +176,9 @@ def test_dependent_launch_chain():
         error = ((expected.double() - reference).norm() / reference.norm()).item()
         if not error < 2e-2:
             failures.append(f"M={m} N={n}: synchronized chain off torch's by {error:.2e}")
-        for b in buffers:
-            b.fill_(float("nan"))
-        eager = run_chain(call, x, weights, buffers, m, sync=False)
-        torch.cuda.synchronize()
-        if not torch.equal(eager.view(torch.int16), expected.view(torch.int16)):
-            failures.append(f"M={m} N={n}: back-to-back calls differ from synchronized ones")
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
-            captured = run_chain(call, x, weights, buffers, m, sync=False)
-        for b in buffers:
-            b.fill_(float("nan"))
-        for _ in range(3):
-            graph.replay()
-        torch.cuda.synchronize()
-        if not torch.equal(captured.view(torch.int16), expected.view(torch.int16)):
-            failures.append(f"M={m} N={n}: the CUDA graph's calls differ from synchronized ones")
+        failures += sketch_gpu.back_to_back_failures(
+            lambda sync: run_chain(call, x, weights, buffers, m, sync), buffers, expected,
+            f"M={m} N={n}")
     assert not failures, "; ".join(failures)
 
 
