@@ -888,7 +888,7 @@ FoldedEpilogue::FoldedEpilogue(const EpilogueEmitter &epilogue, bool fold) : who
     if (!terms.empty() && (words == 0 || terms.front().words == 0 || slots + words > 4))
       break;
     terms.push_back({next->first, words, slots});
-    rests.push_back(std::move(next->second));
+    after = std::move(next->second);  // next holds no reference into the emitter it replaces
     slots += words;
     fold = words > 0;
   }

@@ -21,6 +21,7 @@
 #include "lib/Emit/EmitEpilogue.h"
 #include "lib/Passes/BackendPlan.h"
 
+#include <optional>
 #include <string>
 
 namespace sketch {
@@ -163,7 +164,7 @@ public:
   std::string describe() const;
   bool folds() const { return !terms.empty(); }
   /// The statements that run after the main loop.
-  const EpilogueEmitter &rest() const { return rests.empty() ? *whole : rests.back(); }
+  const EpilogueEmitter &rest() const { return after ? *after : *whole; }
 
 private:
   struct Term {
@@ -179,7 +180,7 @@ private:
 
   const EpilogueEmitter *whole;
   std::vector<Term> terms;
-  std::vector<EpilogueEmitter> rests; // the epilogue after each term
+  std::optional<EpilogueEmitter> after; // the epilogue after the last term
 };
 
 /// Waits for the pipeline, applies the epilogue in registers, stages the tile
