@@ -9,7 +9,8 @@ Cases (issue 5 and the f32 part of issue 4):
   f32 GEMM 4096^3 (SIMT)          >= 0.8x torch.matmul (cuBLAS SGEMM), TF32 off
 torch.backends.cudnn.benchmark = True (cuDNN picks its fastest algorithm first).
 Each layer is run by every block configuration of bench/conv/*.sketch (for f32
-3x3 stride-1 layers also the Winograd F(2x2, 3x3) kernel, bc_f32_s1p1_winograd);
+3x3 stride-1 layers also the Winograd kernels, bc_f32_s1p1_winograd (F(4x4, 3x3), as the
+default) and bc_f32_s1p1_winograd_2x2);
 the best correct one is compared. Timing: CUDA events around batches of calls after
 warm-up, the median per-call time; inputs rotate among several sets. Each
 kernel's output is first checked against torch's (normwise relative error).

@@ -19,7 +19,7 @@ def Sketch_KernelOp : Sketch_Op<"kernel", [IsolatedFromAbove, Symbol, NoTerminat
     declaration order, then the statements. Directives are attributes:
     `tile_m`, `tile_n`, `tile_k` (`tile BM = .., BN = .., BK = ..`), `warps`
     and `stages`; each is absent until the user or the defaults pass sets it.
-    `algorithm` (`algorithm winograd` / `algorithm implicit_gemm`, an extension)
+    `algorithm` (`algorithm winograd` / `winograd_2x2` / `implicit_gemm`, an extension)
     picks a convolution's kernel; absent, sketch-choose-defaults chooses.
     `split_k` (`split_k auto` / `split_k N`, an extension) splits a GEMM's K
     loop: "auto" (the host function chooses by the sizes) or N slices.

@@ -247,8 +247,10 @@ private:
 
 LogicalResult KernelOp::verify() {
   if (auto algorithm = getAlgorithm(); algorithm && *algorithm != "winograd" &&
+                                       *algorithm != "winograd_2x2" &&
                                        *algorithm != "implicit_gemm")
-    return emitError("algorithm '") << *algorithm << "' is not winograd or implicit_gemm";
+    return emitError("algorithm '")
+           << *algorithm << "' is not winograd, winograd_2x2 or implicit_gemm";
   if (auto split = getSplitK()) {
     int64_t slices = 0;
     if (*split != "auto" && (split->getAsInteger(10, slices) || slices < 1))

@@ -13,8 +13,9 @@
 //                           an im2col TileLoader for A (16-byte chunks of 8
 //                           channels) and the filter as a K-contiguous B.
 //   nchw X, kcrs 3x3 W, f32, stride 1, dilation 1, where sketch-choose-defaults
-//                           chose "winograd" (plan::kConvAlgorithmAttr): Winograd
-//                           F(2x2, 3x3) instead of the implicit GEMM (EmitWinograd.cpp).
+//                           chose "winograd" or "winograd_2x2" (plan::kConvAlgorithmAttr):
+//                           Winograd F(4x4 or 2x2, 3x3) instead of the implicit GEMM
+//                           (EmitWinograd.cpp).
 // The epilogue (bias per output channel, activations, expressions, tensors of
 // the output's shape) is fused before the store, in the output's layout.
 //
@@ -974,11 +975,11 @@ struct TensorCoreConvKernel {
 };
 
 //===----------------------------------------------------------------------===//
-// nchw / kcrs 3x3, f32, stride 1, dilation 1: Winograd F(2x2, 3x3)
+// nchw / kcrs 3x3, f32, stride 1, dilation 1: Winograd F(m x m, 3x3)
 //===----------------------------------------------------------------------===//
 
 struct WinogradConvWriter : ConvWriterBase {
-  /// Why the convolution cannot run as Winograd F(2x2, 3x3); empty when it can
+  /// Why the convolution cannot run as Winograd; empty when it can
   /// (sketch-choose-defaults checked the `algorithm` directive already).
   std::string mismatch() const {
     if (p.nhwc)
@@ -990,7 +991,7 @@ struct WinogradConvWriter : ConvWriterBase {
     return "";
   }
 
-  WinogradConvSpec spec() {
+  WinogradConvSpec spec(const plan::WinogradBlock &block) {
     WinogradConvSpec s;
     s.sig = &p.sig;
     s.epilogue = &epilogue;
@@ -1001,10 +1002,13 @@ struct WinogradConvWriter : ConvWriterBase {
     s.perChannel = [this](const EpilogueOperand &operand) {
       return p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel;
     };
-    s.headerComment = [this] {
-      emitHeaderComment("Winograd F(2x2, 3x3): " + p.n + "*ceil(" + p.p + "/2)*ceil(" + p.q +
-                            "/2) tiles of 2x2 outputs, 16 component GEMMs of " + p.k +
-                            " channels x tiles, reduced over " + p.c,
+    s.headerComment = [this, block] {
+      const std::string m = std::to_string(block.m);
+      emitHeaderComment("Winograd F(" + m + "x" + m + ", 3x3): " + p.n + "*ceil(" + p.p + "/" +
+                            m + ")*ceil(" + p.q + "/" + m + ") tiles of " + m + "x" + m +
+                            " outputs, " + std::to_string(block.components()) +
+                            " component GEMMs of " + p.k + " channels x tiles, reduced over " +
+                            p.c,
                         false);
     };
     s.derivedSizes = [this] { emitDerivedSizes(); };
@@ -1039,18 +1043,19 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   if (failed(epilogue))
     return failure();
   auto algorithm = p.conv->getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr);
-  if (algorithm && algorithm.getValue() == "winograd") {
+  if (int64_t m = algorithm ? plan::winogradOutputTile(algorithm.getValue()) : 0) {
     WinogradConvWriter writer{{p, *epilogue, w}};
     if (std::string why = writer.mismatch(); !why.empty())
-      return p.conv.emitError() << "the Winograd F(2x2, 3x3) kernel needs an f32 nchw/kcrs "
+      return p.conv.emitError() << "the Winograd kernel needs an f32 nchw/kcrs "
                                    "3x3 convolution with stride (1, 1) and dilation (1, 1), but "
                                 << why;
-    w.line("#include \"sketch/winograd.cuh\"  // Winograd F(2x2, 3x3) convolution helpers");
+    w.line("#include \"sketch/winograd.cuh\"  // Winograd F(m x m, 3x3) convolution helpers");
     w.line();
-    WinogradConvSpec spec = writer.spec();
-    emitWinogradKernel(w, spec);
+    const WinogradBlock block = WinogradBlock::forOutputTile(m);
+    WinogradConvSpec spec = writer.spec(block);
+    emitWinogradKernel(w, spec, block);
     w.line();
-    emitWinogradHost(w, spec);
+    emitWinogradHost(w, spec, block);
     w.line();
     return p.sig;
   }

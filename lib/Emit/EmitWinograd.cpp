@@ -1,21 +1,24 @@
-//===- EmitWinograd.cpp - Winograd F(2x2, 3x3) forward convolution --------===//
+//===- EmitWinograd.cpp - Winograd F(m x m, 3x3) forward convolution ------===//
 //
 // `Compute Conv2d X, W and get Y with stride (1, 1) pad (p, q)`, f32 nchw X,
-// kcrs 3x3 W: each 2x2 output tile is A^T [sum_c U_c .* V_c] A with U = G g G^T
-// (filters) and V = B^T d B (4x4 input patches), sketch/winograd.cuh. Per
-// Winograd component xi (16) the sum over input channels is a GEMM of output
-// channels by tiles, so a block computes, for BT tiles and BK output channels:
+// kcrs 3x3 W: each m x m output tile is A^T [sum_c U_c .* V_c] A with U = G g G^T
+// (filters) and V = B^T d B ((m + 2)^2 input patches), sketch/winograd.cuh. Per
+// Winograd component xi the sum over input channels is a GEMM of output channels
+// by tiles, so a block (plan::WinogradBlock) computes, for BT tiles and BK output
+// channels:
 //
-//   for each step of BC input channels (double-buffered through registers):
-//     patches -> V[16][BC][BT], filters -> U[16][BC][BK] in shared memory
-//       (transformed in registers on the way; zero outside the image, C, K)
-//     warp xi: M[xi] (BK x BT) += U[xi]^T V[xi], 8x8 outputs a thread (float4 reads)
-//   epilogue, in two halves of the channels: M through shared memory so that a
-//     thread holds all 16 components of two (channel, tile) pairs; Y = A^T M A;
-//     the fused statements per output element; guarded stores (odd P, Q).
+//   for each step of BC input channels:
+//     step s + 1's patches and filters: 4-byte cp.async into raw shared buffers,
+//       in flight during step s's math (zero outside the image, C, K)
+//     warp w: M[xi] (BK x BT) += U[xi]^T V[xi] for its components xi
+//     each thread transforms the patches and filters it copied into the other
+//       stage of V[xi][BC][BT] and U[xi][BC][LDU]
+//   epilogue, 16 tiles at a time: M through shared memory so that a thread holds
+//     all components of a (channel, tile) pair; Y = A^T M A; the fused statements
+//     per output element; guarded stores (P, Q that m does not divide).
 //
 // The filters are transformed in the kernel at every step (the host function
-// takes no workspace): BK * BC filters a step against BT * BC patches.
+// takes no workspace).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/EmitWinograd.h"
@@ -26,137 +29,101 @@ namespace sketch {
 
 namespace {
 
-std::string kernelName(const WinogradConvSpec &spec) { return spec.sig->name + "_winograd"; }
+std::string kernelName(const WinogradConvSpec &spec, const WinogradBlock &b) {
+  return spec.sig->name + "_winograd" + str(b.m) + "x" + str(b.m);
+}
 
-} // namespace
-
-void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec) {
-  using T = WinogradTile;
-  spec.headerComment();
-  w.comment("Winograd F(2x2, 3x3) (sketch/winograd.cuh): a block computes " + str(T::tiles) +
-            " tiles of 2x2 outputs x " + str(T::channels) + " output channels for all 16");
-  w.comment("components, " + str(T::depth) + " input channels a step, " + str(T::threads) +
-            " threads (warp xi: component xi), " + str(T::smemBytes) +
-            " bytes of shared memory");
-  w.line("__global__ void __launch_bounds__(" + str(T::threads) + ", 1) " + kernelName(spec) +
-         "(" + spec.kernelParams +
-         ", const __grid_constant__ sketch::winograd::WinogradShape wshape) {");
-  w.indentMore();
-  w.line("constexpr int BT = " + str(T::tiles) + ", BK = " + str(T::channels) + ", BC = " +
-         str(T::depth) + ";  // tiles, output channels a block; input channels a step");
-  w.line("constexpr int LDU = " + str(T::ldU) +
-         ", LDE = " + str(T::ldE) + ";  // padded rows of U and of the exchange buffer");
-  w.line("constexpr int THREADS = " + str(T::threads) + ";");
-  w.comment("shared memory: U[2][16][BC][LDU] transformed filters, V[2][16][BC][BT] transformed");
-  w.comment("patches (two stages each); after the loop E[16][BK / 2][LDE] over them");
-  // The same declaration as every other kernel's: one file may hold kernels of several kinds.
-  w.line("extern __shared__ __align__(128) unsigned char smem[];");
-  w.line("float *const smem_f = reinterpret_cast<float *>(smem);");
-  w.line("auto u = reinterpret_cast<float (*)[16][BC][LDU]>(smem_f);");
-  w.line("auto v = reinterpret_cast<float (*)[16][BC][BT]>(smem_f + 2 * 16 * BC * LDU);");
-  spec.derivedSizes();
-  w.comment("output channels fastest: neighbouring blocks read the same input patches");
-  w.line("const int k_blocks = (shape.k + BK - 1) / BK;");
-  w.line("const int k0 = int(blockIdx.x % k_blocks) * BK, tile0 = int(blockIdx.x / k_blocks) * "
-         "BT;");
-  w.comment("warp xi multiplies component xi: a BK x BT GEMM, 8 x 8 outputs a thread, channels");
-  w.comment("ty * 4 + (i & 3) + (i >> 2) * BK / 2, tiles tx * 4 + (j & 3) + (j >> 2) * BT / 2");
-  w.line("const int xi = threadIdx.x / 32, ty = threadIdx.x % 32 / 4, tx = threadIdx.x % 4;");
-  w.line("float acc[8][8];");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 8; ++i)");
-  w.line("  #pragma unroll");
-  w.line("  for (int j = 0; j < 8; ++j)");
-  w.line("    acc[i][j] = 0.f;");
-  w.line("{  // the loaders' registers end with this scope");
-  w.indentMore();
-  w.line("sketch::winograd::WinogradInputLoader<BT, BC> load_x(" + spec.x +
-         ", shape, wshape, tile0);");
-  w.line("sketch::winograd::WinogradFilterLoader<BK, BC, LDU> load_w(" + spec.w +
-         ", shape, k0);");
-  w.line("static_assert(decltype(load_x)::kThreads == THREADS && decltype(load_w)::kThreads == "
-         "THREADS, \"one patch half and one filter a thread\");");
+/// The main loop: copies of step s + 1 in flight (4-byte cp.async into the raw
+/// buffers) while the warps multiply step s's components.
+void emitMainLoop(CudaWriter &w) {
+  w.line("sketch::winograd::WinogradCopies<M, BT, BK, BC, LDU, THREADS> copies(" +
+         std::string("x_in, w_in, shape, wshape, tile0, k0);"));
   w.line("const int steps = (shape.c + BC - 1) / BC;");
-  w.line("load_x.fetch(0);");
-  w.line("load_w.fetch(0);");
-  w.line("load_x.stash(v[0]);");
-  w.line("load_w.stash(u[0]);");
+  w.line("copies.copy(0, xr, wr);");
+  w.line("sketch::cp_async_commit();");
+  w.line("sketch::cp_async_wait_all();");
+  w.line("copies.transform(xr, wr, v[0], u[0]);  // the thread's own copies: no barrier");
+  w.open("if (steps > 1)");
+  w.line("copies.copy(BC, xr, wr);");
+  w.line("sketch::cp_async_commit();");
+  w.close();
   w.line("__syncthreads();");
   w.open("for (int step = 0; step < steps; ++step)");
   w.line("const int cur = step & 1;");
-  w.line("const bool more = step + 1 < steps;");
-  w.open("if (more)");
-  w.comment("input channels of the next step: global -> registers, in flight during the math");
-  w.line("load_x.fetch((step + 1) * BC);");
-  w.line("load_w.fetch((step + 1) * BC);");
-  w.close();
-  w.comment("component GEMM xi: M[xi] += U[xi]^T (BK x BC) * V[xi] (BC x BT)");
-  w.line("const float *us = &u[cur][xi][0][ty * 4];");
-  w.line("const float *vs = &v[cur][xi][0][tx * 4];");
+  w.comment("component GEMMs: M[xi] += U[xi]^T (BK x BC) * V[xi] (BC x BT) for this warp's xi");
   w.line("#pragma unroll");
   w.open("for (int c = 0; c < BC; ++c)");
-  w.line("const float4 a0 = *reinterpret_cast<const float4 *>(us + c * LDU);");
-  w.line("const float4 a1 = *reinterpret_cast<const float4 *>(us + c * LDU + BK / 2);");
-  w.line("const float4 b0 = *reinterpret_cast<const float4 *>(vs + c * BT);");
-  w.line("const float4 b1 = *reinterpret_cast<const float4 *>(vs + c * BT + BT / 2);");
-  w.line("const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};");
-  w.line("const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};");
   w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 8; ++i)");
+  w.open("for (int q = 0; q < PER_WARP; ++q)");
+  w.line("const float *us = &u[cur][warp * PER_WARP + q][c][ty * 4];");
+  w.line("const float *vs = &v[cur][warp * PER_WARP + q][c][tx * 4];");
+  w.line("float a[TM], b[TN];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < TM; i += 4)  // channel pieces 32 apart");
+  w.line("  *reinterpret_cast<float4 *>(&a[i]) = *reinterpret_cast<const float4 *>(us + i * 8);");
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < TN; j += 4)  // tile pieces 16 apart");
+  w.line("  *reinterpret_cast<float4 *>(&b[j]) = *reinterpret_cast<const float4 *>(vs + j * 4);");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < TM; ++i)");
   w.line("  #pragma unroll");
-  w.line("  for (int j = 0; j < 8; ++j)");
-  w.line("    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);");
+  w.line("  for (int j = 0; j < TN; ++j)");
+  w.line("    acc[q][i][j] = fmaf(a[i], b[j], acc[q][i][j]);");
+  w.close(); // q
+  w.close(); // c
+  w.open("if (step + 1 < steps)");
+  w.comment("step + 1 landed: transform it into the other stage, then copy step + 2");
+  w.line("sketch::cp_async_wait_all();");
+  w.line("copies.transform(xr, wr, v[cur ^ 1], u[cur ^ 1]);");
+  w.open("if (step + 2 < steps)");
+  w.line("copies.copy((step + 2) * BC, xr, wr);");
+  w.line("sketch::cp_async_commit();");
   w.close();
-  w.open("if (more)");
-  w.comment("transform (patches: two lanes a patch, shuffles) and store the next stage");
-  w.line("load_x.stash(v[cur ^ 1]);");
-  w.line("load_w.stash(u[cur ^ 1]);");
   w.close();
   w.line("__syncthreads();");
-  w.close(); // for step
-  w.indentLess();
-  w.line("}");
+  w.close(); // step
+}
 
-  // Epilogue.
-  w.comment("Epilogue, channels k0 + half * BK / 2 + 0..BK / 2 - 1 at a time: warp xi writes its");
-  w.comment("M[xi] rows to E[xi], then each thread reads all 16 components of (channel, tile)");
-  w.comment("pairs threadIdx.x + r * THREADS and applies Y = A^T M A and the fused statements.");
-  w.line("auto e = reinterpret_cast<float (*)[BK / 2][LDE]>(smem_f);  // the loop's last barrier "
-         "freed U, V");
+/// The epilogue, 16 tiles at a time: the warps write their components of them to
+/// E[xi][BK][LDE], then each thread takes (channel, tile) pairs: all A * A components,
+/// Y = A^T m A, the fused statements, guarded stores.
+void emitEpilogue(CudaWriter &w, const WinogradConvSpec &spec) {
+  w.comment("Epilogue, tiles tile0 + piece * 16 .. + 15 at a time: the warps write their");
+  w.comment("components to E[xi][BK][LDE], then each thread takes (channel, tile) pairs.");
+  w.line("auto e = reinterpret_cast<float (*)[BK][LDE]>(smem_f);  // the loop's last barrier freed U, V");
   w.line("#pragma unroll");
-  w.open("for (int half = 0; half < 2; ++half)");
+  w.open("for (int piece = 0; piece < TN / 4; ++piece)");
   w.line("#pragma unroll");
-  w.open("for (int i = 0; i < 4; ++i)");
-  w.line("float *row = &e[xi][ty * 4 + i][tx * 4];");
-  w.line("const float (&m)[8] = acc[4 * half + i];");
-  w.line("*reinterpret_cast<float4 *>(row) = make_float4(m[0], m[1], m[2], m[3]);");
-  w.line("*reinterpret_cast<float4 *>(row + BT / 2) = make_float4(m[4], m[5], m[6], m[7]);");
-  w.close();
+  w.line("for (int q = 0; q < PER_WARP; ++q)");
+  w.line("  #pragma unroll");
+  w.line("  for (int i = 0; i < TM; ++i)");
+  w.line("    *reinterpret_cast<float4 *>(&e[warp * PER_WARP + q][ty * 4 + i % 4 + i / 4 * 32][tx * 4]) =");
+  w.line("        make_float4(acc[q][i][piece * 4], acc[q][i][piece * 4 + 1], acc[q][i][piece * 4 + 2],");
+  w.line("                    acc[q][i][piece * 4 + 3]);");
   w.line("__syncthreads();");
-  w.line("#pragma unroll");
-  w.open("for (int r = 0; r < BK / 2 * BT / THREADS; ++r)");
-  w.line("const int pair = threadIdx.x + r * THREADS, kk = pair / BT, t = pair % BT;");
-  w.line("const int channel = k0 + half * BK / 2 + kk, tile = tile0 + t;");
+  w.open("for (int pair = threadIdx.x; pair < BK * 16; pair += THREADS)");
+  w.line("const int kk = pair / 16, t = pair % 16;");
+  w.line("const int channel = k0 + kk, tile = tile0 + piece * 16 + t;");
   w.line("if (channel >= shape.k || tile >= wshape.tiles)");
   w.line("  continue;");
-  w.line("float m[16];");
+  w.line("float m[A * A];");
   w.line("#pragma unroll");
-  w.line("for (int c = 0; c < 16; ++c)");
-  w.line("  m[c] = e[c][kk][t];");
-  w.line("float y[2][2];");
-  w.line("sketch::winograd::output_transform(m, y);");
-  w.line("const sketch::winograd::TileCoord at(wshape, tile);");
+  w.line("for (int xi = 0; xi < A * A; ++xi)");
+  w.line("  m[xi] = e[xi][kk][t];");
+  w.line("float y[M][M];");
+  w.line("sketch::winograd::Transforms2d<M>::output(m, y);");
+  w.line("const sketch::winograd::TileCoord at(wshape, tile, M);");
   for (const EpilogueOperand &operand : spec.epilogue->operands())
     if (spec.perChannel(operand))
       w.line("const float " + operand.var + " = sketch::to_float(" + operand.param->cname +
              "[channel]);  // per output channel");
   w.line("#pragma unroll");
-  w.open("for (int dy = 0; dy < 2; ++dy)");
+  w.open("for (int dy = 0; dy < M; ++dy)");
   w.line("#pragma unroll");
-  w.open("for (int dx = 0; dx < 2; ++dx)");
+  w.open("for (int dx = 0; dx < M; ++dx)");
   w.line("const int oh = at.oh0 + dy, ow = at.ow0 + dx;");
   w.line("if (oh >= shape.p || ow >= shape.q)");
-  w.line("  continue;  // the last tile of an odd P or Q");
+  w.line("  continue;  // the last tiles of a P or Q that M does not divide");
   w.line("const int y_at = ((at.image * shape.k + channel) * shape.p + oh) * shape.q + ow;");
   w.line("float out;");
   spec.epilogue->emitElement(
@@ -170,29 +137,89 @@ void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec) {
   w.line(spec.y + "[y_at] = out;");
   w.close(); // dx
   w.close(); // dy
-  w.close(); // r
-  w.line("__syncthreads();  // E is written again by the next half");
-  w.close(); // half
+  w.close(); // pair
+  w.line("__syncthreads();  // E is written again by the next piece");
+  w.close(); // piece
+}
+
+} // namespace
+
+void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec, const WinogradBlock &b) {
+  spec.headerComment();
+  const std::string m = str(b.m), comps = str(b.components());
+  w.comment("Winograd F(" + m + "x" + m + ", 3x3) (sketch/winograd.cuh): a block computes " +
+            str(b.tiles) + " tiles of " + m + "x" + m + " outputs x " + str(b.channels) +
+            " output channels");
+  w.comment("for all " + comps + " components, " + str(b.depth) + " input channels a step, " +
+            str(b.threads()) + " threads (warp w: components " + str(b.componentsPerWarp()) +
+            " w ..), " + str(b.smemBytes()) + " bytes of shared memory");
+  w.line("__global__ void __launch_bounds__(" + str(b.threads()) + ", 1) " +
+         kernelName(spec, b) + "(" + spec.kernelParams +
+         ", const __grid_constant__ sketch::winograd::WinogradShape wshape) {");
+  w.indentMore();
+  w.line("constexpr int M = " + m + ", A = M + 2;  // outputs a tile side; patch side");
+  w.line("constexpr int BT = " + str(b.tiles) + ", BK = " + str(b.channels) + ", BC = " +
+         str(b.depth) + ";  // tiles, output channels a block; input channels a step");
+  w.line("constexpr int THREADS = " + str(b.threads()) + ", PER_WARP = " +
+         str(b.componentsPerWarp()) + ";  // components a warp");
+  w.line("constexpr int TM = BK / 8, TN = BT / 4;  // a thread's channels x tiles of each component");
+  w.line("constexpr int LDU = " + str(b.ldU()) + ", LDE = " + str(WinogradBlock::ldE) +
+         ";  // padded rows of U and of the exchange buffer");
+  w.comment("shared memory: U[2][A * A][BC][LDU] transformed filters, V[2][A * A][BC][BT]");
+  w.comment("transformed patches (two stages each), the raw copies of one step XR[A * A][BT * BC]");
+  w.comment("and WR[9][BK * BC]; after the loop E[A * A][BK][LDE] over U and V");
+  w.line("static_assert(A * A * BK * LDE <= 2 * A * A * BC * (LDU + BT), \"E fits over U and V\");");
+  w.line("extern __shared__ __align__(128) unsigned char smem[];");
+  w.line("float *const smem_f = reinterpret_cast<float *>(smem);");
+  w.line("auto u = reinterpret_cast<float (*)[A * A][BC][LDU]>(smem_f);");
+  w.line("auto v = reinterpret_cast<float (*)[A * A][BC][BT]>(smem_f + 2 * A * A * BC * LDU);");
+  w.line("auto xr = reinterpret_cast<float (*)[BT * BC]>(smem_f + 2 * A * A * BC * (LDU + BT));");
+  w.line("auto wr = reinterpret_cast<float (*)[BK * BC]>(smem_f + 2 * A * A * BC * (LDU + BT) + "
+         "A * A * BT * BC);");
+  spec.derivedSizes();
+  w.line("const float *const x_in = " + spec.x + ";");
+  w.line("const float *const w_in = " + spec.w + ";");
+  w.comment("output channels fastest: neighbouring blocks read the same input patches");
+  w.line("const int k_blocks = (shape.k + BK - 1) / BK;");
+  w.line("const int k0 = int(blockIdx.x % k_blocks) * BK, tile0 = int(blockIdx.x / k_blocks) * "
+         "BT;");
+  w.comment("thread (ty, tx) of its warp: channels ty * 4 + (i & 3) + (i >> 2) * 32, tiles");
+  w.comment("tx * 4 + (j & 3) + (j >> 2) * 16 of each of the warp's components");
+  w.line("const int warp = threadIdx.x / 32, ty = threadIdx.x % 32 / 4, tx = threadIdx.x % 4;");
+  w.line("float acc[PER_WARP][TM][TN];");
+  w.line("#pragma unroll");
+  w.line("for (int q = 0; q < PER_WARP; ++q)");
+  w.line("  #pragma unroll");
+  w.line("  for (int i = 0; i < TM; ++i)");
+  w.line("    #pragma unroll");
+  w.line("    for (int j = 0; j < TN; ++j)");
+  w.line("      acc[q][i][j] = 0.f;");
+  w.line("{  // the copies' registers end with this scope");
+  w.indentMore();
+  emitMainLoop(w);
+  w.indentLess();
+  w.line("}");
+  emitEpilogue(w, spec);
   w.indentLess();
   w.line("}");
 }
 
-void emitWinogradHost(CudaWriter &w, const WinogradConvSpec &spec) {
-  using T = WinogradTile;
+void emitWinogradHost(CudaWriter &w, const WinogradConvSpec &spec, const WinogradBlock &b) {
   w.open(hostPrototype(*spec.sig));
   spec.hostShape();
   w.line("const sketch::winograd::WinogradShape wshape = "
-         "sketch::winograd::make_winograd_shape(shape);");
-  w.line("const int64_t blocks = sketch::ceil_div(wshape.tiles, " + str(T::tiles) +
-         ") * sketch::ceil_div(" + spec.kDim + ", " + str(T::channels) + ");");
+         "sketch::winograd::make_winograd_shape(shape, " + str(b.m) + ");");
+  w.line("const int64_t blocks = sketch::ceil_div(wshape.tiles, " + str(b.tiles) +
+         ") * sketch::ceil_div(" + spec.kDim + ", " + str(b.channels) + ");");
   w.line("if (blocks > INT32_MAX)");
   w.line("  return cudaErrorInvalidValue;");
-  w.line("const int smem_bytes = " + str(T::smemBytes) + ";");
-  w.line("cudaError_t err = sketch::allow_dynamic_smem(" + kernelName(spec) + ", smem_bytes);");
+  w.line("const int smem_bytes = " + str(b.smemBytes()) + ";");
+  const std::string name = kernelName(spec, b);
+  w.line("cudaError_t err = sketch::allow_dynamic_smem(" + name + ", smem_bytes);");
   w.line("if (err != cudaSuccess)");
   w.line("  return err;");
-  w.line(kernelName(spec) + "<<<dim3(unsigned(blocks)), " + str(T::threads) +
-         ", smem_bytes, stream>>>(" + spec.kernelArgs + ", wshape);");
+  w.line(name + "<<<dim3(unsigned(blocks)), " + str(b.threads()) + ", smem_bytes, stream>>>(" +
+         spec.kernelArgs + ", wshape);");
   w.line("return cudaGetLastError();");
   w.close();
 }

@@ -1,6 +1,6 @@
-//===- EmitWinograd.h - Winograd F(2x2, 3x3) convolution kernel -*- C++ -*-===//
+//===- EmitWinograd.h - Winograd F(m x m, 3x3) convolution kernel -*- C++ -*-===//
 //
-// The f32 nchw/kcrs 3x3 stride-1 dilation-1 convolution as Winograd F(2x2, 3x3)
+// The f32 nchw/kcrs 3x3 stride-1 dilation-1 convolution as Winograd F(m x m, 3x3)
 // (sketch-choose-defaults picks it, plan::kConvAlgorithmAttr): EmitConv.cpp reads
 // the kernel and hands over what the kernel and host function need here.
 //
@@ -34,10 +34,10 @@ struct WinogradConvSpec {
   std::function<void()> hostShape;     // the host's checks; leaves `shape` in scope
 };
 
-using plan::WinogradTile; // the block configuration (lib/Passes/BackendPlan.h)
+using plan::WinogradBlock; // the block configuration (lib/Passes/BackendPlan.h)
 
-void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec);
-void emitWinogradHost(CudaWriter &w, const WinogradConvSpec &spec);
+void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec, const WinogradBlock &b);
+void emitWinogradHost(CudaWriter &w, const WinogradConvSpec &spec, const WinogradBlock &b);
 
 } // namespace sketch
 

@@ -565,18 +565,19 @@ LogicalResult Parser::parseSplitDirective(KernelOp kernel) {
   return expectEndOfStatement();
 }
 
-/// `algorithm winograd` or `algorithm implicit_gemm` (an extension: which
+/// `algorithm winograd`, `winograd_2x2` or `implicit_gemm` (an extension: which
 /// convolution kernel to emit; sketch-choose-defaults checks that it applies).
 LogicalResult Parser::parseAlgorithmDirective(KernelOp kernel) {
   Token word = consume();
   if (kernel.getAlgorithm())
     return errorAt(word) << "directive 'algorithm' is given twice";
-  FailureOr<Token> name = parseName("an algorithm (winograd or implicit_gemm)");
+  FailureOr<Token> name = parseName("an algorithm (winograd, winograd_2x2 or implicit_gemm)");
   if (failed(name))
     return failure();
-  if (name->spelling != "winograd" && name->spelling != "implicit_gemm")
+  if (name->spelling != "winograd" && name->spelling != "winograd_2x2" &&
+      name->spelling != "implicit_gemm")
     return errorAt(*name) << "unknown algorithm '" << name->spelling
-                          << "' (expected winograd or implicit_gemm)";
+                          << "' (expected winograd, winograd_2x2 or implicit_gemm)";
   kernel.setAlgorithmAttr(builder.getStringAttr(name->spelling));
   return expectEndOfStatement();
 }

@@ -135,11 +135,14 @@ public:
 
 private:
   std::optional<std::string> winogradFilter; // of the kernel being printed, run as Winograd
+  plan::WinogradBlock winograd;              // its block
 
   void printKernel(KernelOp kernel) {
     winogradFilter.reset();
-    if (std::optional<Conv2dOp> conv = plan::winogradConv(kernel))
+    if (std::optional<Conv2dOp> conv = plan::winogradConv(kernel)) {
       winogradFilter = conv->getFilter().str();
+      winograd = plan::winogradBlockOf(*conv);
+    }
     printHeader(kernel);
     printDirectives(kernel);
     for (Operation &op : kernel.getBodyBlock())
@@ -296,20 +299,22 @@ private:
                   << "\n";
   }
 
-  /// planNote for a kernel whose convolution runs as Winograd F(2x2, 3x3)
+  /// planNote for a kernel whose convolution runs as Winograd F(m x m, 3x3)
   /// (sketch/winograd.cuh): its loop, copies and store instead of the implicit GEMM's.
   std::string winogradNote(Operation &op) const {
-    using T = plan::WinogradTile;
-    std::string step = std::to_string(T::depth);
+    std::string step = std::to_string(winograd.depth);
+    std::string comps = std::to_string(winograd.components());
+    std::string side = std::to_string(winograd.alpha());
     if (op.hasAttr(plan::kPipelineAttr))
-      return "  # Winograd: " + step + " input channels a step, register-staged double buffering";
+      return "  # Winograd: " + step +
+             " input channels a step, cp.async into raw buffers one step ahead";
     if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getSource() == MemorySpace::global &&
                                           copy.getDestination() == MemorySpace::shared)
       return copy.getName() == *winogradFilter
-                 ? "  # 3x3 filters transformed in registers (G g G^T) into shared U[2][16][" +
-                       step + "][" + std::to_string(T::channels) + "]"
-                 : "  # 4x4 patches transformed in registers (B^T d B) into shared V[2][16][" +
-                       step + "][" + std::to_string(T::tiles) + "]";
+                 ? "  # 3x3 filters transformed (G g G^T) into shared U[2][" + comps + "][" +
+                       step + "][" + std::to_string(winograd.channels) + "]"
+                 : "  # " + side + "x" + side + " patches transformed (B^T d B) into shared V[2][" +
+                       comps + "][" + step + "][" + std::to_string(winograd.tiles) + "]";
     if (auto fused = op.getAttrOfType<IntegerAttr>(plan::kEpilogueAttr)) {
       int64_t n = fused.getInt();
       return "  # output transform (A^T m A) in registers" +
@@ -336,13 +341,18 @@ private:
     if (auto fused = op.getAttrOfType<IntegerAttr>(plan::kEpilogueAttr))
       note = spellEpilogue(op, fused.getInt());
     if (auto algorithm = op.getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr))
-      note = algorithm.getValue() == "winograd"
-                 ? "Winograd F(2x2, 3x3): 16 component GEMMs, blocks of " +
-                       std::to_string(plan::WinogradTile::tiles) + " 2x2 tiles x " +
-                       std::to_string(plan::WinogradTile::channels) + " channels, " +
-                       std::to_string(plan::WinogradTile::depth) + " input channels a step"
-                 : "implicit GEMM";
+      note = plan::winogradOutputTile(algorithm.getValue()) ? winogradChoice(cast<Conv2dOp>(op))
+                                                            : "implicit GEMM";
     return note.empty() ? note : "  # " + note;
+  }
+
+  static std::string winogradChoice(Conv2dOp conv) {
+    plan::WinogradBlock b = plan::winogradBlockOf(conv);
+    std::string m = std::to_string(b.m);
+    return "Winograd F(" + m + "x" + m + ", 3x3): " + std::to_string(b.components()) +
+           " component GEMMs, blocks of " + std::to_string(b.tiles) + " " + m + "x" + m +
+           " tiles x " + std::to_string(b.channels) + " channels, " + std::to_string(b.depth) +
+           " input channels a step";
   }
 
   static std::string spellPipeline(StringRef kind, IntegerAttr stages) {

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 
@@ -348,6 +349,26 @@ SmallVector<CopyOp> findResultStores(KernelOp kernel) {
   return stores;
 }
 
+WinogradBlock WinogradBlock::forOutputTile(int64_t m) {
+  WinogradBlock block;
+  block.m = m;
+  if (m == 2) // 16 components: a warp each, 32 tiles x 64 channels (8 x 8 a thread)
+    block.tiles = 32, block.warps = 16;
+  return block;
+}
+
+WinogradBlock winogradBlockOf(Conv2dOp conv) {
+  auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
+  return WinogradBlock::forOutputTile(algorithm ? winogradOutputTile(algorithm.getValue()) : 4);
+}
+
+int64_t winogradOutputTile(llvm::StringRef algorithm) {
+  return llvm::StringSwitch<int64_t>(algorithm)
+      .Case("winograd", 4)
+      .Case("winograd_2x2", 2)
+      .Default(0);
+}
+
 std::string winogradMismatch(KernelOp kernel, Conv2dOp conv) {
   auto shape = convShape(kernel, conv);
   if (!shape || !shape->input || !shape->output)
@@ -382,7 +403,7 @@ std::optional<Conv2dOp> winogradConv(KernelOp kernel) {
   std::optional<Conv2dOp> found;
   kernel.walk([&](Conv2dOp conv) {
     if (auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-        algorithm && algorithm.getValue() == "winograd")
+        algorithm && winogradOutputTile(algorithm.getValue()))
       found = conv;
   });
   return found;

@@ -32,8 +32,8 @@ constexpr llvm::StringLiteral kAsyncAttr = "sketch.async";
 constexpr llvm::StringLiteral kFragmentBuffersAttr = "sketch.fragment_buffers";
 
 // sketch-pipeline (the `algorithm` directive is checked by sketch-choose-defaults)
-/// On a Conv2d: the kernel that computes it, "winograd" (F(2x2, 3x3), f32 nchw 3x3
-/// stride 1 dilation 1) or "implicit_gemm"; from the kernel's `algorithm`
+/// On a Conv2d: the kernel that computes it, "winograd" (F(4x4, 3x3), f32 nchw 3x3
+/// stride 1 dilation 1), "winograd_2x2" (F(2x2, 3x3)) or "implicit_gemm"; from the kernel's `algorithm`
 /// directive, else chosen (docs/passes.md).
 constexpr llvm::StringLiteral kConvAlgorithmAttr = "sketch.conv_algorithm";
 
@@ -202,14 +202,31 @@ llvm::SmallVector<std::string> indexNames(llvm::ArrayRef<int64_t> positions, int
 /// The dims of a tensor parameter as strings (empty when `name` is no tensor parameter).
 std::vector<std::string> tensorDims(KernelOp kernel, llvm::StringRef name);
 
-/// The Winograd F(2x2, 3x3) kernel's one block configuration (docs/backend.md): BT output tiles (2x2 each) by BK
-/// output channels a block, BC input channels a step, one warp per component.
-struct WinogradTile {
-  static constexpr int64_t tiles = 32, channels = 64, depth = 8, threads = 512;
-  static constexpr int64_t ldU = channels + 4, ldE = tiles + 4;
-  /// Bytes of shared memory: U and V twice (double-buffered); the epilogue's
-  /// exchange buffer reuses them.
-  static constexpr int64_t smemBytes = 4 * 2 * 16 * depth * (ldU + tiles);
+/// A Winograd F(m x m, 3x3) kernel's block (docs/backend.md): `tiles` output tiles of
+/// m x m by `channels` output channels, `depth` input channels a step; each of the
+/// `warps` warps computes (m + 2)^2 / warps of the component GEMMs, a thread
+/// channels / 8 x tiles / 4 outputs of each (the warp 8 x 4 threads).
+struct WinogradBlock {
+  int64_t m = 4, tiles = 16, channels = 64, depth = 8, warps = 12;
+  /// The block for tiles of m x m outputs (2 or 4).
+  static WinogradBlock forOutputTile(int64_t m);
+  int64_t alpha() const { return m + 2; }
+  int64_t components() const { return alpha() * alpha(); }
+  int64_t threads() const { return 32 * warps; }
+  int64_t componentsPerWarp() const { return components() / warps; }
+  /// Padded rows of U (the transposed filter stores hit every bank).
+  int64_t ldU() const { return channels + 4; }
+  /// The epilogue exchanges the components of 16 tiles at a time, rows padded to 20.
+  static constexpr int64_t epilogueTiles = 16, ldE = epilogueTiles + 4;
+  /// Floats of shared memory: U and V twice (double-buffered), the raw copies of one
+  /// step (patches, filters); the epilogue's exchange buffer reuses U and V.
+  int64_t smemFloats() const {
+    return 2 * components() * depth * (ldU() + tiles) + components() * tiles * depth +
+           9 * channels * depth;
+  }
+  int64_t smemBytes() const { return 4 * smemFloats(); }
+  /// Floats of the epilogue's exchange buffer E[components][channels][ldE] (over U and V).
+  int64_t exchangeFloats() const { return components() * channels * ldE; }
 };
 
 /// An attention kernel's tiles on mma.sync (EmitAttention.cpp; sketch-choose-defaults
@@ -303,7 +320,11 @@ constexpr int64_t kAttentionConsumerRegisters = 240;
 /// memory is there: d = 64 and 128 at BN = 128, d = 192 at BN = 64 take 3).
 constexpr int64_t kAttentionMostStages = 3;
 
-/// Why `conv` cannot run as Winograd F(2x2, 3x3); empty when it can: f32 nchw
+/// The output tile side of a convolution algorithm: "winograd" 4 (F(4x4, 3x3)),
+/// "winograd_2x2" 2; 0 for the implicit GEMM.
+int64_t winogradOutputTile(llvm::StringRef algorithm);
+
+/// Why `conv` cannot run as Winograd; empty when it can: f32 nchw
 /// input and output, a kcrs filter whose sizes are 3x3 when compiling, stride
 /// (1, 1), dilation (1, 1) (any padding, batch and channel counts).
 std::string winogradMismatch(KernelOp kernel, Conv2dOp conv);
@@ -311,6 +332,9 @@ std::string winogradMismatch(KernelOp kernel, Conv2dOp conv);
 /// The kernel for `conv` (kConvAlgorithmAttr): the kernel's `algorithm`
 /// directive, else "winograd" wherever it applies, "implicit_gemm" elsewhere.
 llvm::StringRef convAlgorithm(KernelOp kernel, Conv2dOp conv);
+
+/// The block of a convolution that sketch-pipeline planned as Winograd.
+WinogradBlock winogradBlockOf(Conv2dOp conv);
 
 /// The convolution of `kernel` that sketch-pipeline planned as Winograd
 /// (kConvAlgorithmAttr), if any: its kernel has no implicit-GEMM staging.

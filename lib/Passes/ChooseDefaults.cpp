@@ -360,17 +360,18 @@ bool isSimtConv(KernelOp kernel, const Problem &problem) {
   return !winograd;
 }
 
-/// Checks the `algorithm` directive: `winograd` only where Winograd F(2x2, 3x3)
-/// applies (plan::winogradMismatch). sketch-pipeline records the choice.
+/// Checks the `algorithm` directive: `winograd` and `winograd_2x2` only where
+/// Winograd applies (plan::winogradMismatch). sketch-pipeline records the choice.
 LogicalResult checkConvAlgorithm(KernelOp kernel) {
   std::optional<StringRef> asked = kernel.getAlgorithm();
-  if (!asked || *asked != "winograd")
+  if (!asked || !plan::winogradOutputTile(*asked))
     return success();
   WalkResult walk = kernel.walk([&](Conv2dOp conv) {
     std::string mismatch = plan::winogradMismatch(kernel, conv);
     if (mismatch.empty())
       return WalkResult::advance();
-    conv.emitError() << "algorithm winograd needs an f32 nchw/kcrs convolution with a 3x3 "
+    conv.emitError() << "algorithm " << *asked
+                     << " needs an f32 nchw/kcrs convolution with a 3x3 "
                         "filter, stride (1, 1) and dilation (1, 1), but "
                      << mismatch;
     return WalkResult::interrupt();

@@ -8,7 +8,7 @@
 // (padded so that the fragment writes are conflict-free) that reuses the
 // pipeline buffers after the main loop. The total must fit the architecture's
 // per-block limit; kernels above 48 KB opt in at launch. A convolution run as
-// Winograd has its own fixed buffers (plan::WinogradTile): only their size is set.
+// Winograd has its own fixed buffers (plan::WinogradBlock): only their size is set.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Passes/BackendPlan.h"
@@ -170,10 +170,14 @@ struct PlanSharedMemoryPass : sketch::impl::PlanSharedMemoryBase<PlanSharedMemor
     getOperation().walk([&](KernelOp kernel) {
       if (b2b::isB2bKernel(kernel))
         return; // planned by sketch-choose-b2b-residency
-      if (plan::winogradConv(kernel)) {
-        // one block configuration (plan::WinogradTile), whatever the tile directives say
+      if (std::optional<Conv2dOp> conv = plan::winogradConv(kernel)) {
+        // One block a tile side (plan::WinogradBlock), whatever the tile directives say.
+        // F(4x4)'s needs more shared memory than sm_80 has: F(2x2) there.
         Builder b(kernel.getContext());
-        kernel->setAttr(plan::kSmemBytesAttr, b.getI64IntegerAttr(plan::WinogradTile::smemBytes));
+        if (plan::winogradBlockOf(*conv).smemBytes() > plan::smemLimitBytes(arch))
+          (*conv)->setAttr(plan::kConvAlgorithmAttr, b.getStringAttr("winograd_2x2"));
+        kernel->setAttr(plan::kSmemBytesAttr,
+                        b.getI64IntegerAttr(plan::winogradBlockOf(*conv).smemBytes()));
         return;
       }
       KernelPlanner planner{kernel, arch, {}, 0, 0};

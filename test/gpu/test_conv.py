@@ -1,5 +1,5 @@
 """GPU tests of the convolutions of test/gpu/conv/*.sketch (implicit GEMM, and
-Winograd F(2x2, 3x3) for the cv_nchw_wino_* kernels of conv_winograd.sketch).
+Winograd F(4x4, 3x3) and F(2x2, 3x3) for the cv_nchw_wino* kernels of conv_winograd.sketch).
 
 Each kernel's stride, pad, dilation, layouts and element types are read from
 its sketch; its epilogue is in EPILOGUES. Every case draws fresh random inputs,
@@ -24,6 +24,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SKETCHES = sorted(glob.glob(os.path.join(HERE, "conv", "*.sketch")))
 SCALARS = {"alpha": 0.75}
 TOLERANCE = {"f16": 1e-2, "bf16": 1e-2, "f32": 1e-4}
+# Winograd F(4x4, 3x3) rounds about 7x more than the direct convolution (its transforms
+# scale by up to 8 and 1/24): every element within 3e-4 (|ref| and rms(ref)), and the
+# normwise error under the f32 bound, 1e-4 (measured 2e-6 to 5e-6 on the H100).
+F4X4_ELEMENT_TOLERANCE, F4X4_NORMWISE_TOLERANCE = 3e-4, 1e-4
 
 
 def relu(x):
@@ -56,6 +60,8 @@ EPILOGUES = {
     "cv_nchw_wino_s1p2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
                                                              + channel(t["bias"], nhwc) + t["Res"]),
     "cv_nchw_wino_s1p1_same_residual": lambda y, t, s, nhwc: F.silu(y + t["Res"]),
+    "cv_nchw_wino2x2_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nchw_wino2x2_s1p2_residual": lambda y, t, s, nhwc: y + t["Res"],
 }
 
 
@@ -153,9 +159,16 @@ def check(name, shape, misalign=False):
     if sizes is None:
         return None
     values, tensors = make_inputs(name, sizes, misalign)
+    what = f"{name} {shape}{' misaligned' if misalign else ''}"
+    if name.startswith("cv_nchw_wino_"):  # F(4x4, 3x3)
+        norm = sketch_gpu.call_and_check(name, values, tensors["Y"],
+                                         lambda: reference(name, tensors),
+                                         F4X4_ELEMENT_TOLERANCE, what)
+        assert norm < F4X4_NORMWISE_TOLERANCE, f"{what}: normwise error {norm:.3g}"
+        return norm
     return sketch_gpu.call_and_check(
         name, values, tensors["Y"], lambda: reference(name, tensors), TOLERANCE[out_dtype(name)],
-        f"{name} {shape}{' misaligned' if misalign else ''}")
+        what)
 
 
 def sweep(names, shapes, misalign=False):
@@ -325,13 +338,16 @@ def check_rejections(name, window_too_large, what):
     assert torch.isnan(tensors["Y"].float()).all(), f"{name}: a rejected call wrote its output"
 
 
-# Winograd F(2x2, 3x3): the sketches' filters are literally 3x3 (R, S below are ignored).
+# Winograd F(4x4, 3x3) (cv_nchw_wino_*) and F(2x2, 3x3) (cv_nchw_wino2x2_*): the sketches'
+# filters are literally 3x3 (R, S below are ignored).
 WINOGRAD = lambda: sorted(n for n in kernels() if n.startswith("cv_nchw_wino"))  # noqa: E731
-# N = 1, C = 1 or 3, odd and tiny H, W (partial 2x2 tiles, 1x1 images), prime C and K
-# (partial channel steps and channel blocks), tile counts off the block's 32.
+# N = 1, C = 1 or 3, odd and tiny H, W (partial 4x4 and 2x2 tiles, 1x1 images), prime C
+# and K (partial channel steps and channel blocks), tile counts off the blocks' 16 and 32;
+# 14x14 and 7x7 leave 2 and 3 rows and columns of the last 4x4 tiles unstored.
 WINOGRAD_SHAPES = [(1, 3, 7, 9, 5, 3, 3), (1, 1, 1, 1, 1, 3, 3), (2, 13, 11, 8, 67, 3, 3),
                    (3, 17, 5, 6, 131, 3, 3), (1, 8, 2, 3, 64, 3, 3), (2, 37, 16, 16, 61, 3, 3),
-                   (1, 64, 9, 9, 128, 3, 3), (5, 2, 3, 3, 7, 3, 3)]
+                   (1, 64, 9, 9, 128, 3, 3), (5, 2, 3, 3, 7, 3, 3), (2, 512, 13, 17, 40, 3, 3),
+                   (1, 96, 14, 6, 72, 3, 3)]
 
 
 def test_winograd_small_and_odd_shapes():

@@ -1,28 +1,21 @@
-// sketch/winograd.cuh - Winograd F(2x2, 3x3) forward convolution helpers (f32, nchw/kcrs).
+// sketch/winograd.cuh - Winograd F(m x m, 3x3) forward convolution helpers (f32, nchw/kcrs).
 //
-// A 3x3 stride-1 convolution computes each 2x2 block of outputs (a "tile") from
-// the 4x4 input patch under it as
+// A 3x3 stride-1 convolution computes each m x m block of outputs (a "tile") from
+// the (m + 2) x (m + 2) input patch under it as
 //   Y = A^T [ sum over c of (G g_c G^T) .* (B^T d_c B) ] A
-// where .* is elementwise over the 16 Winograd components. Per component xi the
-// sum over input channels is a GEMM: M[xi][k][tile] = sum_c U[xi][k][c] V[xi][c][tile],
+// where .* is elementwise over the (m + 2)^2 Winograd components. Per component xi
+// the sum over input channels is a GEMM: M[xi][k][tile] = sum_c U[xi][k][c] V[xi][c][tile],
 // U = G g G^T the transformed filters, V = B^T d B the transformed patches.
-// 2.25x fewer multiplications than the direct convolution.
+// F(2x2, 3x3) does 2.25x fewer multiplications than the direct convolution,
+// F(4x4, 3x3) 4x fewer (with about 8x the rounding error of F(2x2), still ~1e-5).
 //
-//   B^T = | 1  0 -1  0 |     G = | 1    0    0   |     A^T = | 1  1  1  0 |
-//         | 0  1  1  0 |         | 1/2  1/2  1/2 |           | 0  1 -1 -1 |
-//         | 0 -1  1  0 |         | 1/2 -1/2  1/2 |
-//         | 0  1  0 -1 |         | 0    0    1   |
-//
-//   WinogradShape / make_winograd_shape(conv shape)   tile counts and their divisors
-//   filter_transform(g[9], u[16])        U = G g G^T (component xi = 4 i + j)
-//   input_transform_half(d, half, v)     V = B^T d B, rows 2 half, 2 half + 1, for two
-//                                        lanes (lane ^ 1) holding rows 0-1 and 2-3 of d
-//   output_transform(m[16], y[2][2])     Y = A^T M A
-//   WinogradInputLoader<BT, BC>          4x4 input patches -> V[16][BC][BT] in shared memory
-//   WinogradFilterLoader<BK, BC, LD>     3x3 filters -> U[16][BC][LD] in shared memory
-// Both loaders split `fetch` (global -> registers, zero outside the image and
-// past C, K or the last tile) from `stash` (transform, registers -> shared), so
-// the loads of the next channel step are in flight during the current one's math.
+//   WinogradShape / make_winograd_shape(conv shape, m)   tile counts and their divisors
+//   TileCoord(shape, tile, m)                    a tile's image and first output
+//   Transforms<m>                                the 1-D transforms B^T, G, A^T
+//   Transforms2d<m>::input / filter / output     V = B^T d B, U = G g G^T, Y = A^T M A
+//   WinogradCopies<m, BT, BK, BC, LDU, THREADS>  a block's copies of one channel step:
+//       4-byte cp.async of the patches and filters into raw shared buffers, then the
+//       transforms into the component buffers V and U (each thread its own units)
 #ifndef SKETCH_WINOGRAD_CUH
 #define SKETCH_WINOGRAD_CUH
 
@@ -30,194 +23,287 @@
 #include <cuda_runtime.h>
 
 #include "sketch/conv.cuh"
+#include "sketch/copy.cuh"
 
 namespace sketch {
 namespace winograd {
 
-/// The output tiles of a convolution: N * ceil(P / 2) * ceil(Q / 2) of 2x2 outputs.
+/// The output tiles of a convolution: N * ceil(P / m) * ceil(Q / m) of m x m outputs.
 struct WinogradShape {
   int tiles_p, tiles_q, tiles; // tiles down, across one image; in all
   FastDivmod div_tiles_q, div_tiles_pq;
 };
 
-inline WinogradShape make_winograd_shape(const ConvShape &cs) {
+/// The tiles of m x m outputs.
+inline WinogradShape make_winograd_shape(const ConvShape &cs, int m) {
   WinogradShape ws;
-  ws.tiles_p = (cs.p + 1) / 2;
-  ws.tiles_q = (cs.q + 1) / 2;
+  ws.tiles_p = (cs.p + m - 1) / m;
+  ws.tiles_q = (cs.q + m - 1) / m;
   ws.tiles = cs.n * ws.tiles_p * ws.tiles_q;
   ws.div_tiles_q = FastDivmod(ws.tiles_q);
   ws.div_tiles_pq = FastDivmod(ws.tiles_p * ws.tiles_q);
   return ws;
 }
 
-/// A tile's image and the top-left output (oh0, ow0) of its 2x2 block.
+/// A tile's image and the top-left output (oh0, ow0) of its m x m block.
 struct TileCoord {
   int image, oh0, ow0;
-  __device__ __forceinline__ TileCoord(const WinogradShape &ws, int tile) {
+  __device__ __forceinline__ TileCoord(const WinogradShape &ws, int tile, int m) {
     int rest, tw;
     image = ws.div_tiles_pq.divmod(tile, rest);
     const int th = ws.div_tiles_q.divmod(rest, tw);
-    oh0 = 2 * th;
-    ow0 = 2 * tw;
+    oh0 = m * th;
+    ow0 = m * tw;
   }
 };
 
-/// U = G g G^T for one 3x3 filter g (row-major); u[4 i + j] = U[i][j].
-__device__ __forceinline__ void filter_transform(const float (&g)[9], float (&u)[16]) {
-  float t[4][3]; // G g: 4 rows of 3
-#pragma unroll
-  for (int j = 0; j < 3; ++j) {
-    const float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
-    t[0][j] = g0;
-    t[1][j] = 0.5f * (g0 + g1 + g2);
-    t[2][j] = 0.5f * (g0 - g1 + g2);
-    t[3][j] = g2;
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i) { // (G g) G^T
-    u[4 * i + 0] = t[i][0];
-    u[4 * i + 1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
-    u[4 * i + 2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
-    u[4 * i + 3] = t[i][2];
-  }
-}
+//===----------------------------------------------------------------------===//
+// F(M x M, 3x3) for M = 2 and 4: tiles of M x M outputs from (M + 2)^2 patches.
+//
+//   F(4x4, 3x3):  B^T = | 4  0 -5  0  1  0 |   G = |  1/4    0     0   |   A^T = | 1  1  1  1  1  0 |
+//                       | 0 -4 -4  1  1  0 |       | -1/6  -1/6  -1/6  |         | 0  1 -1  2 -2  0 |
+//                       | 0  4 -4 -1  1  0 |       | -1/6   1/6  -1/6  |         | 0  1  1  4  4  0 |
+//                       | 0 -2 -1  2  1  0 |       |  1/24  1/12  1/6  |         | 0  1 -1  8 -8  1 |
+//                       | 0  2 -1 -2  1  0 |       |  1/24 -1/12  1/6  |
+//                       | 0  4  0 -5  0  1 |       |  0     0     1    |
+//   F(2x2, 3x3):  B^T = | 1  0 -1  0 |       G = | 1    0    0   |   A^T = | 1  1  1  0 |
+//                       | 0  1  1  0 |           | 1/2  1/2  1/2 |         | 0  1 -1 -1 |
+//                       | 0 -1  1  0 |           | 1/2 -1/2  1/2 |
+//                       | 0  1  0 -1 |           | 0    0    1   |
+//===----------------------------------------------------------------------===//
 
-/// B^T applied to 4 values: (x0 - x2, x1 + x2, x2 - x1, x1 - x3).
-__device__ __forceinline__ void bt4(const float (&x)[4], float (&y)[4]) {
-  y[0] = x[0] - x[2];
-  y[1] = x[1] + x[2];
-  y[2] = x[2] - x[1];
-  y[3] = x[1] - x[3];
-}
+/// The 1-D transforms of F(M x M, 3x3): B^T (input), G (filter), A^T (output).
+template <int M>
+struct Transforms;
 
-/// V = B^T d B, split between two lanes (lane and lane ^ 1; all 32 lanes call
-/// it): `half` 0 holds rows 0, 1 of the patch d in `d`, half 1 rows 2, 3. Each
-/// gets rows 2 half and 2 half + 1 of V (v[r][j] = V[2 half + r][j]), trading
-/// one row-transformed row with its partner (4 shuffles).
-__device__ __forceinline__ void input_transform_half(const float (&d)[2][4], int half,
-                                                     float (&v)[2][4]) {
-  float a[4], b[4]; // d B: the rows transformed (B^T on each row)
-  bt4(d[0], a);
-  bt4(d[1], b);
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    // half 0 (rows T0, T1) needs T2; half 1 (rows T2, T3) needs T1.
-    const float o = __shfl_xor_sync(0xffffffffu, half ? a[j] : b[j], 1);
-    v[0][j] = a[j] - o;                   // V0 = T0 - T2  |  V2 = T2 - T1
-    v[1][j] = half ? o - b[j] : b[j] + o; // V1 = T1 + T2  |  V3 = T1 - T3
+template <>
+struct Transforms<2> {
+  static constexpr int A = 4;
+  __device__ __forceinline__ static void input(const float (&x)[4], float (&y)[4]) {
+    y[0] = x[0] - x[2];
+    y[1] = x[1] + x[2];
+    y[2] = x[2] - x[1];
+    y[3] = x[1] - x[3];
   }
-}
-
-/// Y = A^T M A for one tile's 16 components m[4 i + j].
-__device__ __forceinline__ void output_transform(const float (&m)[16], float (&y)[2][2]) {
-  float s[2][4]; // A^T M
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    s[0][j] = m[j] + m[4 + j] + m[8 + j];
-    s[1][j] = m[4 + j] - m[8 + j] - m[12 + j];
+  __device__ __forceinline__ static void filter(const float (&g)[3], float (&y)[4]) {
+    y[0] = g[0];
+    y[1] = 0.5f * (g[0] + g[1] + g[2]);
+    y[2] = 0.5f * (g[0] - g[1] + g[2]);
+    y[3] = g[2];
   }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) { // (A^T M) A
-    y[r][0] = s[r][0] + s[r][1] + s[r][2];
-    y[r][1] = s[r][1] - s[r][2] - s[r][3];
+  __device__ __forceinline__ static void output(const float (&m)[4], float (&y)[2]) {
+    y[0] = m[0] + m[1] + m[2];
+    y[1] = m[1] - m[2] - m[3];
   }
-}
+};
 
-/// The input patches of one channel step: BT tiles x BC channels, two threads a
-/// patch (thread 2 p + half loads rows 2 half, 2 half + 1 of patch p; patch p
-/// is tile p % BT of channel p / BT), 2 * BT * BC threads. Shared V[16][BC][BT].
-template <int BT, int BC>
-struct WinogradInputLoader {
-  static constexpr int kThreads = 2 * BT * BC;
-  const float *x;
-  int offset;  // element (image, c = chan, h0, w0) of x: may lie outside when masked
-  int plane;   // H * W
-  int width;   // W
-  int chan, tile, half, channels;
-  unsigned mask; // bit 4 r + j: element (r, j) of this thread's two rows is in the image
-  float d[2][4];
+template <>
+struct Transforms<4> {
+  static constexpr int A = 6;
+  __device__ __forceinline__ static void input(const float (&x)[6], float (&y)[6]) {
+    y[0] = 4.f * x[0] - 5.f * x[2] + x[4];
+    y[1] = x[3] + x[4] - 4.f * (x[1] + x[2]);
+    y[2] = 4.f * (x[1] - x[2]) + x[4] - x[3];
+    y[3] = 2.f * (x[3] - x[1]) + x[4] - x[2];
+    y[4] = 2.f * (x[1] - x[3]) + x[4] - x[2];
+    y[5] = 4.f * x[1] - 5.f * x[3] + x[5];
+  }
+  __device__ __forceinline__ static void filter(const float (&g)[3], float (&y)[6]) {
+    const float even = g[0] + g[2], quarter = 0.25f * g[0];
+    y[0] = quarter;
+    y[1] = -(1.f / 6.f) * (even + g[1]);
+    y[2] = -(1.f / 6.f) * (even - g[1]);
+    y[3] = (1.f / 24.f) * g[0] + (1.f / 12.f) * g[1] + (1.f / 6.f) * g[2];
+    y[4] = (1.f / 24.f) * g[0] - (1.f / 12.f) * g[1] + (1.f / 6.f) * g[2];
+    y[5] = g[2];
+  }
+  __device__ __forceinline__ static void output(const float (&m)[6], float (&y)[4]) {
+    const float s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4], d34 = m[3] - m[4];
+    y[0] = m[0] + s12 + s34;
+    y[1] = d12 + 2.f * d34;
+    y[2] = s12 + 4.f * s34;
+    y[3] = d12 + 8.f * d34 + m[5];
+  }
+};
 
-  __device__ WinogradInputLoader(const float *x_, const ConvShape &cs, const WinogradShape &ws,
-                                 int tile0)
-      : x(x_), plane(cs.h * cs.w), width(cs.w), channels(cs.c) {
-    const int patch = threadIdx.x >> 1;
-    half = threadIdx.x & 1;
-    chan = patch / BT;
-    tile = patch % BT;
-    mask = 0;
-    offset = 0;
-    if (tile0 + tile < ws.tiles) {
-      const TileCoord tc(ws, tile0 + tile);
-      const int h0 = tc.oh0 - cs.pad_h + 2 * half, w0 = tc.ow0 - cs.pad_w;
+/// The 2-D transforms: X^T z X applied as the 1-D transform on the columns, then on the rows.
+template <int M>
+struct Transforms2d {
+  using T = Transforms<M>;
+  static constexpr int A = T::A;
+
+  /// V = B^T d B; v[A i + j] = V[i][j].
+  __device__ __forceinline__ static void input(const float (&d)[A][A], float (&v)[A * A]) {
+    float t[A][A]; // B^T d, stored transposed: t[j] is column j
 #pragma unroll
-      for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < A; ++j) {
+      float col[A];
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (h0 + r >= 0 && h0 + r < cs.h && w0 + j >= 0 && w0 + j < cs.w)
-            mask |= 1u << (4 * r + j);
-      offset = (tc.image * cs.c + chan) * plane + h0 * cs.w + w0;
+      for (int i = 0; i < A; ++i)
+        col[i] = d[i][j];
+      T::input(col, t[j]);
+    }
+#pragma unroll
+    for (int i = 0; i < A; ++i) {
+      float row[A], out[A];
+#pragma unroll
+      for (int j = 0; j < A; ++j)
+        row[j] = t[j][i];
+      T::input(row, out);
+#pragma unroll
+      for (int j = 0; j < A; ++j)
+        v[A * i + j] = out[j];
     }
   }
 
-  /// Global -> registers: rows of channel c0 + chan (zero outside).
-  __device__ __forceinline__ void fetch(int c0) {
-    const unsigned live = c0 + chan < channels ? mask : 0u;
-    const float *p = x + (offset + c0 * plane);
+  /// U = G g G^T for a row-major 3x3 g; u[A i + j] = U[i][j].
+  __device__ __forceinline__ static void filter(const float (&g)[9], float (&u)[A * A]) {
+    float t[3][A]; // G g, stored transposed: t[j] is column j
 #pragma unroll
-    for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < 3; ++j) {
+      const float col[3] = {g[j], g[3 + j], g[6 + j]};
+      T::filter(col, t[j]);
+    }
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
-        d[r][j] = (live >> (4 * r + j)) & 1u ? __ldg(p + r * width + j) : 0.f;
+    for (int i = 0; i < A; ++i) {
+      const float row[3] = {t[0][i], t[1][i], t[2][i]};
+      float out[A];
+      T::filter(row, out);
+#pragma unroll
+      for (int j = 0; j < A; ++j)
+        u[A * i + j] = out[j];
+    }
   }
 
-  /// Transform (with the partner lane) and store V[xi][chan][tile].
-  __device__ __forceinline__ void stash(float (*v)[BC][BT]) const {
-    float t[2][4];
-    input_transform_half(d, half, t);
+  /// Y = A^T m A for one tile's components m[A i + j].
+  __device__ __forceinline__ static void output(const float (&m)[A * A], float (&y)[M][M]) {
+    float t[A][M]; // A^T m, stored transposed: t[j] is column j
 #pragma unroll
-    for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < A; ++j) {
+      float col[A];
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
-        v[4 * (2 * half + r) + j][chan][tile] = t[r][j];
+      for (int i = 0; i < A; ++i)
+        col[i] = m[A * i + j];
+      T::output(col, t[j]);
+    }
+#pragma unroll
+    for (int i = 0; i < M; ++i) {
+      float row[A];
+#pragma unroll
+      for (int j = 0; j < A; ++j)
+        row[j] = t[j][i];
+      T::output(row, y[i]);
+    }
   }
 };
 
-/// The filters of one channel step: BK output channels x BC input channels, one
-/// 3x3 filter a thread (thread t: channel k0 + t / BC, input channel c0 + t % BC,
-/// so 8 neighbouring threads read 8 * 9 consecutive floats), BK * BC threads.
-/// Shared U[16][BC][LD] (LD = BK + 4: the transposed stores hit 32 banks).
-template <int BK, int BC, int LD>
-struct WinogradFilterLoader {
-  static constexpr int kThreads = BK * BC;
-  const float *w;
-  int offset; // element (k0 + k, c, 0, 0)
-  int k, c, channels;
-  bool k_live;
-  float g[9];
+/// The copies of one channel step of a block: BT * BC input patches (patch p: tile
+/// tile0 + p % BT, channel c0 + p / BT) and BK * BC 3x3 filters (filter f: output
+/// channel k0 + f / BC, input channel c0 + f % BC), dealt to THREADS threads as units
+/// u = threadIdx.x + r * THREADS (patches first). `copy` issues a unit's elements as
+/// 4-byte cp.async (zero-filled outside the image and past C, K or the last tile) into
+/// the raw buffers XR[A * A][BT * BC] and WR[9][BK * BC]; `transform` reads back the
+/// same thread's units (no barrier between them: wait for the thread's own copies) and
+/// stores V[A * A][BC][BT] and U[A * A][BC][LDU], the Winograd components.
+template <int M, int BT, int BK, int BC, int LDU, int THREADS>
+struct WinogradCopies {
+  static constexpr int A = M + 2, NP = BT * BC, NF = BK * BC, UNITS = NP + NF;
+  static constexpr int ROUNDS = (UNITS + THREADS - 1) / THREADS;
+  const float *x, *w;
+  int plane, width, channels;
+  int offset[ROUNDS];     // a patch's element (image, channel, h0, w0), a filter's (k, c, 0, 0)
+  unsigned mask[ROUNDS];  // patch: rows in the image (bits 0..A-1), columns (bits 8..); filter: k live
+  int chan[ROUNDS];       // the unit's input channel within the step
 
-  __device__ WinogradFilterLoader(const float *w_, const ConvShape &cs, int k0) : w(w_) {
-    k = threadIdx.x / BC;
-    c = threadIdx.x % BC;
-    channels = cs.c;
-    k_live = k0 + k < cs.k;
-    offset = k_live ? ((k0 + k) * cs.c + c) * 9 : 0;
+  __device__ WinogradCopies(const float *x_, const float *w_, const ConvShape &cs,
+                            const WinogradShape &ws, int tile0, int k0)
+      : x(x_), w(w_), plane(cs.h * cs.w), width(cs.w), channels(cs.c) {
+#pragma unroll
+    for (int r = 0; r < ROUNDS; ++r) {
+      const int u = int(threadIdx.x) + r * THREADS;
+      offset[r] = 0;
+      mask[r] = 0;
+      chan[r] = 0;
+      if (u < NP) {
+        chan[r] = u / BT;
+        const int tile = tile0 + u % BT;
+        if (tile >= ws.tiles)
+          continue;
+        const TileCoord tc(ws, tile, M);
+        const int h0 = tc.oh0 - cs.pad_h, w0 = tc.ow0 - cs.pad_w;
+#pragma unroll
+        for (int i = 0; i < A; ++i) {
+          if (h0 + i >= 0 && h0 + i < cs.h)
+            mask[r] |= 1u << i;
+          if (w0 + i >= 0 && w0 + i < cs.w)
+            mask[r] |= 1u << (8 + i);
+        }
+        offset[r] = (tc.image * cs.c + chan[r]) * plane + h0 * cs.w + w0;
+      } else if (u < UNITS) {
+        const int f = u - NP;
+        chan[r] = f % BC;
+        if (k0 + f / BC < cs.k) {
+          mask[r] = 1;
+          offset[r] = ((k0 + f / BC) * cs.c + chan[r]) * 9;
+        }
+      }
+    }
   }
 
-  __device__ __forceinline__ void fetch(int c0) {
-    const bool live = k_live && c0 + c < channels;
-    const float *p = w + (offset + c0 * 9);
+  /// Global -> raw shared buffers, channels c0 .. c0 + BC - 1 (not committed).
+  __device__ __forceinline__ void copy(int c0, float (*xr)[NP], float (*wr)[NF]) const {
 #pragma unroll
-    for (int e = 0; e < 9; ++e)
-      g[e] = live ? __ldg(p + e) : 0.f;
+    for (int r = 0; r < ROUNDS; ++r) {
+      const int u = int(threadIdx.x) + r * THREADS;
+      const bool live = c0 + chan[r] < channels;
+      if (u < NP) {
+        const float *p = x + (offset[r] + c0 * plane);
+#pragma unroll
+        for (int i = 0; i < A; ++i)
+#pragma unroll
+          for (int j = 0; j < A; ++j) {
+            const bool in = live && ((mask[r] >> i) & (mask[r] >> (8 + j)) & 1u);
+            cp_async_4(smem_addr(&xr[A * i + j][u]), in ? p + i * width + j : x, in);
+          }
+      } else if (u < UNITS) {
+        const bool in = live && mask[r];
+        const float *p = w + (offset[r] + c0 * 9);
+#pragma unroll
+        for (int e = 0; e < 9; ++e)
+          cp_async_4(smem_addr(&wr[e][u - NP]), in ? p + e : w, in);
+      }
+    }
   }
 
-  /// Transform and store U[xi][c][k].
-  __device__ __forceinline__ void stash(float (*u)[BC][LD]) const {
-    float t[16];
-    filter_transform(g, t);
+  /// Raw -> components: V[xi][channel][tile] and U[xi][channel][k] of this thread's units.
+  __device__ __forceinline__ void transform(const float (*xr)[NP], const float (*wr)[NF],
+                                            float (*v)[BC][BT], float (*u_out)[BC][LDU]) const {
 #pragma unroll
-    for (int xi = 0; xi < 16; ++xi)
-      u[xi][c][k] = t[xi];
+    for (int r = 0; r < ROUNDS; ++r) {
+      const int u = int(threadIdx.x) + r * THREADS;
+      if (u < NP) {
+        float d[A][A], t[A * A];
+#pragma unroll
+        for (int i = 0; i < A; ++i)
+#pragma unroll
+          for (int j = 0; j < A; ++j)
+            d[i][j] = xr[A * i + j][u];
+        Transforms2d<M>::input(d, t);
+#pragma unroll
+        for (int xi = 0; xi < A * A; ++xi)
+          v[xi][u / BT][u % BT] = t[xi];
+      } else if (u < UNITS) {
+        const int f = u - NP;
+        float g[9], t[A * A];
+#pragma unroll
+        for (int e = 0; e < 9; ++e)
+          g[e] = wr[e][f];
+        Transforms2d<M>::filter(g, t);
+#pragma unroll
+        for (int xi = 0; xi < A * A; ++xi)
+          u_out[xi][f % BC][f / BC] = t[xi];
+      }
+    }
   }
 };
 
