@@ -50,6 +50,7 @@ struct ConvPlan : ConvGeometry {
   mutable Conv2dOp conv; // op handles: their accessors are not const
   const ParamInfo *x = nullptr, *w = nullptr, *y = nullptr;
   bool nhwc = false;
+  bool simt = false; // f32 operands: the CUDA-core mainloop (nchw or nhwc), else tensor cores
   int64_t tileM = 128, tileN = 128, tileK = 8, warps = 8, stages = 2;
   std::string pipeline;
   std::vector<Operation *> epilogue;
@@ -131,9 +132,7 @@ struct ConvReader {
     if (!p.nhwc && (xt != ElementType::f32 || p.y->type != ElementType::f32))
       return conv.emitError() << "nchw/kcrs convolutions run on the f32 SIMT path: input, "
                                  "filter and output must be f32 (use nhwc/krsc for f16 and bf16)";
-    if (p.nhwc && xt == ElementType::f32)
-      return conv.emitError() << "nhwc/krsc convolutions run on tensor cores with f16 or bf16 "
-                                 "operands (use nchw/kcrs for f32)";
+    p.simt = xt == ElementType::f32;
     return success();
   }
 
@@ -231,7 +230,7 @@ struct ConvReader {
     p.sig = analyzeSignature(kernel, p.derived);
     p.x = p.sig.find(x), p.w = p.sig.find(w), p.y = p.sig.find(y);
     p.accumulator = p.conv.getResult().str();
-    if (p.nhwc) {
+    if (p.nhwc && !p.simt) {
       auto staging = plan::stagingBufferFrom(p.store->getAttr(plan::kStagingAttr));
       if (!staging)
         return p.store.emitError()
@@ -466,16 +465,30 @@ struct ConvWriterBase {
 // nchw / kcrs, f32: the SIMT path
 //===----------------------------------------------------------------------===//
 
-/// The SIMT block of an implicit-GEMM nchw convolution by the rules of
-/// deriveSimtTile with rule 6 (sketch-choose-defaults checked them;
-/// a located error otherwise).
+/// Registers the f32 nhwc im2col loader needs beyond a plain copy's (SimtTile::loaderRegisters).
+constexpr int64_t kNhwcIm2colRegisters = 8;
+
+/// The SIMT block of an implicit-GEMM f32 convolution by the rules of
+/// deriveSimtTile (sketch-choose-defaults checked them; a located error
+/// otherwise): nchw rows are the BN channels, columns the BM pixels, and rule 6
+/// holds for its input loader; nhwc rows are the BM pixels (the im2col operand is
+/// dealt like a row-major A), columns the BN channels.
 FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
   std::string broken;
-  auto tile = deriveSimtTile(p.tileN, p.tileM, p.tileK, p.warps, std::min<int64_t>(p.stages, 2),
-                             plan::smemLimitBytes(arch), broken, /*im2col=*/true);
+  auto tile = p.nhwc ? deriveSimtTile(p.tileM, p.tileN, p.tileK, p.warps,
+                                      std::min<int64_t>(p.stages, 2), plan::smemLimitBytes(arch),
+                                      broken)
+                     : deriveSimtTile(p.tileN, p.tileM, p.tileK, p.warps,
+                                      std::min<int64_t>(p.stages, 2), plan::smemLimitBytes(arch),
+                                      broken, /*im2col=*/true);
+  // The nhwc loader splits each chunk's pixel and (r, s, c) at every k-tile: at the
+  // default tile's 128 registers (two blocks an SM) ptxas spilled 12-60 bytes.
+  if (tile && p.nhwc)
+    tile->loaderRegisters = kNhwcIm2colRegisters;
   if (tile)
     return *tile;
-  return kernel.emitError() << "f32 nchw convolution tile BM = " << p.tileM
+  return kernel.emitError() << "f32 " << (p.nhwc ? "nhwc" : "nchw") << " convolution tile BM = "
+                            << p.tileM
                             << " (pixels), BN = " << p.tileN << " (channels), BK = " << p.tileK
                             << " with " << p.warps << " warps: " << broken;
 }
@@ -534,6 +547,8 @@ struct SimtConvWriter : ConvWriterBase {
   /// 16-byte chunks (stride 1, pad 0, and a tile PointwiseNchwLoader can deal);
   /// the host picks that instantiation when R = S = 1 at run time.
   std::string pointwiseFlag(const SimtTile &t) const {
+    if (p.nhwc)
+      return ""; // the nchw input loader's alternative
     bool dealFits = t.cols % 4 == 0 && t.threads() % (t.cols / 4) == 0 &&
                     t.depth * (t.cols / 4) % t.threads() == 0;
     bool unitWindow = p.strideH == 1 && p.strideW == 1 && p.padH == 0 && p.padW == 0;
@@ -552,6 +567,8 @@ struct SimtConvWriter : ConvWriterBase {
   }
 
   void emitKernelOf(const SimtTile &t, const std::string &name) {
+    if (p.nhwc)
+      return emitNhwcKernelOf(t, name);
     emitHeaderComment("f32 on the CUDA cores: block tile " + str(t.rows) + " channels x " +
                       str(t.cols) + " pixels x " + str(t.depth) + ", " + str(t.threads()) +
                       " threads, " + str(t.microRows) + " x " + str(t.microCols) +
@@ -580,9 +597,84 @@ struct SimtConvWriter : ConvWriterBase {
     w.close();
   }
 
+  /// nhwc/krsc: out[pixel][channel] = im2col(X)[pixel][(r, s, c)] . W[channel][(r, s, c)]:
+  /// rows are pixels (Im2colNhwcLoader), columns channels (the filter as a K-contiguous
+  /// B operand), the output a row-major [N*P*Q, K] matrix.
+  void emitNhwcKernelOf(const SimtTile &t, const std::string &name) {
+    emitHeaderComment("f32 nhwc on the CUDA cores: block tile " + str(t.rows) + " pixels x " +
+                      str(t.cols) + " channels x " + str(t.depth) + ", " + str(t.threads()) +
+                      " threads, " + str(t.microRows) + " x " + str(t.microCols) +
+                      " accumulators each, shared tiles double-buffered "
+                      "(sketch/simt.cuh, sketch/conv.cuh)");
+    openSimtKernel(w, name, t, kernelParams());
+    emitSimtConstants(w, t, true);
+    emitDerivedSizes();
+    w.line("const int pix0 = blockIdx.x * ROWS, k0 = blockIdx.y * COLS;  // first pixel, channel");
+    w.line("const int depth = shape.r * shape.s * shape.c;  // reduction: (r, s, c), c fastest");
+    w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(t.microRows) + ", " +
+           str(t.microCols) + "> micro;  // this thread's " + str(t.microRows) + " x " +
+           str(t.microCols) + " outputs");
+    SimtLoader input{"sketch::Im2colNhwcLoader<ROWS, DEPTH, THREADS, kVec>", "load_x",
+                     p.x->cname + ", shape, pix0"};
+    SimtLoader filter{"sketch::simt::KContiguousLoader<COLS, DEPTH, THREADS, kVec>", "load_w",
+                      p.w->cname + ", depth, k0, shape.k, depth"};
+    emitSimtMainloop(w, p.stages, input, filter, "(depth + DEPTH - 1) / DEPTH", {}, t);
+    emitNhwcEpilogue(t);
+    w.close();
+  }
+
+  /// Epilogue of the nhwc kernel: per-channel operands once a column, then each row
+  /// (pixel) of the micro-tile through the fused statements and `store_row`.
+  void emitNhwcEpilogue(const SimtTile &t) {
+    const std::string cols = str(t.microCols);
+    w.comment("Epilogue: pixel pix0 + micro.row(i), output channel k0 + micro.col(j)");
+    w.line("const int64_t pixels = int64_t(shape.n) * shape.p * shape.q;");
+    for (const EpilogueOperand &operand : epilogue.operands()) {
+      if (p.operandKinds.lookup(operand.param->name) != ConvOperandKind::PerChannel)
+        continue;
+      w.line("float " + operand.var + "[" + cols + "];  // per output channel");
+      w.line("#pragma unroll");
+      w.line("for (int j = 0; j < " + cols + "; ++j)");
+      w.line("  " + operand.var + "[j] = k0 + micro.col(j) < shape.k ? sketch::to_float(" +
+             operand.param->cname + "[k0 + micro.col(j)]) : 0.0f;");
+    }
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < " + str(t.microRows) + "; ++i)");
+    w.line("const int64_t pixel = pix0 + micro.row(i);");
+    w.line("if (pixel >= pixels)");
+    w.line("  continue;");
+    w.line("float out[" + cols + "];");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < " + cols + "; ++j)");
+    if (hasFullOperand())
+      w.line("const int channel = k0 + micro.col(j);");
+    epilogue.emitElement(
+        w, "acc[i][j]",
+        [&](const EpilogueOperand &operand) -> std::string {
+          if (p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel)
+            return operand.var + "[j]";
+          return "(channel < shape.k ? sketch::to_float(" + operand.param->cname +
+                 "[pixel * shape.k + channel]) : 0.0f)";
+        },
+        "out[j]");
+    w.close();
+    w.line("sketch::simt::store_row<kVec>(" + p.y->cname +
+           " + pixel * shape.k, micro, k0, shape.k, out);");
+    w.close();
+  }
+
   void emitHost() {
     w.open(hostPrototype(p.sig));
     emitHostShape();
+    if (p.nhwc) {
+      w.comment("16-byte loads (4 channels of one filter tap) and stores: C, K multiples of 4");
+      w.line("const bool vec = " + dim(p.c) + " % 4 == 0 && " + dim(p.k) +
+             " % 4 == 0 && sketch::aligned_to(" + p.x->cname + ", 16) && sketch::aligned_to(" +
+             p.w->cname + ", 16) && sketch::aligned_to(" + p.y->cname + ", 16);");
+      emitLaunch(simt, kernelName());
+      w.close();
+      return;
+    }
     w.comment("16-byte filter loads and output stores when rows are whole float4s");
     w.line("const bool vec = (" + p.sig.product({p.c, p.r, p.s}) +
            ") % 4 == 0 && sketch::aligned_to(" + p.w->cname + ", 16);");
@@ -603,12 +695,15 @@ struct SimtConvWriter : ConvWriterBase {
     w.close();
   }
 
-  /// The grid of tile `t` and the launch of kernel `name` (its constants in scope).
+  /// The grid of tile `t` and the launch of kernel `name` (its constants in scope):
+  /// pixel tiles along x, channel tiles along y.
   void emitLaunch(const SimtTile &t, const std::string &name) {
     emitSimtConstants(w, t, false);
-    w.line("const dim3 grid(unsigned(sketch::ceil_div(pixels, COLS)), unsigned(sketch::ceil_div(" +
-           dim(p.k) + ", ROWS)));");
-    w.line("if (sketch::ceil_div(pixels, COLS) > INT32_MAX || grid.y > 65535)");
+    const char *pixelTile = p.nhwc ? "ROWS" : "COLS", *channelTile = p.nhwc ? "COLS" : "ROWS";
+    w.line("const dim3 grid(unsigned(sketch::ceil_div(pixels, " + std::string(pixelTile) +
+           ")), unsigned(sketch::ceil_div(" + dim(p.k) + ", " + channelTile + ")));");
+    w.line("if (sketch::ceil_div(pixels, " + std::string(pixelTile) +
+           ") > INT32_MAX || grid.y > 65535)");
     w.line("  return cudaErrorInvalidValue;");
     emitSimtLaunch(w, name, "grid", kernelArgs(), 0, pointwiseFlag(t), "pointwise");
     w.line("return cudaGetLastError();");
@@ -1062,7 +1157,7 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   w.line("#include \"sketch/conv.cuh\"  // implicit-GEMM convolution helpers");
   w.line();
   std::optional<ConvPlan> narrowed = narrowPlan(kernel, p);
-  if (!p.nhwc) {
+  if (p.simt) {
     FailureOr<SimtTile> simt = simtConvTile(kernel, p, options.arch);
     if (failed(simt))
       return failure();

@@ -297,11 +297,13 @@ std::string describeValues(const Config &config) {
   return text;
 }
 
-/// An f32 GEMM or implicit-GEMM nchw convolution (`conv`: rows are the BN
-/// output channels, columns the BM pixels, and rule 6 holds too): warps the
-/// program and command line leave open are derived from the tile
-/// (defaultSimtWarps); then the tile must keep the SIMT rules.
-LogicalResult chooseSimtWarps(KernelOp kernel, Config &config, StringRef arch, bool conv) {
+/// An f32 GEMM or implicit-GEMM convolution (`what` names it in errors; with
+/// `conv`, an nchw one: rows are the BN output channels, columns the BM pixels,
+/// and rule 6 holds too; an nhwc one is dealt like the GEMM, rows the BM
+/// pixels): warps the program and command line leave open are derived from the
+/// tile (defaultSimtWarps); then the tile must keep the SIMT rules.
+LogicalResult chooseSimtWarps(KernelOp kernel, Config &config, StringRef arch, bool conv,
+                              StringRef what) {
   int64_t smemLimit = plan::smemLimitBytes(arch);
   int64_t rows = config.values[conv ? kBN : kBM], cols = config.values[conv ? kBM : kBN];
   if (config.from[kWarps] == "the default")
@@ -311,8 +313,7 @@ LogicalResult chooseSimtWarps(KernelOp kernel, Config &config, StringRef arch, b
   if (deriveSimtTile(rows, cols, config.values[kBK], config.values[kWarps],
                      config.values[kStages], smemLimit, broken, conv))
     return success();
-  return emitError(kernel.getLoc()) << (conv ? "f32 nchw convolution " : "f32 GEMM ")
-                                    << describeValues(config) << ": " << broken;
+  return emitError(kernel.getLoc()) << what << " " << describeValues(config) << ": " << broken;
 }
 
 /// A convolution whose tile has BN >= 128 output channels: a layer with few
@@ -345,6 +346,16 @@ void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch, 
   }
   Builder b(kernel.getContext());
   kernel->setAttr(plan::kNarrowVariantAttr, b.getI64ArrayAttr({bm, bn, bk, warps}));
+}
+
+/// True for a convolution whose activations are nhwc.
+bool isNhwcConv(KernelOp kernel) {
+  bool nhwc = false;
+  kernel.walk([&](Conv2dOp conv) {
+    if (auto shape = convShape(kernel, conv); shape && shape->input)
+      nhwc = shape->input.getLayout() == Layout::nhwc;
+  });
+  return nhwc;
 }
 
 /// An f32 convolution the implicit GEMM computes (not Winograd: the
@@ -555,11 +566,14 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     fitAttentionStages(problem, *config, arch);
     if (failed(validate(kernel, problem, *config)))
       return failure();
-    if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false)))
+    if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false, "f32 GEMM")))
       return failure();
     kernel->removeAttr(plan::kNarrowVariantAttr);
-    if (isSimtConv(kernel, problem)) {
-      if (failed(chooseSimtWarps(kernel, *config, arch, true)))
+    if (isSimtConv(kernel, problem) && isNhwcConv(kernel)) {
+      if (failed(chooseSimtWarps(kernel, *config, arch, false, "f32 nhwc convolution")))
+        return failure();
+    } else if (isSimtConv(kernel, problem)) {
+      if (failed(chooseSimtWarps(kernel, *config, arch, true, "f32 nchw convolution")))
         return failure();
       chooseNarrowVariant(kernel, *config, arch, true);
     } else if (problem.kind == ProblemKind::conv && isTensorCoreType(problem.element)) {

@@ -80,7 +80,7 @@ int64_t SimtTile::copyChunks() const {
 
 int64_t SimtTile::registers() const {
   return accumulators() + microRows + microCols + stagedFloats() + 3 * copyChunks() +
-         kSimtOtherRegisters;
+         loaderRegisters + kSimtOtherRegisters;
 }
 
 int64_t SimtTile::scalarRegisters() const { return registers() + stagedFloats() / 2; }

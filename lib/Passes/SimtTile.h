@@ -22,6 +22,9 @@ namespace sketch {
 struct SimtTile {
   int64_t rows = 128, cols = 128, depth = 8;
   int64_t microRows = 8, microCols = 8;
+  /// Registers a thread's loaders need beyond the plan's 3 a copy (the f32 nhwc
+  /// convolution's im2col loader finds each chunk's window and (r, s, c) anew).
+  int64_t loaderRegisters = 0;
 
   int64_t threads() const { return rows * cols / (microRows * microCols); }
   int64_t accumulators() const { return microRows * microCols; }
@@ -34,8 +37,8 @@ struct SimtTile {
   int64_t copyChunks() const;
   /// The registers a thread is planned with: accumulators, the micro-tile's
   /// operands (microRows + microCols), staged floats, 3 a copy for its address
-  /// and guard, kSimtOtherRegisters for indices and pointers (the default
-  /// tile, 128x128x16 with 8 warps: 64 + 16 + 16 + 12 + 20 = 128).
+  /// and guard, loaderRegisters, kSimtOtherRegisters for indices and pointers
+  /// (the default tile, 128x128x16 with 8 warps: 64 + 16 + 16 + 12 + 20 = 128).
   int64_t registers() const;
   /// The same for the scalar kernel (unaligned operands), whose copies guard
   /// each element: half a register more a staged float.

@@ -1,4 +1,5 @@
-"""GPU tests of the convolutions of test/gpu/conv/*.sketch (implicit GEMM, and
+"""GPU tests of the convolutions of test/gpu/conv/*.sketch (implicit GEMM: f32 nchw and
+nhwc on the CUDA cores, f16/bf16 nhwc on tensor cores; and
 Winograd F(4x4, 3x3) and F(2x2, 3x3) for the cv_nchw_wino* kernels of conv_winograd.sketch).
 
 Each kernel's stride, pad, dilation, layouts and element types are read from
@@ -60,6 +61,8 @@ EPILOGUES = {
     "cv_nchw_wino_s1p2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
                                                              + channel(t["bias"], nhwc) + t["Res"]),
     "cv_nchw_wino_s1p1_same_residual": lambda y, t, s, nhwc: F.silu(y + t["Res"]),
+    "cv_nhwc_f32_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nhwc_f32_s2p1_t64x32x8_residual": lambda y, t, s, nhwc: y + t["Res"],
     "cv_nchw_wino2x2_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_wino2x2_s1p2_residual": lambda y, t, s, nhwc: y + t["Res"],
 }
@@ -215,6 +218,7 @@ def test_nchw_resnet50_layers():
 
 def test_nhwc_resnet50_layers():
     sweep(["cv_nhwc_f16_s1p1", "cv_nhwc_f16_s2p1_bias_relu", "cv_nhwc_bf16_s3p0",
+           "cv_nhwc_f32_s1p1_bias_relu", "cv_nhwc_f32_s2p1_t64x32x8_residual",
            "cv_nhwc_f16_s1p1_t64x64x32", "cv_nhwc_f16_s1p1_t128x256x64",
            "cv_nhwc_f16_s1p0_stages1", "cv_nhwc_f16_s1p2d2_residual"], RESNET)
 

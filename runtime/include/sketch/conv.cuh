@@ -8,6 +8,7 @@
 //   nchw_offset, store_nchw_row<Vec>(...)  one micro-tile row of an nchw output (SIMT path)
 //   WindowNhwc / window_nhwc, ReductionNhwc / reduction_nhwc, load_im2col_nhwc_16<kVec>
 //                            the tensor-core path's im2col A-tile loader for nhwc input
+//   Im2colNhwcLoader<...>    the SIMT mainloop's loader of f32 nhwc activations
 //
 // The implicit GEMM: output pixels (N*P*Q) by output channels (K), reduced over
 // C*R*S. Input element for pixel (n, oh, ow) and reduction index (c, r, s):
@@ -328,6 +329,68 @@ __device__ __forceinline__ void load_im2col_nhwc_16(uint32_t dst, const T *x, co
     st_shared_128(dst, chunk.v);
   }
 }
+
+/// The im2col operand of an f32 nhwc convolution on the SIMT mainloop: the A
+/// operand, rows are output pixels and the reduction index k = (r, s, c) runs
+/// along each row (c fastest, as in memory), so it is dealt and stored like a
+/// row-major [M, K] matrix (simt::KContiguousLoader: chunks of V indices along
+/// k, transposed into tile[k][pixel]). Each chunk's pixel window is found again
+/// at every k-tile (two divisions: fewer registers held across the math).
+/// Vec (C % 4 == 0, X 16-byte aligned): a chunk's V indices share one filter
+/// tap and are contiguous, one V-float load; otherwise each element finds its
+/// own (r, s, c). Zero in the padding and past the last pixel and index.
+template <int Rows, int BK, int Threads, bool Vec>
+struct Im2colNhwcLoader {
+  using Deal = simt::ChunkDeal<Rows, BK, Threads>;
+  static constexpr int V = Deal::kVector, kChunks = Deal::kChunks;
+  static constexpr bool kAsync = false;
+  const float *x;
+  const ConvShape &cs;
+  int pixel, row, koff; // this thread's first pixel (pix0 + row), its tile row and k offset
+  float v[kChunks][V];
+
+  __device__ Im2colNhwcLoader(const float *x_, const ConvShape &cs_, int pix0) : x(x_), cs(cs_) {
+    row = Deal::line(threadIdx.x);
+    koff = Deal::offset(threadIdx.x);
+    pixel = pix0 + row;
+  }
+
+  __device__ __forceinline__ bool inside(const WindowNhwc &w, const ReductionNhwc &red) const {
+    return red.live && static_cast<unsigned>(w.h0 + red.dy) < static_cast<unsigned>(cs.h) &&
+           static_cast<unsigned>(w.w0 + red.dx) < static_cast<unsigned>(cs.w);
+  }
+
+  __device__ __forceinline__ void fetch(int kt, float (*)[simt::padded(Rows)]) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int k = kt * BK + koff + Deal::offset_step(c);
+      const WindowNhwc win = window_nhwc(cs, int64_t(pixel) + Deal::line_step(c));
+      if (Vec) {
+        const ReductionNhwc red = reduction_nhwc(cs, k);
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          v[c][e] = 0.f;
+        if (inside(win, red))
+          simt::load_vector<V, true>(x + win.offset + red.delta, v[c]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const ReductionNhwc red = reduction_nhwc(cs, k + e);
+          v[c][e] = inside(win, red) ? __ldg(x + win.offset + red.delta) : 0.f;
+        }
+      }
+    }
+  }
+
+  /// Transposed store: tile[k][pixel].
+  __device__ __forceinline__ void stash(float (*tile)[simt::padded(Rows)]) const {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        tile[koff + Deal::offset_step(c) + e][row + Deal::line_step(c)] = v[c][e];
+  }
+};
 
 } // namespace sketch
 
