@@ -1077,8 +1077,8 @@ struct WinogradConvWriter : ConvWriterBase {
   /// Why the convolution cannot run as Winograd; empty when it can
   /// (sketch-choose-defaults checked the `algorithm` directive already).
   std::string mismatch() const {
-    if (p.nhwc)
-      return "it is nhwc";
+    if (!p.simt)
+      return "it is not f32";
     if (evaluateExpr(p.r) != 3 || evaluateExpr(p.s) != 3)
       return "the filter is " + p.r + "x" + p.s + ", not 3x3";
     if (p.strideH != 1 || p.strideW != 1 || p.dilH != 1 || p.dilW != 1)
@@ -1091,6 +1091,7 @@ struct WinogradConvWriter : ConvWriterBase {
     s.sig = &p.sig;
     s.epilogue = &epilogue;
     s.x = p.x->cname, s.w = p.w->cname, s.y = p.y->cname;
+    s.nhwc = p.nhwc;
     s.kDim = dim(p.k);
     s.kernelParams = kernelParams();
     s.kernelArgs = kernelArgs();
@@ -1141,7 +1142,7 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   if (int64_t m = algorithm ? plan::winogradOutputTile(algorithm.getValue()) : 0) {
     WinogradConvWriter writer{{p, *epilogue, w}};
     if (std::string why = writer.mismatch(); !why.empty())
-      return p.conv.emitError() << "the Winograd kernel needs an f32 nchw/kcrs "
+      return p.conv.emitError() << "the Winograd kernel needs an f32 nchw/kcrs or nhwc/krsc "
                                    "3x3 convolution with stride (1, 1) and dilation (1, 1), but "
                                 << why;
     w.line("#include \"sketch/winograd.cuh\"  // Winograd F(m x m, 3x3) convolution helpers");

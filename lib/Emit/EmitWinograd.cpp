@@ -35,9 +35,10 @@ std::string kernelName(const WinogradConvSpec &spec, const WinogradBlock &b) {
 
 /// The main loop: copies of step s + 1 in flight (4-byte cp.async into the raw
 /// buffers) while the warps multiply step s's components.
-void emitMainLoop(CudaWriter &w) {
-  w.line("sketch::winograd::WinogradCopies<M, BT, BK, BC, LDU, THREADS> copies(" +
-         std::string("x_in, w_in, shape, wshape, tile0, k0);"));
+void emitMainLoop(CudaWriter &w, bool nhwc) {
+  w.line(std::string("sketch::winograd::WinogradCopies<M, BT, BK, BC, LDU, THREADS") +
+         (nhwc ? ", true>" : ">") + " copies(x_in, w_in, shape, wshape, tile0, k0);" +
+         (nhwc ? "  // nhwc / krsc" : ""));
   w.line("const int steps = (shape.c + BC - 1) / BC;");
   w.line("copies.copy(0, xr, wr);");
   w.line("sketch::cp_async_commit();");
@@ -124,7 +125,8 @@ void emitEpilogue(CudaWriter &w, const WinogradConvSpec &spec) {
   w.line("const int oh = at.oh0 + dy, ow = at.ow0 + dx;");
   w.line("if (oh >= shape.p || ow >= shape.q)");
   w.line("  continue;  // the last tiles of a P or Q that M does not divide");
-  w.line("const int y_at = ((at.image * shape.k + channel) * shape.p + oh) * shape.q + ow;");
+  w.line(spec.nhwc ? "const int y_at = ((at.image * shape.p + oh) * shape.q + ow) * shape.k + channel;"
+                   : "const int y_at = ((at.image * shape.k + channel) * shape.p + oh) * shape.q + ow;");
   w.line("float out;");
   spec.epilogue->emitElement(
       w, "y[dy][dx]",
@@ -196,7 +198,7 @@ void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec, const Winog
   w.line("      acc[q][i][j] = 0.f;");
   w.line("{  // the copies' registers end with this scope");
   w.indentMore();
-  emitMainLoop(w);
+  emitMainLoop(w, spec.nhwc);
   w.indentLess();
   w.line("}");
   emitEpilogue(w, spec);

@@ -23,6 +23,7 @@ struct WinogradConvSpec {
   const KernelSignature *sig = nullptr;
   const EpilogueEmitter *epilogue = nullptr;
   std::string x, w, y;       // C names of the input, filter, output
+  bool nhwc = false;         // nhwc/krsc (else nchw/kcrs)
   std::string kDim;          // the host's expression for K (output channels)
   std::string kernelParams;  // the __global__ kernel's parameters (ends with the ConvShape)
   std::string kernelArgs;    // the host's arguments for them

@@ -380,9 +380,13 @@ std::string winogradMismatch(KernelOp kernel, Conv2dOp conv) {
   auto layoutIs = [](TensorParamOp param, Layout want) {
     return !param.getLayout() || *param.getLayout() == want;
   };
-  if (!layoutIs(shape->input, Layout::nchw) || !layoutIs(shape->filter, Layout::kcrs) ||
-      !layoutIs(shape->output, Layout::nchw))
-    return "it is not nchw with a kcrs filter";
+  bool nchw = layoutIs(shape->input, Layout::nchw) && layoutIs(shape->filter, Layout::kcrs) &&
+              layoutIs(shape->output, Layout::nchw);
+  bool nhwc = shape->input.getLayout() == Layout::nhwc &&
+              shape->filter.getLayout() == Layout::krsc &&
+              shape->output.getLayout() == Layout::nhwc;
+  if (!nchw && !nhwc)
+    return "it is not nchw with a kcrs filter or nhwc with a krsc filter";
   if (evaluateExpr(shape->r) != 3 || evaluateExpr(shape->s) != 3)
     return "the filter is " + shape->r + "x" + shape->s + ", not 3x3 (write its sizes as 3)";
   auto stride = conv.getStride(), dil = conv.getDilation();

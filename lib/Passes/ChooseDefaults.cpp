@@ -382,7 +382,7 @@ LogicalResult checkConvAlgorithm(KernelOp kernel) {
     if (mismatch.empty())
       return WalkResult::advance();
     conv.emitError() << "algorithm " << *asked
-                     << " needs an f32 nchw/kcrs convolution with a 3x3 "
+                     << " needs an f32 nchw/kcrs or nhwc/krsc convolution with a 3x3 "
                         "filter, stride (1, 1) and dilation (1, 1), but "
                      << mismatch;
     return WalkResult::interrupt();

@@ -1,6 +1,6 @@
 """GPU tests of the convolutions of test/gpu/conv/*.sketch (implicit GEMM: f32 nchw and
 nhwc on the CUDA cores, f16/bf16 nhwc on tensor cores; and
-Winograd F(4x4, 3x3) and F(2x2, 3x3) for the cv_nchw_wino* kernels of conv_winograd.sketch).
+Winograd F(4x4, 3x3) and F(2x2, 3x3) for the cv_n*_wino* kernels of conv_winograd.sketch).
 
 Each kernel's stride, pad, dilation, layouts and element types are read from
 its sketch; its epilogue is in EPILOGUES. Every case draws fresh random inputs,
@@ -63,6 +63,8 @@ EPILOGUES = {
     "cv_nchw_wino_s1p1_same_residual": lambda y, t, s, nhwc: F.silu(y + t["Res"]),
     "cv_nhwc_f32_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_f32_s2p1_t64x32x8_residual": lambda y, t, s, nhwc: y + t["Res"],
+    "cv_nhwc_wino_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nhwc_wino_s1p2_residual": lambda y, t, s, nhwc: relu(y + t["Res"]),
     "cv_nchw_wino2x2_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_wino2x2_s1p2_residual": lambda y, t, s, nhwc: y + t["Res"],
 }
@@ -163,7 +165,7 @@ def check(name, shape, misalign=False):
         return None
     values, tensors = make_inputs(name, sizes, misalign)
     what = f"{name} {shape}{' misaligned' if misalign else ''}"
-    if name.startswith("cv_nchw_wino_"):  # F(4x4, 3x3)
+    if name.startswith(("cv_nchw_wino_", "cv_nhwc_wino_")):  # F(4x4, 3x3)
         norm = sketch_gpu.call_and_check(name, values, tensors["Y"],
                                          lambda: reference(name, tensors),
                                          F4X4_ELEMENT_TOLERANCE, what)
@@ -342,9 +344,10 @@ def check_rejections(name, window_too_large, what):
     assert torch.isnan(tensors["Y"].float()).all(), f"{name}: a rejected call wrote its output"
 
 
-# Winograd F(4x4, 3x3) (cv_nchw_wino_*) and F(2x2, 3x3) (cv_nchw_wino2x2_*): the sketches'
-# filters are literally 3x3 (R, S below are ignored).
-WINOGRAD = lambda: sorted(n for n in kernels() if n.startswith("cv_nchw_wino"))  # noqa: E731
+# Winograd F(4x4, 3x3) (cv_nchw_wino_*, nhwc: cv_nhwc_wino_*) and F(2x2, 3x3)
+# (cv_nchw_wino2x2_*): the sketches' filters are literally 3x3 (R, S below are ignored).
+WINOGRAD = lambda: sorted(n for n in kernels()  # noqa: E731
+                          if n.startswith(("cv_nchw_wino", "cv_nhwc_wino")))
 # N = 1, C = 1 or 3, odd and tiny H, W (partial 4x4 and 2x2 tiles, 1x1 images), prime C
 # and K (partial channel steps and channel blocks), tile counts off the blocks' 16 and 32;
 # 14x14 and 7x7 leave 2 and 3 rows and columns of the last 4x4 tiles unstored.

@@ -205,19 +205,27 @@ struct Transforms2d {
 /// the raw buffers XR[A * A][BT * BC] and WR[9][BK * BC]; `transform` reads back the
 /// same thread's units (no barrier between them: wait for the thread's own copies) and
 /// stores V[A * A][BC][BT] and U[A * A][BC][LDU], the Winograd components.
-template <int M, int BT, int BK, int BC, int LDU, int THREADS>
+/// NHWC: X is nhwc and W krsc (else nchw and kcrs); only the strides differ.
+template <int M, int BT, int BK, int BC, int LDU, int THREADS, bool NHWC = false>
 struct WinogradCopies {
   static constexpr int A = M + 2, NP = BT * BC, NF = BK * BC, UNITS = NP + NF;
   static constexpr int ROUNDS = (UNITS + THREADS - 1) / THREADS;
   const float *x, *w;
-  int plane, width, channels;
+  int channels;
+  int x_channel, x_row, x_col; // element strides of X between channels, rows, columns
+  int w_channel, w_tap;        // element strides of W between input channels, filter taps
   int offset[ROUNDS];     // a patch's element (image, channel, h0, w0), a filter's (k, c, 0, 0)
   unsigned mask[ROUNDS];  // patch: rows in the image (bits 0..A-1), columns (bits 8..); filter: k live
   int chan[ROUNDS];       // the unit's input channel within the step
 
   __device__ WinogradCopies(const float *x_, const float *w_, const ConvShape &cs,
                             const WinogradShape &ws, int tile0, int k0)
-      : x(x_), w(w_), plane(cs.h * cs.w), width(cs.w), channels(cs.c) {
+      : x(x_), w(w_), channels(cs.c) {
+    x_channel = NHWC ? 1 : cs.h * cs.w;
+    x_row = NHWC ? cs.w * cs.c : cs.w;
+    x_col = NHWC ? cs.c : 1;
+    w_channel = NHWC ? 1 : 9;
+    w_tap = NHWC ? cs.c : 1;
 #pragma unroll
     for (int r = 0; r < ROUNDS; ++r) {
       const int u = int(threadIdx.x) + r * THREADS;
@@ -238,13 +246,14 @@ struct WinogradCopies {
           if (w0 + i >= 0 && w0 + i < cs.w)
             mask[r] |= 1u << (8 + i);
         }
-        offset[r] = (tc.image * cs.c + chan[r]) * plane + h0 * cs.w + w0;
+        offset[r] = NHWC ? ((tc.image * cs.h + h0) * cs.w + w0) * cs.c + chan[r]
+                         : (tc.image * cs.c + chan[r]) * x_channel + h0 * cs.w + w0;
       } else if (u < UNITS) {
         const int f = u - NP;
         chan[r] = f % BC;
         if (k0 + f / BC < cs.k) {
           mask[r] = 1;
-          offset[r] = ((k0 + f / BC) * cs.c + chan[r]) * 9;
+          offset[r] = (k0 + f / BC) * cs.c * 9 + chan[r] * w_channel;
         }
       }
     }
@@ -257,20 +266,20 @@ struct WinogradCopies {
       const int u = int(threadIdx.x) + r * THREADS;
       const bool live = c0 + chan[r] < channels;
       if (u < NP) {
-        const float *p = x + (offset[r] + c0 * plane);
+        const float *p = x + (offset[r] + c0 * x_channel);
 #pragma unroll
         for (int i = 0; i < A; ++i)
 #pragma unroll
           for (int j = 0; j < A; ++j) {
             const bool in = live && ((mask[r] >> i) & (mask[r] >> (8 + j)) & 1u);
-            cp_async_4(smem_addr(&xr[A * i + j][u]), in ? p + i * width + j : x, in);
+            cp_async_4(smem_addr(&xr[A * i + j][u]), in ? p + i * x_row + j * x_col : x, in);
           }
       } else if (u < UNITS) {
         const bool in = live && mask[r];
-        const float *p = w + (offset[r] + c0 * 9);
+        const float *p = w + (offset[r] + c0 * w_channel);
 #pragma unroll
         for (int e = 0; e < 9; ++e)
-          cp_async_4(smem_addr(&wr[e][u - NP]), in ? p + e : w, in);
+          cp_async_4(smem_addr(&wr[e][u - NP]), in ? p + e * w_tap : w, in);
       }
     }
   }
