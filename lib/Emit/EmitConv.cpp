@@ -129,10 +129,9 @@ struct ConvReader {
       return conv.emitError() << "input and filter element types differ ("
                               << stringifyElementType(xt) << ", " << stringifyElementType(wt)
                               << ")";
-    if (!p.nhwc && (xt != ElementType::f32 || p.y->type != ElementType::f32))
-      return conv.emitError() << "nchw/kcrs convolutions run on the f32 SIMT path: input, "
-                                 "filter and output must be f32 (use nhwc/krsc for f16 and bf16)";
-    p.simt = xt == ElementType::f32;
+    // The tensor-core path reads nhwc/krsc; nchw convolutions of f16 / bf16 operands
+    // run on the CUDA cores (converted to f32 on load).
+    p.simt = xt == ElementType::f32 || !p.nhwc;
     return success();
   }
 
@@ -465,8 +464,9 @@ struct ConvWriterBase {
 // nchw / kcrs, f32: the SIMT path
 //===----------------------------------------------------------------------===//
 
-/// Registers the f32 nhwc im2col loader needs beyond a plain copy's (SimtTile::loaderRegisters).
-constexpr int64_t kNhwcIm2colRegisters = 8;
+/// Registers the nhwc im2col loader, and the 16-bit nchw loaders (element loads
+/// converted to f32), need beyond a plain copy's (SimtTile::loaderRegisters).
+constexpr int64_t kConvLoaderRegisters = 8;
 
 /// The SIMT block of an implicit-GEMM f32 convolution by the rules of
 /// deriveSimtTile (sketch-choose-defaults checked them; a located error
@@ -481,10 +481,11 @@ FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef a
                      : deriveSimtTile(p.tileN, p.tileM, p.tileK, p.warps,
                                       std::min<int64_t>(p.stages, 2), plan::smemLimitBytes(arch),
                                       broken, /*im2col=*/true);
-  // The nhwc loader splits each chunk's pixel and (r, s, c) at every k-tile: at the
-  // default tile's 128 registers (two blocks an SM) ptxas spilled 12-60 bytes.
-  if (tile && p.nhwc)
-    tile->loaderRegisters = kNhwcIm2colRegisters;
+  // The nhwc loader splits each chunk's pixel and (r, s, c) at every k-tile; the
+  // 16-bit loaders convert: at the default tile's 128 registers (two blocks an SM)
+  // ptxas spilled 12-60 bytes.
+  if (tile && (p.nhwc || p.x->type != ElementType::f32))
+    tile->loaderRegisters = kConvLoaderRegisters;
   if (tile)
     return *tile;
   return kernel.emitError() << "f32 " << (p.nhwc ? "nhwc" : "nchw") << " convolution tile BM = "
@@ -547,8 +548,8 @@ struct SimtConvWriter : ConvWriterBase {
   /// 16-byte chunks (stride 1, pad 0, and a tile PointwiseNchwLoader can deal);
   /// the host picks that instantiation when R = S = 1 at run time.
   std::string pointwiseFlag(const SimtTile &t) const {
-    if (p.nhwc)
-      return ""; // the nchw input loader's alternative
+    if (p.nhwc || p.x->type != ElementType::f32)
+      return ""; // the nchw f32 input loader's alternative (16-byte cp.async)
     bool dealFits = t.cols % 4 == 0 && t.threads() % (t.cols / 4) == 0 &&
                     t.depth * (t.cols / 4) % t.threads() == 0;
     bool unitWindow = p.strideH == 1 && p.strideW == 1 && p.padH == 0 && p.padW == 0;
@@ -569,7 +570,8 @@ struct SimtConvWriter : ConvWriterBase {
   void emitKernelOf(const SimtTile &t, const std::string &name) {
     if (p.nhwc)
       return emitNhwcKernelOf(t, name);
-    emitHeaderComment("f32 on the CUDA cores: block tile " + str(t.rows) + " channels x " +
+    emitHeaderComment(std::string(p.x->type == ElementType::f32 ? "f32" : "f32 math") +
+                      " on the CUDA cores: block tile " + str(t.rows) + " channels x " +
                       str(t.cols) + " pixels x " + str(t.depth) + ", " + str(t.threads()) +
                       " threads, " + str(t.microRows) + " x " + str(t.microCols) +
                       " accumulators each, shared tiles double-buffered "
@@ -582,9 +584,12 @@ struct SimtConvWriter : ConvWriterBase {
     w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(t.microRows) + ", " +
            str(t.microCols) + "> micro;  // this thread's " + str(t.microRows) + " x " +
            str(t.microCols) + " outputs");
-    SimtLoader filter{"sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec>", "load_w",
-                      p.w->cname + ", depth, k0, shape.k, depth"};
-    std::string im2col = "sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS>";
+    // f16 / bf16 operands: the loaders convert them to f32 (the element type argument)
+    std::string element =
+        p.x->type == ElementType::f32 ? "" : ", " + cTypeOf(p.x->type);
+    SimtLoader filter{"sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec" + element + ">",
+                      "load_w", p.w->cname + ", depth, k0, shape.k, depth"};
+    std::string im2col = "sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS" + element + ">";
     if (!pointwiseFlag(t).empty()) {
       w.comment("kPointwise (R = S = 1, H * W % 4 == 0, X 16-byte aligned): 16-byte input copies");
       w.line("using InputLoader = std::conditional_t<kPointwise, "

@@ -50,6 +50,9 @@ struct Problem {
   int64_t valueDim = 0; // attention: the second GEMM's N
   bool keysAlike = true; // attention: K and V both a key per row, one head dimension
   bool masked = false;   // attention: a Mask step (causal) between the GEMMs
+  /// f16 / bf16 operands on tensor cores; f32, and nchw convolutions of any type,
+  /// run on the CUDA cores (the tensor-core convolution takes nhwc/krsc).
+  bool tensorCores = true;
 };
 
 /// The five values, each with where it came from.
@@ -64,7 +67,7 @@ bool isTensorCoreType(ElementType type) { return type != ElementType::f32; }
 
 /// An f32 GEMM: the SIMT path, whose tiles keep deriveSimtTile's rules.
 bool isSimtGemm(const Problem &problem) {
-  return problem.kind == ProblemKind::gemm && !isTensorCoreType(problem.element);
+  return problem.kind == ProblemKind::gemm && !problem.tensorCores;
 }
 
 ElementType elementOf(KernelOp kernel, ArrayRef<StringRef> names, ElementType fallback) {
@@ -74,7 +77,19 @@ ElementType elementOf(KernelOp kernel, ArrayRef<StringRef> names, ElementType fa
   return fallback;
 }
 
+Problem classifyOperands(KernelOp kernel);
+bool isNhwcConv(KernelOp kernel);
+
+/// The problem kind and element type, and where it runs: an nchw convolution
+/// of f16 / bf16 operands runs on the CUDA cores too.
 Problem classify(KernelOp kernel) {
+  Problem problem = classifyOperands(kernel);
+  problem.tensorCores = isTensorCoreType(problem.element) &&
+                        !(problem.kind == ProblemKind::conv && !isNhwcConv(kernel));
+  return problem;
+}
+
+Problem classifyOperands(KernelOp kernel) {
   Problem problem;
   auto params = kernel.getBodyBlock().getOps<TensorParamOp>();
   if (!params.empty())
@@ -143,7 +158,7 @@ std::optional<int64_t> b2bRowsPerWarp(const Problem &problem) {
 
 /// The default table (docs/passes.md).
 FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef arch) {
-  bool tensorCores = isTensorCoreType(problem.element);
+  bool tensorCores = problem.tensorCores;
   bool hopper = arch == "sm_90a";
   Config config;
   auto set = [&](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
@@ -255,7 +270,7 @@ LogicalResult validate(KernelOp kernel, const Problem &problem, const Config &co
       return invalid(kernel, config, i) << "is more than 65536";
   if (config.values[kStages] > 8)
     return invalid(kernel, config, kStages) << "is more than 8";
-  int64_t granule = isTensorCoreType(problem.element) ? 16 : 8;
+  int64_t granule = problem.tensorCores ? 16 : 8;
   for (int i : {kBM, kBN, kBK}) {
     if (i == kBK && granule == 8)
       continue; // CUDA-core tiles step K one element at a time
@@ -361,7 +376,7 @@ bool isNhwcConv(KernelOp kernel) {
 /// An f32 convolution the implicit GEMM computes (not Winograd: the
 /// `algorithm` directive, else wherever Winograd does not apply).
 bool isSimtConv(KernelOp kernel, const Problem &problem) {
-  if (problem.kind != ProblemKind::conv || isTensorCoreType(problem.element))
+  if (problem.kind != ProblemKind::conv || problem.tensorCores)
     return false;
   std::optional<StringRef> asked = kernel.getAlgorithm();
   if (asked)
@@ -395,7 +410,7 @@ LogicalResult checkConvAlgorithm(KernelOp kernel) {
 std::string unsplittable(const Problem &problem) {
   if (problem.kind != ProblemKind::gemm)
     return "a " + spellKind(problem.kind).str();
-  if (!isTensorCoreType(problem.element))
+  if (!problem.tensorCores)
     return "an f32 GEMM (CUDA cores)";
   return "";
 }
@@ -482,7 +497,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
   /// memory falls back to BM 64. None fitting (or the kernel not plannable yet): the
   /// table's default stays and sketch-choose-b2b-residency reports what must hold.
   void fitB2bDefaults(KernelOp kernel, const Problem &problem, Config &config) {
-    if (!StringRef(arch).starts_with("sm_90") || !isTensorCoreType(problem.element))
+    if (!StringRef(arch).starts_with("sm_90") || !problem.tensorCores)
       return;
     // (5 stages measured no faster than 4, and where only 4 fit beside the persistent
     // blocks' own epilogue tiles it lost them: 8% slower at N0 = N1 = 128.)
@@ -576,7 +591,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       if (failed(chooseSimtWarps(kernel, *config, arch, true, "f32 nchw convolution")))
         return failure();
       chooseNarrowVariant(kernel, *config, arch, true);
-    } else if (problem.kind == ProblemKind::conv && isTensorCoreType(problem.element)) {
+    } else if (problem.kind == ProblemKind::conv && problem.tensorCores) {
       chooseNarrowVariant(kernel, *config, arch, false);
     }
     Builder b(kernel.getContext());

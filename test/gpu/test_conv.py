@@ -1,5 +1,5 @@
 """GPU tests of the convolutions of test/gpu/conv/*.sketch (implicit GEMM: f32 nchw and
-nhwc on the CUDA cores, f16/bf16 nhwc on tensor cores; and
+nhwc and f16/bf16 nchw on the CUDA cores, f16/bf16 nhwc on tensor cores; and
 Winograd F(4x4, 3x3) and F(2x2, 3x3) for the cv_n*_wino* kernels of conv_winograd.sketch).
 
 Each kernel's stride, pad, dilation, layouts and element types are read from
@@ -61,6 +61,8 @@ EPILOGUES = {
     "cv_nchw_wino_s1p2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
                                                              + channel(t["bias"], nhwc) + t["Res"]),
     "cv_nchw_wino_s1p1_same_residual": lambda y, t, s, nhwc: F.silu(y + t["Res"]),
+    "cv_nchw_f16_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nchw_f16_s1p0_residual": lambda y, t, s, nhwc: y + t["Res"],
     "cv_nhwc_f32_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_f32_s2p1_t64x32x8_residual": lambda y, t, s, nhwc: y + t["Res"],
     "cv_nhwc_wino_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),

@@ -115,20 +115,23 @@ namespace simt {
 /// (Measured on an H100: k tiles of channels at one filter tap instead, which
 /// make the mask per tile, not per element, ran 1.2-1.4x slower: strided
 /// filter loads, and each tile touches BK input planes.)
-template <int Cols, int BK, int Threads>
+/// T = f16 / bf16 (a 16-bit input: no 2-byte cp.async): the elements are loaded
+/// into registers, converted to f32 and stored by `stash`, like KContiguousLoader's.
+template <int Cols, int BK, int Threads, typename T = float>
 struct Im2colNchwLoader {
   static constexpr int kChunks = Cols * BK / 4 / Threads;
   static constexpr int kStep = Threads / Cols * 4; // reduction rows between a thread's chunks
   static_assert(kChunks >= 1 && Threads % Cols == 0, "tile does not fit the block");
-  static constexpr bool kAsync = true;
-  const float *x;
+  static constexpr bool kAsync = std::is_same<T, float>::value;
+  const T *x;
   const ConvShape &cs;
   int pixel, krow;
   int offset;  // image base + h0 * W + w0
   int h0, w0;  // window origin; h0 very negative for a pixel past the end
   int depth;   // C * R * S
+  float v[kAsync ? 1 : kChunks][4]; // the staged elements of a 16-bit input
 
-  __device__ Im2colNchwLoader(const float *x_, const ConvShape &cs_, int col0)
+  __device__ Im2colNchwLoader(const T *x_, const ConvShape &cs_, int col0)
       : x(x_), cs(cs_) {
     pixel = threadIdx.x % Cols;
     krow = threadIdx.x / Cols * 4;
@@ -154,8 +157,11 @@ struct Im2colNchwLoader {
         const bool in = k + e < depth &&
                         static_cast<unsigned>(h0 + dy) < static_cast<unsigned>(cs.h) &&
                         static_cast<unsigned>(w0 + dx) < static_cast<unsigned>(cs.w);
-        cp_async_4(smem_addr(&tile[krow + c * kStep + e][pixel]),
-                   in ? x + offset + (ch * cs.h + dy) * cs.w + dx : x, in);
+        if constexpr (kAsync)
+          cp_async_4(smem_addr(&tile[krow + c * kStep + e][pixel]),
+                     in ? x + offset + (ch * cs.h + dy) * cs.w + dx : x, in);
+        else
+          v[c][e] = in ? to_float(__ldg(x + offset + (ch * cs.h + dy) * cs.w + dx)) : 0.f;
         if (++s == cs.s) { // next reduction index
           s = 0;
           if (++r == cs.r)
@@ -165,8 +171,16 @@ struct Im2colNchwLoader {
     }
   }
 
-  /// Nothing: fetch copied into the tile.
-  __device__ __forceinline__ void stash(float (*)[padded(Cols)]) const {}
+  /// Nothing for an f32 input (fetch copied into the tile), else the staged elements.
+  __device__ __forceinline__ void stash(float (*tile)[padded(Cols)]) const {
+    if constexpr (!kAsync) {
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          tile[krow + c * kStep + e][pixel] = v[c][e];
+    }
+  }
 };
 
 /// Whether PointwiseNchwLoader can deal a Cols x BK tile to Threads threads.

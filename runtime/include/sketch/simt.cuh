@@ -74,6 +74,25 @@ __device__ __forceinline__ void load_vector(const float *src, float *dst) {
   }
 }
 
+/// V elements of T (f16 / bf16) from `src` (V-aligned) as floats: one 8-, 4- or
+/// 2-byte read-only load, converted.
+template <int V, typename T>
+__device__ __forceinline__ void load_vector_as_float(const T *src, float *dst) {
+  if constexpr (std::is_same<T, float>::value) {
+    load_vector<V, true>(src, dst);
+  } else {
+    union {
+      T e[V];
+      typename std::conditional<V == 4, uint2, typename std::conditional<V == 2, uint32_t,
+                                                                          uint16_t>::type>::type bits;
+    } chunk;
+    chunk.bits = __ldg(reinterpret_cast<const decltype(chunk.bits) *>(src));
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      dst[e] = to_float(chunk.e[e]);
+  }
+}
+
 /// src[0..V-1] to `dst` (V-aligned) as one store.
 template <int V>
 __device__ __forceinline__ void store_vector(float *dst, const float *src) {
@@ -171,11 +190,11 @@ struct ChunkDeal {
 /// Operand rows contiguous along k: global `base[row * ld + k]`, `extent` rows, `depth` k.
 /// Thread t's chunk c covers row `row + dr`, k `koff + dk .. + V-1` of the tile
 /// (dr, dk: the deal's compile-time steps).
-template <int Rows, int BK, int Threads, bool Vec>
+template <int Rows, int BK, int Threads, bool Vec, typename T = float>
 struct KContiguousLoader {
   using Deal = ChunkDeal<Rows, BK, Threads>;
   static constexpr int V = Deal::kVector, kChunks = Deal::kChunks;
-  const float *ptr; // chunk 0 in k tile 0
+  const T *ptr; // chunk 0 in k tile 0 (f16 / bf16 elements are converted to f32)
   int ld;           // < 2^31: the host checks that every matrix has fewer elements
   int row, koff;
   int rows_left;    // rows of the matrix from this thread's first row on
@@ -183,7 +202,7 @@ struct KContiguousLoader {
   float v[kChunks][V];
   static constexpr bool kAsync = false;
 
-  __device__ KContiguousLoader(const float *base, int ld_, int row0, int extent, int depth_)
+  __device__ KContiguousLoader(const T *base, int ld_, int row0, int extent, int depth_)
       : ld(ld_), depth(depth_) {
     row = Deal::line(threadIdx.x);
     koff = Deal::offset(threadIdx.x);
@@ -197,17 +216,17 @@ struct KContiguousLoader {
     for (int c = 0; c < kChunks; ++c) {
       const int dr = Deal::line_step(c), dk = Deal::offset_step(c);
       const bool live = dr < rows_left;
-      const float *p = ptr + int64_t(dr) * ld + kt * BK + dk;
+      const T *p = ptr + int64_t(dr) * ld + kt * BK + dk;
       if (Vec) {
 #pragma unroll
         for (int e = 0; e < V; ++e)
           v[c][e] = 0.f;
         if (live && k + dk < depth)
-          load_vector<V, true>(p, v[c]);
+          load_vector_as_float<V>(p, v[c]);
       } else {
 #pragma unroll
         for (int e = 0; e < V; ++e)
-          v[c][e] = live && k + dk + e < depth ? __ldg(p + e) : 0.f;
+          v[c][e] = live && k + dk + e < depth ? to_float(__ldg(p + e)) : 0.f;
       }
     }
   }
