@@ -567,23 +567,35 @@ struct SimtConvWriter : ConvWriterBase {
     }
   }
 
-  void emitKernelOf(const SimtTile &t, const std::string &name) {
-    if (p.nhwc)
-      return emitNhwcKernelOf(t, name);
-    emitHeaderComment(std::string(p.x->type == ElementType::f32 ? "f32" : "f32 math") +
-                      " on the CUDA cores: block tile " + str(t.rows) + " channels x " +
-                      str(t.cols) + " pixels x " + str(t.depth) + ", " + str(t.threads()) +
-                      " threads, " + str(t.microRows) + " x " + str(t.microCols) +
+  /// The kernel's head: header comment (`math` on the CUDA cores, block tile of
+  /// `rows` x `cols`), signature, tile constants, derived sizes.
+  void openKernelOf(const SimtTile &t, const std::string &name, const std::string &math,
+                    const std::string &rows, const std::string &cols) {
+    emitHeaderComment(math + " on the CUDA cores: block tile " + str(t.rows) + " " + rows +
+                      " x " + str(t.cols) + " " + cols + " x " + str(t.depth) + ", " +
+                      str(t.threads()) + " threads, " + str(t.microRows) + " x " +
+                      str(t.microCols) +
                       " accumulators each, shared tiles double-buffered "
                       "(sketch/simt.cuh, sketch/conv.cuh)");
     openSimtKernel(w, name, t, kernelParams(), pointwiseFlag(t));
     emitSimtConstants(w, t, true);
     emitDerivedSizes();
-    w.line("const int k0 = blockIdx.y * ROWS, pix0 = blockIdx.x * COLS;  // first channel, pixel");
-    w.line("const int depth = shape.c * shape.r * shape.s;  // reduction: (c, r, s), s fastest");
+  }
+
+  void emitMicroTile(const SimtTile &t) {
     w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(t.microRows) + ", " +
            str(t.microCols) + "> micro;  // this thread's " + str(t.microRows) + " x " +
            str(t.microCols) + " outputs");
+  }
+
+  void emitKernelOf(const SimtTile &t, const std::string &name) {
+    if (p.nhwc)
+      return emitNhwcKernelOf(t, name);
+    openKernelOf(t, name, p.x->type == ElementType::f32 ? "f32" : "f32 math", "channels",
+                 "pixels");
+    w.line("const int k0 = blockIdx.y * ROWS, pix0 = blockIdx.x * COLS;  // first channel, pixel");
+    w.line("const int depth = shape.c * shape.r * shape.s;  // reduction: (c, r, s), s fastest");
+    emitMicroTile(t);
     // f16 / bf16 operands: the loaders convert them to f32 (the element type argument)
     std::string element =
         p.x->type == ElementType::f32 ? "" : ", " + cTypeOf(p.x->type);
@@ -606,19 +618,10 @@ struct SimtConvWriter : ConvWriterBase {
   /// rows are pixels (Im2colNhwcLoader), columns channels (the filter as a K-contiguous
   /// B operand), the output a row-major [N*P*Q, K] matrix.
   void emitNhwcKernelOf(const SimtTile &t, const std::string &name) {
-    emitHeaderComment("f32 nhwc on the CUDA cores: block tile " + str(t.rows) + " pixels x " +
-                      str(t.cols) + " channels x " + str(t.depth) + ", " + str(t.threads()) +
-                      " threads, " + str(t.microRows) + " x " + str(t.microCols) +
-                      " accumulators each, shared tiles double-buffered "
-                      "(sketch/simt.cuh, sketch/conv.cuh)");
-    openSimtKernel(w, name, t, kernelParams());
-    emitSimtConstants(w, t, true);
-    emitDerivedSizes();
+    openKernelOf(t, name, "f32 nhwc", "pixels", "channels");
     w.line("const int pix0 = blockIdx.x * ROWS, k0 = blockIdx.y * COLS;  // first pixel, channel");
     w.line("const int depth = shape.r * shape.s * shape.c;  // reduction: (r, s, c), c fastest");
-    w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(t.microRows) + ", " +
-           str(t.microCols) + "> micro;  // this thread's " + str(t.microRows) + " x " +
-           str(t.microCols) + " outputs");
+    emitMicroTile(t);
     SimtLoader input{"sketch::Im2colNhwcLoader<ROWS, DEPTH, THREADS, kVec>", "load_x",
                      p.x->cname + ", shape, pix0"};
     SimtLoader filter{"sketch::simt::KContiguousLoader<COLS, DEPTH, THREADS, kVec>", "load_w",
