@@ -488,7 +488,8 @@ FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef a
     tile->loaderRegisters = kConvLoaderRegisters;
   if (tile)
     return *tile;
-  return kernel.emitError() << "f32 " << (p.nhwc ? "nhwc" : "nchw") << " convolution tile BM = "
+  return kernel.emitError() << stringifyElementType(p.x->type) << " "
+                            << (p.nhwc ? "nhwc" : "nchw") << " convolution tile BM = "
                             << p.tileM
                             << " (pixels), BN = " << p.tileN << " (channels), BK = " << p.tileK
                             << " with " << p.warps << " warps: " << broken;

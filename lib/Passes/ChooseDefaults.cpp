@@ -588,7 +588,8 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       if (failed(chooseSimtWarps(kernel, *config, arch, false, "f32 nhwc convolution")))
         return failure();
     } else if (isSimtConv(kernel, problem)) {
-      if (failed(chooseSimtWarps(kernel, *config, arch, true, "f32 nchw convolution")))
+      std::string what = (spellElementType(problem.element) + " nchw convolution").str();
+      if (failed(chooseSimtWarps(kernel, *config, arch, true, what)))
         return failure();
       chooseNarrowVariant(kernel, *config, arch, true);
     } else if (problem.kind == ProblemKind::conv && problem.tensorCores) {
