@@ -50,7 +50,7 @@ struct ConvPlan : ConvGeometry {
   mutable Conv2dOp conv; // op handles: their accessors are not const
   const ParamInfo *x = nullptr, *w = nullptr, *y = nullptr;
   bool nhwc = false;
-  bool simt = false; // f32 operands: the CUDA-core mainloop (nchw or nhwc), else tensor cores
+  bool simt = false; // the CUDA-core mainloop: f32 operands, or any nchw; else tensor cores
   int64_t tileM = 128, tileN = 128, tileK = 8, warps = 8, stages = 2;
   std::string pipeline;
   std::vector<Operation *> epilogue;
@@ -268,6 +268,10 @@ struct ConvWriterBase {
   CudaWriter &w;
 
   std::string dim(StringRef d) const { return p.sig.dim(d); }
+  /// True for an epilogue tensor of one value per output channel ([K]).
+  bool perChannel(const EpilogueOperand &operand) const {
+    return p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel;
+  }
   std::string dimsOf(const ParamInfo &param) const {
     return param.name + "[" + joined(param.dims) + "] " +
            (param.layout ? stringifyLayout(*param.layout).str() : std::string());
@@ -461,7 +465,7 @@ struct ConvWriterBase {
 };
 
 //===----------------------------------------------------------------------===//
-// nchw / kcrs, f32: the SIMT path
+// f32 (nchw or nhwc) and f16 / bf16 nchw: the SIMT path
 //===----------------------------------------------------------------------===//
 
 /// Registers the nhwc im2col loader, and the 16-bit nchw loaders (element loads
@@ -475,12 +479,9 @@ constexpr int64_t kConvLoaderRegisters = 8;
 /// dealt like a row-major A), columns the BN channels.
 FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
   std::string broken;
-  auto tile = p.nhwc ? deriveSimtTile(p.tileM, p.tileN, p.tileK, p.warps,
-                                      std::min<int64_t>(p.stages, 2), plan::smemLimitBytes(arch),
-                                      broken)
-                     : deriveSimtTile(p.tileN, p.tileM, p.tileK, p.warps,
-                                      std::min<int64_t>(p.stages, 2), plan::smemLimitBytes(arch),
-                                      broken, /*im2col=*/true);
+  auto tile = deriveSimtTile(p.nhwc ? p.tileM : p.tileN, p.nhwc ? p.tileN : p.tileM, p.tileK,
+                             p.warps, std::min<int64_t>(p.stages, 2), plan::smemLimitBytes(arch),
+                             broken, /*im2col=*/!p.nhwc);
   // The nhwc loader splits each chunk's pixel and (r, s, c) at every k-tile; the
   // 16-bit loaders convert: at the default tile's 128 registers (two blocks an SM)
   // ptxas spilled 12-60 bytes.
@@ -496,7 +497,7 @@ FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef a
 }
 
 struct SimtConvWriter : ConvWriterBase {
-  SimtTile simt; // rows: BN output channels; columns: BM output pixels (simtConvTile)
+  SimtTile simt; // nchw: rows BN channels, columns BM pixels; nhwc the other way (simtConvTile)
   /// The tile the host launches when the output channels fit its rows
   /// (sketch-choose-defaults' narrow variant), with the same pointwise flag.
   std::optional<SimtTile> narrow;
@@ -506,7 +507,7 @@ struct SimtConvWriter : ConvWriterBase {
 
   /// The value of an epilogue tensor at the element (channel, pixel), offset y_at.
   std::string operandValue(const EpilogueOperand &operand) const {
-    if (p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel)
+    if (perChannel(operand))
       return operand.var;
     return "(y_at >= 0 ? sketch::to_float(" + operand.param->cname + "[y_at]) : 0.0f)";
   }
@@ -528,7 +529,7 @@ struct SimtConvWriter : ConvWriterBase {
     w.line("if (channel >= shape.k)");
     w.line("  continue;");
     for (const EpilogueOperand &operand : epilogue.operands())
-      if (p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel)
+      if (perChannel(operand))
         w.line("const float " + operand.var + " = sketch::to_float(" + operand.param->cname +
                "[channel]);  // per output channel");
     w.line("float out[" + str(t.microCols) + "];");
@@ -639,7 +640,7 @@ struct SimtConvWriter : ConvWriterBase {
     w.comment("Epilogue: pixel pix0 + micro.row(i), output channel k0 + micro.col(j)");
     w.line("const int64_t pixels = int64_t(shape.n) * shape.p * shape.q;");
     for (const EpilogueOperand &operand : epilogue.operands()) {
-      if (p.operandKinds.lookup(operand.param->name) != ConvOperandKind::PerChannel)
+      if (!perChannel(operand))
         continue;
       w.line("float " + operand.var + "[" + cols + "];  // per output channel");
       w.line("#pragma unroll");
@@ -660,7 +661,7 @@ struct SimtConvWriter : ConvWriterBase {
     epilogue.emitElement(
         w, "acc[i][j]",
         [&](const EpilogueOperand &operand) -> std::string {
-          if (p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel)
+          if (perChannel(operand))
             return operand.var + "[j]";
           return "(channel < shape.k ? sketch::to_float(" + operand.param->cname +
                  "[pixel * shape.k + channel]) : 0.0f)";
@@ -1079,7 +1080,7 @@ struct TensorCoreConvKernel {
 };
 
 //===----------------------------------------------------------------------===//
-// nchw / kcrs 3x3, f32, stride 1, dilation 1: Winograd F(m x m, 3x3)
+// nchw / kcrs or nhwc / krsc 3x3, f32, stride 1, dilation 1: Winograd F(m x m, 3x3)
 //===----------------------------------------------------------------------===//
 
 struct WinogradConvWriter : ConvWriterBase {
@@ -1104,9 +1105,7 @@ struct WinogradConvWriter : ConvWriterBase {
     s.kDim = dim(p.k);
     s.kernelParams = kernelParams();
     s.kernelArgs = kernelArgs();
-    s.perChannel = [this](const EpilogueOperand &operand) {
-      return p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel;
-    };
+    s.perChannel = [this](const EpilogueOperand &operand) { return perChannel(operand); };
     s.headerComment = [this, block] {
       const std::string m = std::to_string(block.m);
       emitHeaderComment("Winograd F(" + m + "x" + m + ", 3x3): " + p.n + "*ceil(" + p.p + "/" +
@@ -1148,7 +1147,7 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   if (failed(epilogue))
     return failure();
   auto algorithm = p.conv->getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr);
-  if (int64_t m = algorithm ? plan::winogradOutputTile(algorithm.getValue()) : 0) {
+  if (algorithm && plan::winogradOutputTile(algorithm.getValue())) {
     WinogradConvWriter writer{{p, *epilogue, w}};
     if (std::string why = writer.mismatch(); !why.empty())
       return p.conv.emitError() << "the Winograd kernel needs an f32 nchw/kcrs or nhwc/krsc "
@@ -1156,7 +1155,7 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
                                 << why;
     w.line("#include \"sketch/winograd.cuh\"  // Winograd F(m x m, 3x3) convolution helpers");
     w.line();
-    const WinogradBlock block = WinogradBlock::forOutputTile(m);
+    const WinogradBlock block = plan::winogradBlockOf(p.conv);
     WinogradConvSpec spec = writer.spec(block);
     emitWinogradKernel(w, spec, block);
     w.line();

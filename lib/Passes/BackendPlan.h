@@ -225,8 +225,6 @@ struct WinogradBlock {
            9 * channels * depth;
   }
   int64_t smemBytes() const { return 4 * smemFloats(); }
-  /// Floats of the epilogue's exchange buffer E[components][channels][ldE] (over U and V).
-  int64_t exchangeFloats() const { return components() * channels * ldE; }
 };
 
 /// An attention kernel's tiles on mma.sync (EmitAttention.cpp; sketch-choose-defaults

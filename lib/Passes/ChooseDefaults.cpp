@@ -78,7 +78,16 @@ ElementType elementOf(KernelOp kernel, ArrayRef<StringRef> names, ElementType fa
 }
 
 Problem classifyOperands(KernelOp kernel);
-bool isNhwcConv(KernelOp kernel);
+
+/// True for a convolution whose activations are nhwc.
+bool isNhwcConv(KernelOp kernel) {
+  bool nhwc = false;
+  kernel.walk([&](Conv2dOp conv) {
+    if (auto shape = convShape(kernel, conv); shape && shape->input)
+      nhwc = shape->input.getLayout() == Layout::nhwc;
+  });
+  return nhwc;
+}
 
 /// The problem kind and element type, and where it runs: an nchw convolution
 /// of f16 / bf16 operands runs on the CUDA cores too.
@@ -363,16 +372,6 @@ void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch, 
   kernel->setAttr(plan::kNarrowVariantAttr, b.getI64ArrayAttr({bm, bn, bk, warps}));
 }
 
-/// True for a convolution whose activations are nhwc.
-bool isNhwcConv(KernelOp kernel) {
-  bool nhwc = false;
-  kernel.walk([&](Conv2dOp conv) {
-    if (auto shape = convShape(kernel, conv); shape && shape->input)
-      nhwc = shape->input.getLayout() == Layout::nhwc;
-  });
-  return nhwc;
-}
-
 /// An f32 convolution the implicit GEMM computes (not Winograd: the
 /// `algorithm` directive, else wherever Winograd does not apply).
 bool isSimtConv(KernelOp kernel, const Problem &problem) {
@@ -584,14 +583,14 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false, "f32 GEMM")))
       return failure();
     kernel->removeAttr(plan::kNarrowVariantAttr);
-    if (isSimtConv(kernel, problem) && isNhwcConv(kernel)) {
-      if (failed(chooseSimtWarps(kernel, *config, arch, false, "f32 nhwc convolution")))
+    if (isSimtConv(kernel, problem)) {
+      bool nchw = !isNhwcConv(kernel); // nhwc tiles are dealt like the GEMM's, no narrow variant
+      std::string what = (spellElementType(problem.element) + (nchw ? " nchw" : " nhwc") +
+                          " convolution").str();
+      if (failed(chooseSimtWarps(kernel, *config, arch, nchw, what)))
         return failure();
-    } else if (isSimtConv(kernel, problem)) {
-      std::string what = (spellElementType(problem.element) + " nchw convolution").str();
-      if (failed(chooseSimtWarps(kernel, *config, arch, true, what)))
-        return failure();
-      chooseNarrowVariant(kernel, *config, arch, true);
+      if (nchw)
+        chooseNarrowVariant(kernel, *config, arch, true);
     } else if (problem.kind == ProblemKind::conv && problem.tensorCores) {
       chooseNarrowVariant(kernel, *config, arch, false);
     }
