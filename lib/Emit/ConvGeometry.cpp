@@ -59,4 +59,24 @@ void emitConvHostShape(CudaWriter &w, const ConvGeometry &g, const KernelSignatu
   w.line("  return cudaSuccess;  // empty output");
 }
 
+void emitConvTmaWindowStart(CudaWriter &w) {
+  w.comment("TMA (C % 64 == 0): the tile's first output pixel as (image, row, column), and "
+            "where its window starts");
+  w.line("const int pq = shape.p * shape.q;");
+  w.line("const int x_n = (int)(m0 / pq), x_pq = (int)(m0 % pq);");
+  w.line("const int x_h = x_pq / shape.q * shape.stride_h - shape.pad_h;");
+  w.line("const int x_w = x_pq % shape.q * shape.stride_w - shape.pad_w;");
+}
+
+void emitConvTmaLoads(CudaWriter &w, llvm::StringRef step, llvm::StringRef filterMap,
+                      llvm::StringRef filterRow) {
+  std::string stage = "(" + step.str() + " % STAGES)";
+  w.line("const int k = kt * BK, tap = k / shape.c, c0 = k - tap * shape.c;  // (r, s, c)");
+  w.line("const int r = tap / shape.s, s = tap - r * shape.s;");
+  w.line("sketch::tma_load_im2col_4d(a_smem + " + stage + " * A_STAGE_BYTES, &x_map, c0, "
+         "x_w, x_h, x_n, (uint16_t)(s * shape.dil_w), (uint16_t)(r * shape.dil_h), full);");
+  w.line("sketch::tma_load_2d(b_smem + " + stage + " * B_STAGE_BYTES, &" + filterMap.str() +
+         ", k, " + filterRow.str() + ", full);");
+}
+
 } // namespace sketch

@@ -38,6 +38,16 @@ void emitConvHostShape(CudaWriter &w, const ConvGeometry &g, const KernelSignatu
                        llvm::ArrayRef<std::string> inputDims, llvm::StringRef outputName,
                        llvm::ArrayRef<std::string> outputChannels);
 
+/// Kernel lines of the im2col TMA path (C % 64 == 0: a k-tile is 64 channels of one
+/// filter tap): where the window of the tile's first output pixel `m0` starts, as
+/// x_n, x_h, x_w (expects `shape`).
+void emitConvTmaWindowStart(CudaWriter &w);
+/// The TMA requests of k-tile `kt` into stage `step` % STAGES, completing on `full`: X's
+/// im2col box into a_smem (`x_map`), the filter's box (`filterMap`, rows from
+/// `filterRow`) into b_smem.
+void emitConvTmaLoads(CudaWriter &w, llvm::StringRef step, llvm::StringRef filterMap,
+                      llvm::StringRef filterRow);
+
 } // namespace sketch
 
 #endif // SKETCH_EMIT_CONVGEOMETRY_H

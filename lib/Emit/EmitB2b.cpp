@@ -21,6 +21,7 @@
 #include "lib/Emit/ConvGeometry.h"
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
+#include "lib/Emit/WgmmaGemm.h"
 #include "lib/Passes/BackendPlan.h"
 #include "lib/Passes/ChooseB2bResidency.h"
 #include "lib/Passes/SketchAnalysis.h"
@@ -92,16 +93,17 @@ __device__ __forceinline__ void copy_tile_async(E *dst, const E *src, int64_t ld
 
 /// Stores the ROWS x COLS shared tile `src` (SRC_LD elements a row) to rows row0..
 /// of a row-major matrix with 16-byte streaming stores (st.global.cs: written once, not
-/// read again by the kernel); rows at or past `rows` are skipped.
+/// read again by the kernel); rows at or past `rows` are skipped. `thread`: this
+/// thread's index among the THREADS that store.
 template <int ROWS, int COLS, int SRC_LD, int THREADS, typename E>
 __device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int64_t rows,
-                                           const E *src) {
+                                           const E *src, int thread = int(threadIdx.x)) {
   constexpr int kChunk = 16 / sizeof(E);
   constexpr int kChunksPerRow = COLS / kChunk;
   constexpr int kChunks = ROWS * kChunksPerRow;
 #pragma unroll
   for (int i = 0; i < (kChunks + THREADS - 1) / THREADS; ++i) {
-    const int chunk = i * THREADS + threadIdx.x;
+    const int chunk = i * THREADS + thread;
     if (kChunks % THREADS != 0 && chunk >= kChunks)
       break;
     const int r = chunk / kChunksPerRow;
@@ -332,7 +334,16 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "kTma", "tma", "a0_map", "b0_map", "pipeline", "A0Tile", "B0Tile",
                                "kA0Stage", "kB0Stage", "kTmaA0", "kTmaB0", "kTmaBars",
                                "kTmaStageBytes", "stage_full", "stage_empty", "phase", "load_u",
-                               "bar", "panel"};
+                               "bar", "panel",
+                               // the sm_90a form (emitWgmmaKernel)
+                               "BN", "BK", "THREADS", "WN", "MI", "NI", "KI", "STAGES",
+                               "smem_base", "tid", "warp", "warp_m", "warp_n", "wg",
+                               "A_STAGE_BYTES", "B_STAGE_BYTES", "a_smem", "b_smem", "acc",
+                               "bars", "b1_bars", "b1_smem", "b1_full", "B1_BYTES",
+                               "B1_BUFFERS", "b1_step", "k_step", "x_map", "w_map", "w1_map",
+                               "pq", "x_n", "x_pq", "x_h", "x_w", "k", "tap", "c0", "r", "full",
+                               "a_stage", "b_stage", "kk", "desc_a", "desc_b", "e", "ni", "b",
+                               "grid", "smem_bytes", "T0", "T1"};
 
 bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
 
@@ -383,8 +394,10 @@ public:
   LogicalResult emit() {
     if (failed(checkNames()))
       return failure();
-    if (tma())
+    if (tma() || plan.wgmma)
       w.line("#include \"sketch/tma.cuh\" // tensor-map (TMA) loads and mbarriers");
+    if (plan.wgmma)
+      w.line("#include \"sketch/wgmma.cuh\" // the sm_90a form's warpgroup MMAs");
     w.stream() << kHelpers;
     if (plan.conv)
       w.stream() << kConvHelpers;
@@ -394,6 +407,11 @@ public:
     if (failed(emitKernel()))
       return failure();
     w.line();
+    if (plan.wgmma) {
+      if (failed(emitWgmmaKernel()))
+        return failure();
+      w.line();
+    }
     emitHost();
     return success();
   }
@@ -1290,7 +1308,7 @@ private:
       w.open("if (c == kB1Chunks - 1)");
       w.line("sketch::cp_async_wait<0>(); // the epilogue tiles have landed");
       w.line("__syncthreads();");
-      if (failed(emitSecondEpilogue("pass * NC1")))
+      if (failed(emitSecondEpilogue("pass * NC1", plan.outPerPass)))
         return failure();
       if (plan.outPerPass) {
         w.line("__syncthreads();");
@@ -1333,11 +1351,13 @@ private:
     w.line("sketch_b2b::warp_mma_a_regs<BK1, B1Layout>(acc1, d0_a, t * (BK1 / 16), b1_tile, lane);");
     w.close();
     waitTiles();
-    return emitSecondEpilogue("0");
+    return emitSecondEpilogue("0", plan.outPerPass);
   }
 
-  /// The statements on D1 for columns `col0` .. col0 + NC1 - 1, rounded into the staging tile.
-  LogicalResult emitSecondEpilogue(StringRef colOffset) {
+  /// The statements on D1 for columns `col0` .. col0 + NC1 - 1, rounded into the staging
+  /// tile (BM x NC1 when `perPass`, else BM x N1). `tilesInShared`: the full-tile inputs
+  /// were loaded into shared memory (else read from global).
+  LogicalResult emitSecondEpilogue(StringRef colOffset, bool perPass, bool tilesInShared = true) {
     w.comment("Epilogue of GEMM-II on the accumulators, rounded into the staging tile (pairs "
               "of columns).");
     w.line("#pragma unroll");
@@ -1351,7 +1371,9 @@ private:
     w.line("float out[2];");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < 2; ++j)");
-    auto name = [&](StringRef n) { return nameValue(n, plan.d1, plan.afterInputs, true, plan.n1); };
+    auto name = [&](StringRef n) {
+      return nameValue(n, plan.d1, plan.afterInputs, tilesInShared, plan.n1);
+    };
     std::string code;
     for (Operation *op : plan.after)
       code += statementCode(op, name);
@@ -1364,7 +1386,7 @@ private:
     }
     w.line("out[j] = v;");
     w.close();
-    w.line(plan.outPerPass ? ("sketch_b2b::store_pair(out_s + row * OUT_LD + col0 - " +
+    w.line(perPass ? ("sketch_b2b::store_pair(out_s + row * OUT_LD + col0 - " +
                               colOffset + ", out[0], out[1]); // column of this pass")
                                  .str()
                            : "sketch_b2b::store_pair(out_s + row * OUT_LD + col0, out[0], out[1]);");
@@ -1372,6 +1394,226 @@ private:
     w.close();
     w.close();
     return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The sm_90a form (plan.wgmma): both GEMMs on wgmma, warp-specialized
+  //===--------------------------------------------------------------------===//
+
+  std::string wgmmaKernelName() const { return ident(kernel.getSymName()) + "_wgmma_kernel"; }
+  std::string outType() const { return typeName(plan.out.getElementType()); }
+  int64_t outBytes() const { return plan::elementBytes(plan.out.getElementType()); }
+
+  /// The block of the wgmma form's GEMM-I: BM x N0 tiles, the producer warpgroup first.
+  WgmmaBlock wgmmaBlock() const {
+    WgmmaBlock b;
+    b.tileM = plan.wgmma->tileM;
+    b.tileN = plan.n0;
+    b.stages = plan.wgmma->stages;
+    b.operandType = t0();
+    b.producer = true;
+    return b;
+  }
+
+  /// The persistent, warp-specialized kernel of the sm_90a form: blocks take row tiles
+  /// blockIdx.x, + gridDim.x, ...; one producer thread asks for every tile's GEMM-I
+  /// stages and W1 chunks in order, so the next tile's stages load while this one's
+  /// GEMM-II runs; the consumers keep D0 in registers between the two GEMMs.
+  LogicalResult emitWgmmaKernel() {
+    const WgmmaForm &f = *plan.wgmma;
+    WgmmaBlock b = wgmmaBlock();
+    int64_t smemBytes = f.smemBytes(plan.n0, outBytes());
+    w.comment(formatv("The sm_90a form of {0}: GEMM-I and GEMM-II on wgmma, {1} consumer "
+                      "warpgroup(s) of 64 rows after a producer warpgroup; {2} keeps its {3} "
+                      "columns in registers; {4} stages of GEMM-I by TMA ({5} in im2col boxes), "
+                      "{6} in chunks of {7} rows ({8} buffers); {9} bytes of shared memory.",
+                      kernelName, b.tileM / 64, plan.d0, plan.n0, f.stages, plan.a0.getName(),
+                      plan.b1.getName(), f.chunkN1, f.b1Buffers, smemBytes)
+                  .str());
+    w.line("#ifndef SKETCH_B2B_WGMMA");
+    w.line("#define SKETCH_B2B_WGMMA 1 // 0: the host functions never choose the sm_90a form");
+    w.line("#endif");
+    w.line("__global__ void __launch_bounds__(" + str(b.launchThreads()) + ", 1)");
+    CudaWriter::Block fn(w, wgmmaKernelName() + "(" + kernelParams() +
+                                ",\n    const __grid_constant__ CUtensorMap x_map, const "
+                                "__grid_constant__ CUtensorMap w_map, const __grid_constant__ "
+                                "CUtensorMap w1_map)");
+    w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
+    w.line("using T0 = " + t0() + ";");
+    w.line("using T1 = " + t1() + ";");
+    emitWgmmaPreamble(w, b);
+    w.line(formatv("constexpr int N1 = {0}, NC1 = {1}, B1_BUFFERS = {2};  // {3}'s columns, a "
+                   "pass's, the W1 chunk buffers",
+                   plan.n1, f.chunkN1, f.b1Buffers, plan.d1)
+               .str());
+    w.line(formatv("constexpr int OUT_LD = {0};  // the BM x NC1 staging tile of {1}", f.outLd,
+                   plan.d1)
+               .str());
+    w.line("constexpr int MT = MI, NC = BN;  // the epilogues' names: m16 tiles, D0's columns");
+    w.line("const int warp_row = warp * WM;  // this warp's first row in the block");
+    w.line("const int64_t m_size = int64_t(shape.n) * shape.p * shape.q; // output pixels");
+    w.line("const int64_t k0_size = " + std::string(kConvK0Size) + ";");
+    w.line("const int tiles = (int)sketch::ceil_div(m_size, BM);  // row tiles");
+    emitWgmmaBuffers(w, b, " K-major: BM pixels (im2col rows) of BK",
+                     " K-major: N0 channels (W0 rows) of BK", "k0_size");
+    w.line(formatv("constexpr int B1_BYTES = NC1 * BN * 2;  // a chunk of {0}: BN / 64 panels "
+                   "of NC1 rows x 128 bytes (K-major)",
+                   plan.b1.getName())
+               .str());
+    w.line("const uint32_t b1_smem = b_smem + STAGES * B_STAGE_BYTES;");
+    w.line(outType() + " *out_s = reinterpret_cast<" + outType() +
+           " *>(smem + (b1_smem + B1_BUFFERS * B1_BYTES - smem_base));  // [BM][OUT_LD]");
+    emitWgmmaStageBarriersWithB1(f.barriersOffset(plan.n0, outBytes()));
+    w.open("if (threadIdx.x < 128)");
+    emitWgmmaProducer();
+    w.close();
+    w.comment("consumer warpgroups (their block barrier is named barrier 1, without the "
+              "producer)");
+    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(b)) + ">();");
+    w.line("int k_step = 0, b1_step = 0;");
+    w.open("for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)");
+    w.line("const int64_t m0 = (int64_t)tile * BM;");
+    emitWgmmaZeroAccumulators(w);
+    w.comment("GEMM-I: " + plan.d0 + " = im2col(" + plan.a0.getName().str() + ") . " +
+              plan.b0.getName().str() + "^T, a wgmma group a landed stage");
+    emitWgmmaConsumerTile(w, b);
+    if (failed(emitBetween("acc", "0")))
+      return failure();
+    emitWgmmaReshape();
+    return emitWgmmaSecondGemm();
+  }
+
+  /// mbarriers past the staging tile: full/empty of the GEMM-I stages, then of the W1
+  /// chunk buffers (`b1_bars`).
+  void emitWgmmaStageBarriersWithB1(int64_t offset) {
+    w.line("const uint32_t b1_bars = smem_base + " + str(offset) +
+           " + 16 * STAGES;  // W1 chunks: full[b] at b1_bars + 8 b, empty[b] at b1_bars + 8 "
+           "(B1_BUFFERS + b)");
+    w.open("if (threadIdx.x == 0)");
+    w.open("for (int b = 0; b < B1_BUFFERS; ++b)");
+    w.line("sketch::mbarrier_init(b1_bars + 8 * b, 1);");
+    w.line("sketch::mbarrier_init(b1_bars + 8 * (B1_BUFFERS + b), THREADS / 32);  // every "
+           "consumer warp");
+    w.close();
+    w.close();
+    emitWgmmaStageBarriers(w, offset, "  // the last barrier the producer joins");
+  }
+
+  /// The producer warpgroup: thread 0 asks, tile by tile, for GEMM-I's k-tiles (X's
+  /// im2col box, W0's box) and then W1's chunks, each into a buffer the consumers freed.
+  void emitWgmmaProducer() {
+    w.comment("producer warpgroup: one thread asks for every tile's boxes in order");
+    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
+    w.open("if (threadIdx.x == 0)");
+    w.line("int k_step = 0, b1_step = 0;");
+    w.open("for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)");
+    w.line("const int64_t m0 = (int64_t)tile * BM;");
+    emitConvTmaWindowStart(w);
+    w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
+    emitWgmmaProducerStep(w, "k_step", [&] { emitConvTmaLoads(w, "k_step", "w_map", "0"); });
+    w.close();
+    w.open("for (int pass = 0; pass < N1 / NC1; ++pass, ++b1_step)");
+    w.line("const uint32_t b1_full = b1_bars + 8 * (b1_step % B1_BUFFERS);");
+    w.line("if (b1_step >= B1_BUFFERS)  // every consumer warp is done with the buffer's last "
+           "chunk");
+    w.line("  sketch::mbarrier_wait(b1_bars + 8 * (B1_BUFFERS + b1_step % B1_BUFFERS), "
+           "(b1_step / B1_BUFFERS - 1) & 1);");
+    w.line("sketch::mbarrier_arrive_expect_tx(b1_full, B1_BYTES);");
+    w.line("#pragma unroll");
+    w.line("for (int panel = 0; panel < BN / 64; ++panel)");
+    w.line("  sketch::tma_load_2d(b1_smem + (b1_step % B1_BUFFERS) * B1_BYTES + panel * NC1 * "
+           "128, &w1_map, panel * 64, pass * NC1, b1_full);");
+    w.close();
+    w.close();
+    w.close();
+    w.line("return;");
+  }
+
+  void emitWgmmaReshape() {
+    w.comment("Reshape " + plan.d0 + " from (MMA_C, MMA_M, MMA_N) to (MMA_A, MMA_M, MMA_N_new): "
+              "n8 tiles 2k and 2k + 1 of the");
+    w.comment("accumulators, rounded to T1, are the register A operand of GEMM-II's k16 step k.");
+    w.line("uint32_t d0_a[MT][BN / 16][4];");
+    w.line("sketch_b2b::pack_c_as_a<T1>(d0_a, acc);");
+  }
+
+  /// GEMM-II pass by pass (NC1 columns of D1 each: one W1 chunk), then the pass's
+  /// epilogue into the staging tile and its 16-byte stores.
+  LogicalResult emitWgmmaSecondGemm() {
+    w.comment(formatv("GEMM-II: {0} = {1} . {2}^T, NC1 columns a pass; A from registers",
+                      plan.d1, plan.d0, plan.b1.getName())
+                  .str());
+    w.line("#pragma unroll 1");
+    w.open("for (int pass = 0; pass < N1 / NC1; ++pass, ++b1_step)");
+    w.line("float acc1[MT][NC1 / 8][4];");
+    w.line("#pragma unroll");
+    w.line("for (int nt = 0; nt < NC1 / 8; ++nt)");
+    w.line("  acc1[0][nt][0] = acc1[0][nt][1] = acc1[0][nt][2] = acc1[0][nt][3] = 0.0f;");
+    w.line("sketch::mbarrier_wait(b1_bars + 8 * (b1_step % B1_BUFFERS), (b1_step / B1_BUFFERS) "
+           "& 1);  // the chunk has landed");
+    w.line("const uint32_t b1_tile = b1_smem + (b1_step % B1_BUFFERS) * B1_BYTES;");
+    w.line("sketch::wgmma_fence_fragments(d0_a[0]);");
+    w.line("sketch::wgmma_fence_operands(acc1[0]);");
+    w.line("sketch::wgmma_fence();");
+    w.line("#pragma unroll");
+    w.line("for (int kk = 0; kk < BN / 16; ++kk)");
+    w.line("  sketch::wgmma_m64k16_rs<T1, NC1, 0>(acc1[0], d0_a[0][kk], "
+           "sketch::k_major_desc<NC1>(b1_tile, kk));");
+    w.line("sketch::wgmma_commit();");
+    w.line("sketch::wgmma_wait<0>();");
+    w.line("sketch::wgmma_fence_operands(acc1[0]);");
+    w.line("sketch::wgmma_fence_fragments(d0_a[0]);");
+    w.line("sketch::mbarrier_arrive_by_warp(b1_bars + 8 * (B1_BUFFERS + b1_step % B1_BUFFERS));"
+           "  // the buffer may be refilled");
+    w.line(std::string(kWgmmaConsumerBarrier) + "  // the last pass's store has read out_s");
+    if (failed(emitSecondEpilogue("pass * NC1", /*perPass=*/true, /*tilesInShared=*/false)))
+      return failure();
+    w.line(kWgmmaConsumerBarrier);
+    w.comment("Copy " + plan.d1 + " from register to global, this pass's NC1 columns: 16-byte "
+              "stores; rows past M are skipped.");
+    w.line(formatv("sketch_b2b::store_tile<BM, NC1, OUT_LD, THREADS>({0} + pass * NC1, N1, m0, "
+                   "m_size, out_s, tid);",
+                   ident(plan.out.getName()))
+               .str());
+    w.close();
+    w.close();
+    return success();
+  }
+
+  /// Host lines: the wgmma form where TMA describes X (C % 64 == 0: a k-tile is 64
+  /// channels of one filter tap), W0 and W1, and the sizes fit its 32-bit coordinates;
+  /// returns from the host function when it launches.
+  void emitWgmmaLaunch() {
+    const WgmmaForm &f = *plan.wgmma;
+    WgmmaBlock b = wgmmaBlock();
+    w.comment("sm_90a: both GEMMs on wgmma where TMA describes " + plan.a0.getName().str() +
+              " (C % 64 == 0: a k-tile is one filter tap), " + plan.b0.getName().str() +
+              " and " + plan.b1.getName().str());
+    w.line("CUtensorMap x_map{}, w_map{}, w1_map{};");
+    w.line("if (SKETCH_B2B_WGMMA && shape.c % 64 == 0 && m_size < INT32_MAX && k0_size < "
+           "INT32_MAX &&");
+    w.line("    sketch::encode_tensor_map_im2col(&x_map, " + ident(plan.a0.getName()) +
+           ", 2, shape.n, shape.h, shape.w, shape.c, shape.pad_h, shape.pad_w, (shape.r - 1) * "
+           "shape.dil_h, (shape.s - 1) * shape.dil_w, shape.stride_h, shape.stride_w, 64, " +
+           str(f.tileM) + ") &&");
+    w.line("    sketch::encode_tensor_map_2d(&w_map, " + ident(plan.b0.getName()) +
+           ", k0_size, N0, k0_size * 2, 64, N0, 2) &&");
+    w.line("    sketch::encode_tensor_map_2d(&w1_map, " + ident(plan.b1.getName()) +
+           ", N0, N1, N0 * 2, 64, " + str(f.chunkN1) + ", 2)) {");
+    w.indentMore();
+    w.line("const int smem_bytes = " + str(f.smemBytes(plan.n0, outBytes())) + ";");
+    w.line("cudaError_t error = sketch::allow_dynamic_smem(" + wgmmaKernelName() +
+           ", smem_bytes);");
+    w.line("if (error != cudaSuccess)");
+    w.line("  return error;");
+    w.comment("persistent: a block a multiprocessor (at most one a row tile)");
+    w.line("const int64_t grid = std::min<int64_t>(sketch::ceil_div(m_size, " + str(f.tileM) +
+           "), std::max(sketch::sm_count(), 1));");
+    w.line(wgmmaKernelName() + "<<<dim3(unsigned(grid)), " + str(b.launchThreads()) +
+           ", smem_bytes, stream>>>(" + kernelArgumentList(sig) + ", shape, x_map, w_map, w1_map);");
+    w.line("return cudaGetLastError();");
+    w.indentLess();
+    w.line("}");
   }
 
   //===--------------------------------------------------------------------===//
@@ -1415,6 +1657,8 @@ private:
                    param.cname + ", 16)";
     w.line("if (" + aligned + ")");
     w.line("  return cudaErrorInvalidValue; // 16-byte vector accesses");
+    if (plan.wgmma)
+      emitWgmmaLaunch();
     w.line("int64_t blocks = sketch::ceil_div(m_size, BM);");
     w.line("if (blocks > 2147483647)");
     w.line("  return cudaErrorInvalidValue;");

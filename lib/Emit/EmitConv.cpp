@@ -912,29 +912,6 @@ struct WgmmaConvWriter : ConvWriterBase {
   bool persistentFits() const { return persistentSmemBytes() <= plan::smemLimitBytes("sm_90a"); }
   std::string persistentName() const { return p.sig.name + "_ws" + suffix; }
 
-  /// The TMA requests of k-tile `kt` into ring stage `step` % STAGES (completing on `full`):
-  /// X's im2col box (BM output pixels from m0, 64 channels of one filter tap: (r, s, c)
-  /// with c fastest and C % 64 == 0) and the filter's box (BN rows from n0).
-  void emitTmaLoads(StringRef step) {
-    std::string stage = "(" + step.str() + " % STAGES)";
-    w.line("const int k = kt * BK, tap = k / shape.c, c0 = k - tap * shape.c;  // (r, s, c)");
-    w.line("const int r = tap / shape.s, s = tap - r * shape.s;");
-    w.line("sketch::tma_load_im2col_4d(a_smem + " + stage + " * A_STAGE_BYTES, &x_map, c0, "
-           "x_w, x_h, x_n, (uint16_t)(s * shape.dil_w), (uint16_t)(r * shape.dil_h), full);");
-    w.line("sketch::tma_load_2d(b_smem + " + stage + " * B_STAGE_BYTES, &w_map, k, (int)n0, "
-           "full);");
-  }
-
-  /// Where the window of output pixel m0 starts: (image, row, column) of the input.
-  void emitWindowStart() {
-    w.comment("TMA (C % 64 == 0): the tile's first output pixel as (image, row, column), and "
-              "where its window starts");
-    w.line("const int pq = shape.p * shape.q;");
-    w.line("const int x_n = (int)(m0 / pq), x_pq = (int)(m0 % pq);");
-    w.line("const int x_h = x_pq / shape.q * shape.stride_h - shape.pad_h;");
-    w.line("const int x_w = x_pq % shape.q * shape.stride_w - shape.pad_w;");
-  }
-
   /// The persistent, warp-specialized TMA kernel (the GEMM's form): warpgroup 0's thread
   /// 0 asks for every k-tile of the block's tiles (blockIdx.x, + gridDim.x, ...) through
   /// the stage ring, up to STAGES ahead and across tiles; the consumer warpgroups run
@@ -982,9 +959,9 @@ struct WgmmaConvWriter : ConvWriterBase {
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
     emitTileOrigin("tile");
-    emitWindowStart();
+    emitConvTmaWindowStart(w);
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
-    emitWgmmaProducerStep(w, "k_step", [&] { emitTmaLoads("k_step"); });
+    emitWgmmaProducerStep(w, "k_step", [&] { emitConvTmaLoads(w, "k_step", "w_map", "(int)n0"); });
     w.close();
     w.close();
     w.close();
@@ -1042,8 +1019,8 @@ struct WgmmaConvWriter : ConvWriterBase {
   /// Thread 0 loads each k-tile by TMA (the one-tile pipeline: where the persistent
   /// kernel does not fit).
   void emitTmaLoop() {
-    emitWindowStart();
-    emitWgmmaTmaLoop(w, block, barriersOffset(), [&] { emitTmaLoads("kt"); });
+    emitConvTmaWindowStart(w);
+    emitWgmmaTmaLoop(w, block, barriersOffset(), [&] { emitConvTmaLoads(w, "kt", "w_map", "(int)n0"); });
   }
 
   TensorCoreLaunch launch() const {

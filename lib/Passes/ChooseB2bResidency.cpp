@@ -47,6 +47,10 @@ constexpr int64_t kStagedChunkRegs = 64;
 // B1 is loaded whole, once, when it takes at most this many bytes of shared memory.
 constexpr int64_t kResidentB1Bytes = 40 * 1024;
 constexpr int64_t kPadBytes = 16;
+// The wgmma form (sm_90a): GEMM-II's accumulators plus the packed D0, in registers a
+// consumer thread (its warpgroup's 64 rows), and the deepest GEMM-I pipeline it tries.
+constexpr int64_t kWgmmaPassRegs = 128;
+constexpr int64_t kWgmmaMaxStages = 4;
 
 int64_t alignUp(int64_t value, int64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
@@ -83,6 +87,7 @@ public:
         failed(readDirectives()) || failed(readEpilogues()) || failed(chooseResidency()) ||
         failed(layOutSharedMemory()))
       return failure();
+    plan.wgmma = wgmmaFormOf(plan);
     return plan;
   }
 
@@ -601,6 +606,42 @@ struct ChooseB2bResidencyPass : sketch::impl::ChooseB2bResidencyBase<ChooseB2bRe
 };
 
 } // namespace
+
+int64_t WgmmaForm::barriersOffset(int64_t n0, int64_t outBytes) const {
+  return alignUp(1024 + stages * (a0Stage() + b0Stage(n0)) + b1Buffers * b1Buffer(n0) +
+                     tileM * outLd * outBytes,
+                 8);
+}
+
+int64_t WgmmaForm::smemBytes(int64_t n0, int64_t outBytes) const {
+  return barriersOffset(n0, outBytes) + 8 * 2 * (stages + b1Buffers); // full, empty
+}
+
+std::optional<WgmmaForm> b2b::wgmmaFormOf(Plan plan) { // (op handles: not const)
+  ElementType type = plan.a0.getElementType();
+  if (!plan.conv || plan.arch != "sm_90a" || !isHalfType(type) ||
+      plan.b0.getElementType() != type || plan.b1.getElementType() != type)
+    return std::nullopt;
+  // W1's chunks are K-major wgmma tiles of 64-element panels; the TMA box of W0 is N0 rows.
+  if (plan.n0 % 64 != 0 || plan.n0 > 256 || plan.n1 % 16 != 0)
+    return std::nullopt;
+  WgmmaForm form;
+  form.tileM = plan.tileM == 64 ? 64 : 128;
+  int64_t outBytes = plan::elementBytes(plan.out.getElementType());
+  int64_t limit = plan::smemLimitBytes(plan.arch);
+  for (int64_t minStages : {3, 2})
+    for (int64_t chunk = std::min<int64_t>(plan.n1, 256); chunk >= 16; chunk -= 16) {
+      // GEMM-II's accumulators and the packed D0 of a thread's warpgroup rows
+      if (plan.n1 % chunk != 0 || plan.n0 / 4 + chunk / 2 > kWgmmaPassRegs)
+        continue;
+      form.chunkN1 = chunk;
+      form.outLd = chunk + 16 / outBytes;
+      for (form.stages = kWgmmaMaxStages; form.stages >= minStages; --form.stages)
+        if (form.smemBytes(plan.n0, outBytes) <= limit)
+          return form;
+    }
+  return std::nullopt;
+}
 
 bool b2b::registersHold(int64_t warpRows, int64_t n0, int64_t n1) {
   return warpRows * n0 / 32 <= kMaxAccRegs &&

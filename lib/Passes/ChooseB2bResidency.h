@@ -25,6 +25,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,26 @@ struct SmemLayout {
   std::vector<int64_t> tiles;   ///< one per full-tile input of the final epilogue
   int64_t out = 0;              ///< the D1 staging tile for coalesced stores
   int64_t total = 0;
+};
+
+/// The sm_90a form of back-to-back convolutions (EmitB2b.cpp, docs/backend.md): one
+/// persistent, warp-specialized kernel with both GEMMs on wgmma. A producer warpgroup
+/// asks by TMA for GEMM-I's operand stages (X in im2col boxes, W0) and for W1 in chunks
+/// of chunkN1 rows; each consumer warpgroup keeps its 64 rows of D0 (all N0 columns) in
+/// registers, re-packed as GEMM-II's A operand, and runs GEMM-II pass by pass.
+struct WgmmaForm {
+  int64_t tileM = 128;    ///< block rows: one consumer warpgroup per 64
+  int64_t chunkN1 = 0;    ///< GEMM-II columns (W1 rows) per pass
+  int64_t stages = 0;     ///< GEMM-I operand stages, 64 reduction elements each
+  int64_t b1Buffers = 2;  ///< W1 chunk buffers
+  int64_t outLd = 0;      ///< elements a row of the BM x chunkN1 output staging tile
+  /// Bytes from the first 1024-byte boundary of the dynamic shared memory.
+  int64_t a0Stage() const { return tileM * 128; }
+  int64_t b0Stage(int64_t n0) const { return n0 * 128; }
+  int64_t b1Buffer(int64_t n0) const { return chunkN1 * n0 * 2; }
+  /// Bytes from the start of the dynamic shared memory (1023 bytes of alignment slack).
+  int64_t barriersOffset(int64_t n0, int64_t outBytes) const;
+  int64_t smemBytes(int64_t n0, int64_t outBytes) const;
 };
 
 struct Plan {
@@ -96,6 +117,9 @@ struct Plan {
   bool persistent = false;
   SmemLayout smem;
   std::string arch;
+  /// sm_90a back-to-back convolutions whose sizes the wgmma form takes (wgmmaFormOf);
+  /// the host function runs it where TMA describes the operands, else this plan's kernel.
+  std::optional<WgmmaForm> wgmma;
 
   int64_t threads() const { return warps * 32; }
   int64_t b1Chunks() const { return n0 / tileK1; } ///< B1 tiles per GEMM-II pass
@@ -117,6 +141,11 @@ mlir::FailureOr<Plan> planB2b(KernelOp kernel, llvm::StringRef arch);
 /// use it to choose a configuration that fits). Failure, with located diagnostics,
 /// when the kernel cannot be planned for another reason.
 mlir::FailureOr<int64_t> b2bSharedMemoryBytes(KernelOp kernel, llvm::StringRef arch);
+
+/// The wgmma form of `plan` (sm_90a back-to-back convolutions of one 16-bit type,
+/// N0 a multiple of 64 up to 256, N1 a multiple of 16), the widest GEMM-II pass whose
+/// registers and shared memory fit, or none (the plan's own kernel serves alone).
+std::optional<WgmmaForm> wgmmaFormOf(Plan plan);
 
 /// True when D0 stays in registers with `warpRows` rows a warp (GEMM-I's accumulators
 /// and, for GEMM-II, the packed D0 beside its accumulators fit the register budget).

@@ -33,6 +33,8 @@ EPILOGUES = {
     "cb2b_3x3_relu": (lambda y, t: relu(y + t["b0"]), lambda z, t: relu(z)),
     "cb2b_bf16_s2_residual": (lambda y, t: F.gelu(y),
                               lambda z, t: relu(z + t["b1"] + t["R"])),
+    "cb2b_bf16_wgmma_residual": (lambda y, t: F.gelu(y),
+                                 lambda z, t: relu(z + t["b1"] + t["R"])),
     "cb2b_wide_staged": (lambda y, t: relu(y + t["b0"]), lambda z, t: z),
     "cb2b_7x7_tiles": (lambda y, t: y, lambda z, t: z),
 }
@@ -134,8 +136,10 @@ def test_resnet50_sizes():
 
 
 def test_many_row_tiles():
-    """More row tiles than persistent blocks, a partial last tile (N*P*Q = 4 * 67 * 61)."""
+    """More row tiles than persistent blocks, a partial last tile (N*P*Q = 4 * 67 * 61; and
+    8 * 67 * 61 with C = 64, where sm_90a runs the wgmma form: 256 tiles of 128 rows)."""
     sweep(["cb2b_3x3_relu", "cb2b_bf16_s2_residual"], [(4, 67, 61, 32)])
+    sweep(["cb2b_3x3_relu", "cb2b_bf16_wgmma_residual", "cb2b_wide_staged"], [(8, 67, 61, 64)])
 
 
 def test_rejects_bad_arguments():

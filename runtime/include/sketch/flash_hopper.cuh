@@ -28,7 +28,7 @@
 //                              KEY_ROWS: BN keys, DV columns in panels of 64 (MN-major
 //                              B); else DV rows a panel of 64 keys (K-major B); wgmma's
 //                              N is DV, any multiple of 16
-//   wgmma_fence_fragments(a)   after the wait: keeps A fragments alive until then
+//   (wgmma.cuh: wgmma_fence_fragments, k_major_desc, mn_major_desc)
 //   scale_shared_tile<T, BYTES>(tile, factor, thread, threads)
 //                              tile's elements *= factor (16 bytes a thread at a time), then
 //                              visible to wgmma (the caller's barrier follows)
@@ -63,31 +63,6 @@ __device__ __forceinline__ void tma_load_key_panels(uint32_t dst, const CUtensor
 #pragma unroll
   for (int p = 0; p < PANELS; ++p)
     tma_load_3d(dst + p * ROWS * 128, map, key + p * 64, 0, matrix, bar);
-}
-
-/// Keeps the compiler from moving writes of A fragments past the wgmma fence.
-template <int K>
-__device__ __forceinline__ void wgmma_fence_fragments(uint32_t (&a)[K][4]) {
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      asm volatile("" : "+r"(a[k][e])::"memory");
-}
-
-/// K-major operand tile (64 elements = 128 bytes a row, panels of ROWS rows): the
-/// descriptor of k16 step k.
-template <int ROWS>
-__device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
-  return wgmma_desc_sw128(tile + (k / 4) * ROWS * 128 + (k % 4) * 32, 16, 1024);
-}
-
-/// MN-major operand tile (rows along K, 64 elements of N = 128 bytes a row, panels of
-/// ROWS rows): the descriptor of k16 step k (16 rows, 2048 bytes; panels ROWS * 128
-/// bytes apart, 8-row groups 1024).
-template <int ROWS>
-__device__ __forceinline__ uint64_t mn_major_desc(uint32_t tile, int k) {
-  return wgmma_desc_sw128(tile + k * 2048, ROWS * 128, 1024);
 }
 
 /// Issues s = Q K^T for the warpgroup's 64 rows as one committed wgmma group (no

@@ -9,6 +9,9 @@
 //   wgmma_m64nNk16_rs<T, tB>(d, a, desc_b)   the same with A from registers (wgmma_m64k16_rs):
 //                                        a[4] is the mma.sync m16n8k16 A fragment of the
 //                                        warp's 16 rows (softmax.cuh's reshape_c_to_a)
+//   wgmma_fence_fragments(a)             after the wait: keeps A fragments alive until then
+//   k_major_desc<ROWS>(tile, k) / mn_major_desc<ROWS>(tile, k)   the descriptor of k16 step k
+//                                        of a tile in 64-element panels of ROWS rows
 //   setmaxnreg_dec<R>() / setmaxnreg_inc<R>()   a warpgroup gives registers back / takes them
 //   named_barrier_sync(id, threads)      bar.sync among `threads` threads (the consumers only)
 //   named_barrier_arrive(id, threads)    bar.arrive: counts towards it, does not wait
@@ -319,6 +322,31 @@ __device__ __forceinline__ void wgmma_m64k16_rs(float (&d)[N / 8][4], const uint
                                                 uint64_t desc_b) {
   static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
   WgmmaN<N>::template rs<T, kTransB>(d, a, desc_b);
+}
+
+/// Keeps the compiler from moving writes of A fragments past the wgmma fence.
+template <int K>
+__device__ __forceinline__ void wgmma_fence_fragments(uint32_t (&a)[K][4]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      asm volatile("" : "+r"(a[k][e])::"memory");
+}
+
+/// K-major operand tile (64 elements = 128 bytes a row, panels of ROWS rows): the
+/// descriptor of k16 step k.
+template <int ROWS>
+__device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
+  return wgmma_desc_sw128(tile + (k / 4) * ROWS * 128 + (k % 4) * 32, 16, 1024);
+}
+
+/// MN-major operand tile (rows along K, 64 elements of N = 128 bytes a row, panels of
+/// ROWS rows): the descriptor of k16 step k (16 rows, 2048 bytes; panels ROWS * 128
+/// bytes apart, 8-row groups 1024).
+template <int ROWS>
+__device__ __forceinline__ uint64_t mn_major_desc(uint32_t tile, int k) {
+  return wgmma_desc_sw128(tile + k * 2048, ROWS * 128, 1024);
 }
 
 } // namespace sketch
