@@ -412,6 +412,9 @@ private:
         text += "  # " + reshape.getName().str() +
                 (where.getValue() == "register" ? " kept in registers"
                                                 : " staged in shared memory");
+      // The sm_90a wgmma form beside it (ChooseB2bResidency.h).
+      if (auto form = reshape->getAttrOfType<StringAttr>("sketch.b2b_wgmma"))
+        text += "; sm_90a " + form.getValue().str();
       return text;
     }
     // Ops this printer does not know (added by a later stage) stay visible.

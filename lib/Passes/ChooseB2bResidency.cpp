@@ -596,9 +596,14 @@ struct ChooseB2bResidencyPass : sketch::impl::ChooseB2bResidencyBase<ChooseB2bRe
         failedAny = true;
         return;
       }
-      if (plan->reshape)
-        plan->reshape->setAttr(
-            kResidencyAttr, StringAttr::get(kernel.getContext(), spellResidency(plan->residency)));
+      if (!plan->reshape)
+        return;
+      MLIRContext *context = kernel.getContext();
+      plan->reshape->setAttr(kResidencyAttr,
+                             StringAttr::get(context, spellResidency(plan->residency)));
+      if (plan->wgmma)
+        plan->reshape->setAttr(kWgmmaFormAttr,
+                               StringAttr::get(context, describeWgmmaForm(*plan)));
     });
     if (failedAny)
       signalPassFailure();
@@ -677,6 +682,13 @@ FailureOr<int64_t> b2b::b2bSharedMemoryBytes(KernelOp kernel, StringRef arch) {
   if (failed(plan))
     return failure();
   return plan->smem.total;
+}
+
+std::string b2b::describeWgmmaForm(const Plan &plan) {
+  const WgmmaForm &f = *plan.wgmma;
+  return "where C % 64 == 0: both GEMMs on wgmma, " + plan.d0 + " in registers, " +
+         std::to_string(f.stages) + " stages, " + plan.d1 + " in passes of " +
+         std::to_string(f.chunkN1) + " columns";
 }
 
 StringRef b2b::spellResidency(Residency residency) {

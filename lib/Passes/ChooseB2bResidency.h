@@ -34,6 +34,9 @@ namespace sketch::b2b {
 /// On the Reshape of D0: "register" or "shared".
 constexpr llvm::StringLiteral kResidencyAttr = "sketch.b2b_residency";
 
+/// On the Reshape of D0 where the plan has a wgmma form: what it does, for --emit=sketch.
+constexpr llvm::StringLiteral kWgmmaFormAttr = "sketch.b2b_wgmma";
+
 enum class Residency { registers, shared };
 
 /// How an epilogue reads a global tensor, relative to the tile it updates.
@@ -157,6 +160,9 @@ bool stagedFirstGemmInOnePass(int64_t warpRows, int64_t n0);
 
 /// "register" or "shared".
 llvm::StringRef spellResidency(Residency residency);
+
+/// The wgmma form of `plan` (which has one) in words, for the Reshape's comment.
+std::string describeWgmmaForm(const Plan &plan);
 
 } // namespace sketch::b2b
 
