@@ -340,7 +340,7 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "smem_base", "tid", "warp", "warp_m", "warp_n", "wg",
                                "A_STAGE_BYTES", "B_STAGE_BYTES", "a_smem", "b_smem", "acc",
                                "bars", "b1_bars", "b1_smem", "b1_full", "B1_BYTES",
-                               "B1_BUFFERS", "b1_step", "k_step", "x_map", "w_map", "w1_map",
+                               "B1_BUFFERS", "b1_step", "k_step", "x_map", "w_map", "b1_map",
                                "pq", "x_n", "x_pq", "x_h", "x_w", "k", "tap", "c0", "r", "full",
                                "a_stage", "b_stage", "kk", "desc_a", "desc_b", "e", "ni", "b",
                                "grid", "smem_bytes", "T0", "T1"};
@@ -1411,8 +1411,18 @@ private:
     b.tileN = plan.n0;
     b.stages = plan.wgmma->stages;
     b.operandType = t0();
+    b.bKMajor = plan.b0KContiguous;
     b.producer = true;
+    b.storeNames = false; // the epilogues are the b2b emitter's own
     return b;
+  }
+
+  /// The tensor maps of the wgmma form: A0 (X in im2col mode), B0, B1.
+  std::string a0Map() const { return plan.conv ? "x_map" : "a0_map"; }
+  std::string b0Map() const { return plan.conv ? "w_map" : "b0_map"; }
+  /// What GEMM-I's A0 tiles are, for comments.
+  std::string a0Boxes() const {
+    return plan.a0.getName().str() + (plan.conv ? " in im2col boxes" : " in boxes of BM rows");
   }
 
   /// The persistent, warp-specialized kernel of the sm_90a form: blocks take row tiles
@@ -1425,19 +1435,19 @@ private:
     int64_t smemBytes = f.smemBytes(plan.n0, outBytes());
     w.comment(formatv("The sm_90a form of {0}: GEMM-I and GEMM-II on wgmma, {1} consumer "
                       "warpgroup(s) of 64 rows after a producer warpgroup; {2} keeps its {3} "
-                      "columns in registers; {4} stages of GEMM-I by TMA ({5} in im2col boxes), "
-                      "{6} in chunks of {7} rows ({8} buffers); {9} bytes of shared memory.",
-                      kernelName, b.tileM / 64, plan.d0, plan.n0, f.stages, plan.a0.getName(),
-                      plan.b1.getName(), f.chunkN1, f.b1Buffers, smemBytes)
+                      "columns in registers; {4} stages of GEMM-I by TMA ({5}), {6} in chunks "
+                      "of {7} columns of {8} ({9} buffers); {10} bytes of shared memory.",
+                      kernelName, b.tileM / 64, plan.d0, plan.n0, f.stages, a0Boxes(),
+                      plan.b1.getName(), f.chunkN1, plan.d1, f.b1Buffers, smemBytes)
                   .str());
     w.line("#ifndef SKETCH_B2B_WGMMA");
     w.line("#define SKETCH_B2B_WGMMA 1 // 0: the host functions never choose the sm_90a form");
     w.line("#endif");
     w.line("__global__ void __launch_bounds__(" + str(b.launchThreads()) + ", 1)");
     CudaWriter::Block fn(w, wgmmaKernelName() + "(" + kernelParams() +
-                                ",\n    const __grid_constant__ CUtensorMap x_map, const "
-                                "__grid_constant__ CUtensorMap w_map, const __grid_constant__ "
-                                "CUtensorMap w1_map)");
+                                ",\n    const __grid_constant__ CUtensorMap " + a0Map() +
+                                ", const __grid_constant__ CUtensorMap " + b0Map() +
+                                ", const __grid_constant__ CUtensorMap b1_map)");
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     w.line("using T0 = " + t0() + ";");
     w.line("using T1 = " + t1() + ";");
@@ -1451,14 +1461,22 @@ private:
                .str());
     w.line("constexpr int MT = MI, NC = BN;  // the epilogues' names: m16 tiles, D0's columns");
     w.line("const int warp_row = warp * WM;  // this warp's first row in the block");
-    w.line("const int64_t m_size = int64_t(shape.n) * shape.p * shape.q; // output pixels");
-    w.line("const int64_t k0_size = " + std::string(kConvK0Size) + ";");
+    if (plan.conv) {
+      w.line("const int64_t m_size = int64_t(shape.n) * shape.p * shape.q; // output pixels");
+      w.line("const int64_t k0_size = " + std::string(kConvK0Size) + ";");
+    } else {
+      w.line("const int64_t m_size = " + size(plan.m) + ", k0_size = " + size(plan.k0) + ";");
+    }
     w.line("const int tiles = (int)sketch::ceil_div(m_size, BM);  // row tiles");
-    emitWgmmaBuffers(w, b, " K-major: BM pixels (im2col rows) of BK",
-                     " K-major: N0 channels (W0 rows) of BK", "k0_size");
-    w.line(formatv("constexpr int B1_BYTES = NC1 * BN * 2;  // a chunk of {0}: BN / 64 panels "
-                   "of NC1 rows x 128 bytes (K-major)",
-                   plan.b1.getName())
+    emitWgmmaBuffers(w, b,
+                     plan.conv ? " K-major: BM pixels (im2col rows) of BK" : " K-major: BM rows of BK",
+                     plan.b0KContiguous ? " K-major: N0 rows of BK"
+                                        : " MN-major: N0 / 64 panels of BK rows",
+                     "k0_size");
+    w.line(formatv("constexpr int B1_BYTES = NC1 * BN * 2;  // a chunk of {0}: {1}",
+                   plan.b1.getName(),
+                   plan.b1KContiguous ? "BN / 64 panels of NC1 rows x 128 bytes (K-major)"
+                                      : "NC1 / 64 panels of BN rows x 128 bytes (MN-major)")
                .str());
     w.line("const uint32_t b1_smem = b_smem + STAGES * B_STAGE_BYTES;");
     w.line(outType() + " *out_s = reinterpret_cast<" + outType() +
@@ -1508,9 +1526,14 @@ private:
     w.line("int k_step = 0, b1_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)");
     w.line("const int64_t m0 = (int64_t)tile * BM;");
-    emitConvTmaWindowStart(w);
+    if (plan.conv)
+      emitConvTmaWindowStart(w);
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
-    emitWgmmaProducerStep(w, "k_step", [&] { emitConvTmaLoads(w, "k_step", "w_map", "0"); });
+    emitWgmmaProducerStep(w, "k_step", [&] {
+      if (plan.conv)
+        return emitConvTmaLoads(w, "k_step", "w_map", "0");
+      emitGemmTmaLoads();
+    });
     w.close();
     w.open("for (int pass = 0; pass < N1 / NC1; ++pass, ++b1_step)");
     w.line("const uint32_t b1_full = b1_bars + 8 * (b1_step % B1_BUFFERS);");
@@ -1520,13 +1543,38 @@ private:
            "(b1_step / B1_BUFFERS - 1) & 1);");
     w.line("sketch::mbarrier_arrive_expect_tx(b1_full, B1_BYTES);");
     w.line("#pragma unroll");
-    w.line("for (int panel = 0; panel < BN / 64; ++panel)");
-    w.line("  sketch::tma_load_2d(b1_smem + (b1_step % B1_BUFFERS) * B1_BYTES + panel * NC1 * "
-           "128, &w1_map, panel * 64, pass * NC1, b1_full);");
+    if (plan.b1KContiguous) {
+      w.line("for (int panel = 0; panel < BN / 64; ++panel)  // B1 rows pass * NC1 .., 64 "
+             "columns a panel");
+      w.line("  sketch::tma_load_2d(b1_smem + (b1_step % B1_BUFFERS) * B1_BYTES + panel * NC1 * "
+             "128, &b1_map, panel * 64, pass * NC1, b1_full);");
+    } else {
+      w.line("for (int panel = 0; panel < NC1 / 64; ++panel)  // all BN rows, 64 columns a panel");
+      w.line("  sketch::tma_load_2d(b1_smem + (b1_step % B1_BUFFERS) * B1_BYTES + panel * BN * "
+             "128, &b1_map, pass * NC1 + panel * 64, 0, b1_full);");
+    }
     w.close();
     w.close();
     w.close();
     w.line("return;");
+  }
+
+  /// The TMA requests of a back-to-back GEMM's k-tile kt into stage k_step % STAGES: A0's
+  /// box (BM rows x 64), B0's (N0 rows x 64 where K-contiguous, else N0 / 64 panels of 64
+  /// columns x 64 rows).
+  void emitGemmTmaLoads() {
+    w.line("const int k = kt * BK;");
+    w.line("sketch::tma_load_2d(a_smem + (k_step % STAGES) * A_STAGE_BYTES, &a0_map, k, (int)m0, "
+           "full);");
+    if (plan.b0KContiguous) {
+      w.line("sketch::tma_load_2d(b_smem + (k_step % STAGES) * B_STAGE_BYTES, &b0_map, k, 0, "
+             "full);");
+      return;
+    }
+    w.line("#pragma unroll");
+    w.line("for (int panel = 0; panel < BN / 64; ++panel)");
+    w.line("  sketch::tma_load_2d(b_smem + (k_step % STAGES) * B_STAGE_BYTES + panel * BK * 128, "
+           "&b0_map, panel * 64, k, full);");
   }
 
   void emitWgmmaReshape() {
@@ -1557,8 +1605,11 @@ private:
     w.line("sketch::wgmma_fence();");
     w.line("#pragma unroll");
     w.line("for (int kk = 0; kk < BN / 16; ++kk)");
-    w.line("  sketch::wgmma_m64k16_rs<T1, NC1, 0>(acc1[0], d0_a[0][kk], "
-           "sketch::k_major_desc<NC1>(b1_tile, kk));");
+    w.line(plan.b1KContiguous
+               ? "  sketch::wgmma_m64k16_rs<T1, NC1, 0>(acc1[0], d0_a[0][kk], "
+                 "sketch::k_major_desc<NC1>(b1_tile, kk));"
+               : "  sketch::wgmma_m64k16_rs<T1, NC1, 1>(acc1[0], d0_a[0][kk], "
+                 "sketch::mn_major_desc<BN>(b1_tile, kk));");
     w.line("sketch::wgmma_commit();");
     w.line("sketch::wgmma_wait<0>();");
     w.line("sketch::wgmma_fence_operands(acc1[0]);");
@@ -1580,26 +1631,42 @@ private:
     return success();
   }
 
-  /// Host lines: the wgmma form where TMA describes X (C % 64 == 0: a k-tile is 64
-  /// channels of one filter tap), W0 and W1, and the sizes fit its 32-bit coordinates;
-  /// returns from the host function when it launches.
+  /// Host lines: the wgmma form where TMA describes A0 (a convolution's X where C % 64
+  /// == 0: a k-tile of 64 is one filter tap), B0 and B1, and the sizes fit its 32-bit
+  /// coordinates; returns from the host function when it launches.
   void emitWgmmaLaunch() {
     const WgmmaForm &f = *plan.wgmma;
     WgmmaBlock b = wgmmaBlock();
+    std::string a0 = ident(plan.a0.getName()), b0 = ident(plan.b0.getName()),
+                b1 = ident(plan.b1.getName());
     w.comment("sm_90a: both GEMMs on wgmma where TMA describes " + plan.a0.getName().str() +
-              " (C % 64 == 0: a k-tile is one filter tap), " + plan.b0.getName().str() +
-              " and " + plan.b1.getName().str());
-    w.line("CUtensorMap x_map{}, w_map{}, w1_map{};");
-    w.line("if (SKETCH_B2B_WGMMA && shape.c % 64 == 0 && m_size < INT32_MAX && k0_size < "
-           "INT32_MAX &&");
-    w.line("    sketch::encode_tensor_map_im2col(&x_map, " + ident(plan.a0.getName()) +
-           ", 2, shape.n, shape.h, shape.w, shape.c, shape.pad_h, shape.pad_w, (shape.r - 1) * "
-           "shape.dil_h, (shape.s - 1) * shape.dil_w, shape.stride_h, shape.stride_w, 64, " +
-           str(f.tileM) + ") &&");
-    w.line("    sketch::encode_tensor_map_2d(&w_map, " + ident(plan.b0.getName()) +
-           ", k0_size, N0, k0_size * 2, 64, N0, 2) &&");
-    w.line("    sketch::encode_tensor_map_2d(&w1_map, " + ident(plan.b1.getName()) +
-           ", N0, N1, N0 * 2, 64, " + str(f.chunkN1) + ", 2)) {");
+              (plan.conv ? " (C % 64 == 0: a k-tile is one filter tap), " : ", ") +
+              plan.b0.getName().str() + " and " + plan.b1.getName().str());
+    w.line("{");
+    w.indentMore();
+    w.line("CUtensorMap " + a0Map() + "{}, " + b0Map() + "{}, b1_map{};");
+    w.line(std::string("if (SKETCH_B2B_WGMMA && ") +
+           (plan.conv ? "shape.c % 64 == 0" : "k0_size > 0") +
+           " && m_size < INT32_MAX && k0_size < INT32_MAX &&");
+    if (plan.conv)
+      w.line("    sketch::encode_tensor_map_im2col(&x_map, " + a0 +
+             ", 2, shape.n, shape.h, shape.w, shape.c, shape.pad_h, shape.pad_w, (shape.r - 1) * "
+             "shape.dil_h, (shape.s - 1) * shape.dil_w, shape.stride_h, shape.stride_w, 64, " +
+             str(f.tileM) + ") &&");
+    else
+      w.line("    sketch::encode_tensor_map_2d(&a0_map, " + a0 +
+             ", k0_size, m_size, k0_size * 2, 64, " + str(f.tileM) + ", 2) &&");
+    if (plan.b0KContiguous)
+      w.line("    sketch::encode_tensor_map_2d(&" + b0Map() + ", " + b0 +
+             ", k0_size, N0, k0_size * 2, 64, N0, 2) &&");
+    else
+      w.line("    sketch::encode_tensor_map_2d(&" + b0Map() + ", " + b0 +
+             ", N0, k0_size, N0 * 2, 64, 64, 2) &&");
+    if (plan.b1KContiguous)
+      w.line("    sketch::encode_tensor_map_2d(&b1_map, " + b1 + ", N0, N1, N0 * 2, 64, " +
+             str(f.chunkN1) + ", 2)) {");
+    else
+      w.line("    sketch::encode_tensor_map_2d(&b1_map, " + b1 + ", N1, N0, N1 * 2, 64, N0, 2)) {");
     w.indentMore();
     w.line("const int smem_bytes = " + str(f.smemBytes(plan.n0, outBytes())) + ";");
     w.line("cudaError_t error = sketch::allow_dynamic_smem(" + wgmmaKernelName() +
@@ -1610,8 +1677,11 @@ private:
     w.line("const int64_t grid = std::min<int64_t>(sketch::ceil_div(m_size, " + str(f.tileM) +
            "), std::max(sketch::sm_count(), 1));");
     w.line(wgmmaKernelName() + "<<<dim3(unsigned(grid)), " + str(b.launchThreads()) +
-           ", smem_bytes, stream>>>(" + kernelArgumentList(sig) + ", shape, x_map, w_map, w1_map);");
+           ", smem_bytes, stream>>>(" + kernelArgumentList(sig) + (plan.conv ? ", shape" : "") +
+           ", " + a0Map() + ", " + b0Map() + ", b1_map);");
     w.line("return cudaGetLastError();");
+    w.indentLess();
+    w.line("}");
     w.indentLess();
     w.line("}");
   }

@@ -86,7 +86,10 @@ void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b) {
   else
     w.line("constexpr int THREADS = " + str(b.threads()) + ";  // " + str(b.tileM / 64) +
            " warpgroup(s) of 4 warps");
-  w.line("constexpr int WM = 16, WN = BN;  // a warp's accumulator rows inside its warpgroup");
+  if (b.storeNames)
+    w.line("constexpr int WM = 16, WN = BN;  // a warp's accumulator rows inside its warpgroup");
+  else
+    w.line("constexpr int WM = 16;  // a warp's accumulator rows inside its warpgroup");
   w.line("constexpr int MI = 1, NI = BN / 8, KI = BK / 16;  // m16n8 fragments, k16 steps");
   w.line("constexpr int STAGES = " + str(b.stages) + ";");
   w.line("const uint32_t smem_base = sketch::smem_addr(smem);");
@@ -94,7 +97,8 @@ void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b) {
     w.line("const int tid = (int)threadIdx.x - 128, lane = tid % 32, warp = tid / 32;  // consumers: 0 ..");
   else
     w.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
-  w.line("const int warp_m = warp, warp_n = 0;");
+  if (b.storeNames)
+    w.line("const int warp_m = warp, warp_n = 0;");
   w.line("const int wg = warp / 4;  // warpgroup: output rows 64 wg .. 64 wg + 63");
 }
 

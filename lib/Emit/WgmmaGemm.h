@@ -30,6 +30,8 @@ struct WgmmaBlock {
   /// Warp-specialized (the persistent TMA GEMM): a producer warpgroup (threads 0 .. 127)
   /// comes before the consumers, whose tid counts from 0 at thread 128.
   bool producer = false;
+  /// The names emitAccumulatorStore reads (WN, warp_m, warp_n) are declared.
+  bool storeNames = true;
   /// The consumer threads (every thread without a producer).
   int64_t threads() const { return tileM / 16 * 32; }
   int64_t launchThreads() const { return threads() + (producer ? 128 : 0); }

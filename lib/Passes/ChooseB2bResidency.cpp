@@ -624,7 +624,7 @@ int64_t WgmmaForm::smemBytes(int64_t n0, int64_t outBytes) const {
 
 std::optional<WgmmaForm> b2b::wgmmaFormOf(Plan plan) { // (op handles: not const)
   ElementType type = plan.a0.getElementType();
-  if (!plan.conv || plan.arch != "sm_90a" || !isHalfType(type) ||
+  if (plan.arch != "sm_90a" || !isHalfType(type) ||
       plan.b0.getElementType() != type || plan.b1.getElementType() != type)
     return std::nullopt;
   // W1's chunks are K-major wgmma tiles of 64-element panels; the TMA box of W0 is N0 rows.
@@ -634,12 +634,16 @@ std::optional<WgmmaForm> b2b::wgmmaFormOf(Plan plan) { // (op handles: not const
   form.tileM = plan.tileM == 64 ? 64 : 128;
   int64_t outBytes = plan::elementBytes(plan.out.getElementType());
   int64_t limit = plan::smemLimitBytes(plan.arch);
-  for (int64_t minStages : {3, 2})
+  // At least 3 stages with 2 B1 buffers, else with 1, else 2 stages.
+  for (auto [minStages, buffers] : {std::pair<int64_t, int64_t>{3, 2}, {3, 1}, {2, 2}})
     for (int64_t chunk = std::min<int64_t>(plan.n1, 256); chunk >= 16; chunk -= 16) {
       // GEMM-II's accumulators and the packed D0 of a thread's warpgroup rows
       if (plan.n1 % chunk != 0 || plan.n0 / 4 + chunk / 2 > kWgmmaPassRegs)
         continue;
+      if (!plan.b1KContiguous && chunk % 64 != 0) // B1 [N0, N1]: 64-column panels
+        continue;
       form.chunkN1 = chunk;
+      form.b1Buffers = buffers;
       form.outLd = chunk + 16 / outBytes;
       for (form.stages = kWgmmaMaxStages; form.stages >= minStages; --form.stages)
         if (form.smemBytes(plan.n0, outBytes) <= limit)
@@ -686,7 +690,8 @@ FailureOr<int64_t> b2b::b2bSharedMemoryBytes(KernelOp kernel, StringRef arch) {
 
 std::string b2b::describeWgmmaForm(const Plan &plan) {
   const WgmmaForm &f = *plan.wgmma;
-  return "where C % 64 == 0: both GEMMs on wgmma, " + plan.d0 + " in registers, " +
+  return std::string(plan.conv ? "where C % 64 == 0" : "where TMA applies") +
+         ": both GEMMs on wgmma, " + plan.d0 + " in registers, " +
          std::to_string(f.stages) + " stages, " + plan.d1 + " in passes of " +
          std::to_string(f.chunkN1) + " columns";
 }

@@ -62,14 +62,15 @@ struct SmemLayout {
   int64_t total = 0;
 };
 
-/// The sm_90a form of back-to-back convolutions (EmitB2b.cpp, docs/backend.md): one
-/// persistent, warp-specialized kernel with both GEMMs on wgmma. A producer warpgroup
-/// asks by TMA for GEMM-I's operand stages (X in im2col boxes, W0) and for W1 in chunks
-/// of chunkN1 rows; each consumer warpgroup keeps its 64 rows of D0 (all N0 columns) in
-/// registers, re-packed as GEMM-II's A operand, and runs GEMM-II pass by pass.
+/// The sm_90a form of back-to-back GEMMs and convolutions (EmitB2b.cpp,
+/// docs/backend.md): one persistent, warp-specialized kernel with both GEMMs on wgmma.
+/// A producer warpgroup asks by TMA for GEMM-I's operand stages (A0, or a convolution's
+/// X in im2col boxes, and B0) and for B1 in chunks of chunkN1 columns of D1; each
+/// consumer warpgroup keeps its 64 rows of D0 (all N0 columns) in registers, re-packed
+/// as GEMM-II's A operand, and runs GEMM-II pass by pass.
 struct WgmmaForm {
   int64_t tileM = 128;    ///< block rows: one consumer warpgroup per 64
-  int64_t chunkN1 = 0;    ///< GEMM-II columns (W1 rows) per pass
+  int64_t chunkN1 = 0;    ///< GEMM-II columns (of D1) per pass
   int64_t stages = 0;     ///< GEMM-I operand stages, 64 reduction elements each
   int64_t b1Buffers = 2;  ///< W1 chunk buffers
   int64_t outLd = 0;      ///< elements a row of the BM x chunkN1 output staging tile
@@ -120,7 +121,7 @@ struct Plan {
   bool persistent = false;
   SmemLayout smem;
   std::string arch;
-  /// sm_90a back-to-back convolutions whose sizes the wgmma form takes (wgmmaFormOf);
+  /// sm_90a kernels whose sizes the wgmma form takes (wgmmaFormOf);
   /// the host function runs it where TMA describes the operands, else this plan's kernel.
   std::optional<WgmmaForm> wgmma;
 
@@ -145,9 +146,10 @@ mlir::FailureOr<Plan> planB2b(KernelOp kernel, llvm::StringRef arch);
 /// when the kernel cannot be planned for another reason.
 mlir::FailureOr<int64_t> b2bSharedMemoryBytes(KernelOp kernel, llvm::StringRef arch);
 
-/// The wgmma form of `plan` (sm_90a back-to-back convolutions of one 16-bit type,
-/// N0 a multiple of 64 up to 256, N1 a multiple of 16), the widest GEMM-II pass whose
-/// registers and shared memory fit, or none (the plan's own kernel serves alone).
+/// The wgmma form of `plan` (sm_90a, A0, B0 and B1 of one 16-bit type, N0 a multiple of
+/// 64 up to 256, N1 a multiple of 16, passes of a multiple of 64 columns where B1 is
+/// [N0, N1]), the widest GEMM-II pass whose registers and shared memory fit, or none
+/// (the plan's own kernel serves alone).
 std::optional<WgmmaForm> wgmmaFormOf(Plan plan);
 
 /// True when D0 stays in registers with `warpRows` rows a warp (GEMM-I's accumulators

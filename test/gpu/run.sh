@@ -13,3 +13,16 @@ export SKETCH_GPU_LIB="$build/libsketch_gpu_tests.so" SKETCH_GPU_GEN="$gen"
 # The Python package's tests compile with the static sketchc generate.sh copied there.
 [ -x "$root/.gen/bin/sketchc" ] && export SKETCHC="$root/.gen/bin/sketchc"
 PYTHONUNBUFFERED=1 python3 "$root/test/gpu/run_tests.py" "$@"
+status=$?
+# The back-to-back kernels again with their sm_90a wgmma form switched off, so that the
+# plan's own kernels (what runs where TMA does not apply, and on sm_80) are tested on this
+# GPU too. Only on a whole-suite run (no arguments) that built them.
+b2b_files=$(cd "$gen" && ls b2b_variants.cu conv_b2b.cu 2>/dev/null | sed 's/\.cu$//' | tr '\n' ' ')
+if [ $# -eq 0 ] && [ -n "$b2b_files" ] && [ -f "$build/libsketch_gpu_tests.so" ]; then
+  echo "== the back-to-back tests with -DSKETCH_B2B_WGMMA=0"
+  SKETCH_FILES="$b2b_files" SKETCH_NVCC_FLAGS=-DSKETCH_B2B_WGMMA=0 \
+    "$root/test/gpu/build_generated.sh" "$gen" "$build/b2b_plan" libsketch_b2b_plan.so || exit 1
+  SKETCH_GPU_LIB="$build/b2b_plan/libsketch_b2b_plan.so" PYTHONUNBUFFERED=1 \
+    python3 "$root/test/gpu/run_tests.py" -k test_b2b::,test_conv_b2b:: || status=1
+fi
+exit $status
