@@ -27,6 +27,7 @@
 #include "lib/Passes/SketchAnalysis.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -110,6 +111,31 @@ __device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int
     const int c = chunk % kChunksPerRow * kChunk;
     if (row0 + r < rows) {
       const uint4 v = sketch::ld_shared_128(sketch::smem_addr(src + r * SRC_LD + c));
+      asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + (row0 + r) * ld + c),
+                   "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                   : "memory");
+    }
+  }
+}
+
+/// store_tile from a 128-byte-swizzled tile (as sketch::Swizzle128<ROWS, E> of tma.cuh: panels
+/// of 64 two-byte columns, as TMA lays a box out): each 16-byte chunk stays whole.
+template <int ROWS, int COLS, int THREADS, typename E>
+__device__ __forceinline__ void store_swizzled_tile(E *dst, int64_t ld, int64_t row0, int64_t rows,
+                                                    const E *src, int thread) {
+  constexpr int kChunksPerRow = COLS / 8;
+  constexpr int kChunks = ROWS * kChunksPerRow;
+#pragma unroll
+  for (int i = 0; i < (kChunks + THREADS - 1) / THREADS; ++i) {
+    const int chunk = i * THREADS + thread;
+    if (kChunks % THREADS != 0 && chunk >= kChunks)
+      break;
+    const int r = chunk / kChunksPerRow;
+    const int c = chunk % kChunksPerRow * 8;
+    if (row0 + r < rows) {
+      // panel c / 64, its 16-byte chunk (c % 64) / 8 of row r at chunk ^ (r % 8)
+      const int at = c / 64 * (ROWS * 64) + r * 64 + ((((c % 64) >> 3) ^ (r & 7)) << 3);
+      const uint4 v = sketch::ld_shared_128(sketch::smem_addr(src + at));
       asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + (row0 + r) * ld + c),
                    "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                    : "memory");
@@ -343,7 +369,8 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "B1_BUFFERS", "b1_step", "k_step", "x_map", "w_map", "b1_map",
                                "pq", "x_n", "x_pq", "x_h", "x_w", "k", "tap", "c0", "r", "full",
                                "a_stage", "b_stage", "kk", "desc_a", "desc_b", "e", "ni", "b",
-                               "grid", "smem_bytes", "T0", "T1"};
+                               "grid", "smem_bytes", "T0", "T1", "buffer", "release",
+                               "TILE_BYTES", "B1_BUFFER_BYTES", "out_t"};
 
 bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
 
@@ -1098,6 +1125,11 @@ private:
     case Broadcast::perRow:
       return "(m0 + row < m_size ? sketch::to_float(" + name + "[m0 + row]) : 0.0f)";
     case Broadcast::full:
+      if (plan.wgmma && plan.wgmma->tmaTiles > 0 && isTmaTile(input) && inWgmmaKernel)
+        return formatv("sketch::to_float({0}_t[sketch::Swizzle128<BM, {1}>::offset(row, col - "
+                       "pass * NC1)])",
+                       name, typeName(input.type))
+            .str();
       if (fromShared)
         return "sketch::to_float(" + name + "_s[row * LD_" + name + " + col])";
       return formatv("(m0 + row < m_size ? sketch::to_float({0}[(m0 + row) * {1} + col]) : 0.0f)",
@@ -1357,7 +1389,8 @@ private:
   /// The statements on D1 for columns `col0` .. col0 + NC1 - 1, rounded into the staging
   /// tile (BM x NC1 when `perPass`, else BM x N1). `tilesInShared`: the full-tile inputs
   /// were loaded into shared memory (else read from global).
-  LogicalResult emitSecondEpilogue(StringRef colOffset, bool perPass, bool tilesInShared = true) {
+  LogicalResult emitSecondEpilogue(StringRef colOffset, bool perPass, bool tilesInShared = true,
+                                   StringRef target = "") {
     w.comment("Epilogue of GEMM-II on the accumulators, rounded into the staging tile (pairs "
               "of columns).");
     w.line("#pragma unroll");
@@ -1386,10 +1419,13 @@ private:
     }
     w.line("out[j] = v;");
     w.close();
-    w.line(perPass ? ("sketch_b2b::store_pair(out_s + row * OUT_LD + col0 - " +
-                              colOffset + ", out[0], out[1]); // column of this pass")
-                                 .str()
-                           : "sketch_b2b::store_pair(out_s + row * OUT_LD + col0, out[0], out[1]);");
+    if (!target.empty())
+      w.line(("sketch_b2b::store_pair(" + target + ", out[0], out[1]);").str());
+    else
+      w.line(perPass ? ("sketch_b2b::store_pair(out_s + row * OUT_LD + col0 - " + colOffset +
+                        ", out[0], out[1]); // column of this pass")
+                           .str()
+                     : "sketch_b2b::store_pair(out_s + row * OUT_LD + col0, out[0], out[1]);");
     w.close();
     w.close();
     w.close();
@@ -1420,6 +1456,26 @@ private:
   /// The tensor maps of the wgmma form: A0 (X in im2col mode), B0, B1.
   std::string a0Map() const { return plan.conv ? "x_map" : "a0_map"; }
   std::string b0Map() const { return plan.conv ? "w_map" : "b0_map"; }
+  /// The epilogue inputs the wgmma form loads by TMA with each pass, in order.
+  std::vector<EpilogueInput> tmaTiles() const {
+    std::vector<EpilogueInput> tiles;
+    if (plan.wgmma->tmaTiles > 0)
+      llvm::copy_if(plan.afterInputs, std::back_inserter(tiles), isTmaTile);
+    return tiles;
+  }
+  std::string tileMapArgs() const {
+    std::string args;
+    for (const EpilogueInput &input : tmaTiles())
+      args += ", " + ident(input.name) + "_map";
+    return args;
+  }
+  std::string tileMapParams() const {
+    std::string params;
+    for (const EpilogueInput &input : tmaTiles())
+      params += ", const __grid_constant__ CUtensorMap " + ident(input.name) + "_map";
+    return params;
+  }
+
   /// What GEMM-I's A0 tiles are, for comments.
   std::string a0Boxes() const {
     return plan.a0.getName().str() + (plan.conv ? " in im2col boxes" : " in boxes of BM rows");
@@ -1430,6 +1486,8 @@ private:
   /// stages and W1 chunks in order, so the next tile's stages load while this one's
   /// GEMM-II runs; the consumers keep D0 in registers between the two GEMMs.
   LogicalResult emitWgmmaKernel() {
+    inWgmmaKernel = true;
+    auto done = llvm::make_scope_exit([&] { inWgmmaKernel = false; });
     const WgmmaForm &f = *plan.wgmma;
     WgmmaBlock b = wgmmaBlock();
     int64_t smemBytes = f.smemBytes(plan.n0, outBytes());
@@ -1447,7 +1505,8 @@ private:
     CudaWriter::Block fn(w, wgmmaKernelName() + "(" + kernelParams() +
                                 ",\n    const __grid_constant__ CUtensorMap " + a0Map() +
                                 ", const __grid_constant__ CUtensorMap " + b0Map() +
-                                ", const __grid_constant__ CUtensorMap b1_map)");
+                                ", const __grid_constant__ CUtensorMap b1_map" +
+                                tileMapParams() + ")");
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     w.line("using T0 = " + t0() + ";");
     w.line("using T1 = " + t1() + ";");
@@ -1456,9 +1515,10 @@ private:
                    "pass's, the W1 chunk buffers",
                    plan.n1, f.chunkN1, f.b1Buffers, plan.d1)
                .str());
-    w.line(formatv("constexpr int OUT_LD = {0};  // the BM x NC1 staging tile of {1}", f.outLd,
-                   plan.d1)
-               .str());
+    if (!f.outInPlace)
+      w.line(formatv("constexpr int OUT_LD = {0};  // the BM x NC1 staging tile of {1}", f.outLd,
+                     plan.d1)
+                 .str());
     w.line("constexpr int MT = MI, NC = BN;  // the epilogues' names: m16 tiles, D0's columns");
     w.line("const int warp_row = warp * WM;  // this warp's first row in the block");
     if (plan.conv) {
@@ -1478,9 +1538,14 @@ private:
                    plan.b1KContiguous ? "BN / 64 panels of NC1 rows x 128 bytes (K-major)"
                                       : "NC1 / 64 panels of BN rows x 128 bytes (MN-major)")
                .str());
+    w.line(formatv("constexpr int TILE_BYTES = BM * NC1 * 2, B1_BUFFER_BYTES = B1_BYTES + {0} "
+                   "* TILE_BYTES;  // and the pass's {0} epilogue tile(s) by TMA",
+                   f.tmaTiles)
+               .str());
     w.line("const uint32_t b1_smem = b_smem + STAGES * B_STAGE_BYTES;");
-    w.line(outType() + " *out_s = reinterpret_cast<" + outType() +
-           " *>(smem + (b1_smem + B1_BUFFERS * B1_BYTES - smem_base));  // [BM][OUT_LD]");
+    if (!f.outInPlace)
+      w.line(outType() + " *out_s = reinterpret_cast<" + outType() +
+             " *>(smem + (b1_smem + B1_BUFFERS * B1_BUFFER_BYTES - smem_base));  // [BM][OUT_LD]");
     emitWgmmaStageBarriersWithB1(f.barriersOffset(plan.n0, outBytes()));
     w.open("if (threadIdx.x < 128)");
     emitWgmmaProducer();
@@ -1541,17 +1606,26 @@ private:
            "chunk");
     w.line("  sketch::mbarrier_wait(b1_bars + 8 * (B1_BUFFERS + b1_step % B1_BUFFERS), "
            "(b1_step / B1_BUFFERS - 1) & 1);");
-    w.line("sketch::mbarrier_arrive_expect_tx(b1_full, B1_BYTES);");
+    w.line("const uint32_t buffer = b1_smem + (b1_step % B1_BUFFERS) * B1_BUFFER_BYTES;");
+    w.line("sketch::mbarrier_arrive_expect_tx(b1_full, B1_BUFFER_BYTES);");
     w.line("#pragma unroll");
     if (plan.b1KContiguous) {
       w.line("for (int panel = 0; panel < BN / 64; ++panel)  // B1 rows pass * NC1 .., 64 "
              "columns a panel");
-      w.line("  sketch::tma_load_2d(b1_smem + (b1_step % B1_BUFFERS) * B1_BYTES + panel * NC1 * "
-             "128, &b1_map, panel * 64, pass * NC1, b1_full);");
+      w.line("  sketch::tma_load_2d(buffer + panel * NC1 * 128, &b1_map, panel * 64, pass * NC1, "
+             "b1_full);");
     } else {
       w.line("for (int panel = 0; panel < NC1 / 64; ++panel)  // all BN rows, 64 columns a panel");
-      w.line("  sketch::tma_load_2d(b1_smem + (b1_step % B1_BUFFERS) * B1_BYTES + panel * BN * "
-             "128, &b1_map, pass * NC1 + panel * 64, 0, b1_full);");
+      w.line("  sketch::tma_load_2d(buffer + panel * BN * 128, &b1_map, pass * NC1 + panel * 64, "
+             "0, b1_full);");
+    }
+    for (auto [index, input] : llvm::enumerate(tmaTiles())) {
+      w.line("#pragma unroll");
+      w.line("for (int panel = 0; panel < NC1 / 64; ++panel)  // " + input.name +
+             ": BM rows, 64 columns a panel");
+      w.line("  sketch::tma_load_2d(buffer + B1_BYTES + " + str(index) +
+             " * TILE_BYTES + panel * BM * 128, &" + ident(input.name) +
+             "_map, pass * NC1 + panel * 64, (int)m0, b1_full);");
     }
     w.close();
     w.close();
@@ -1599,7 +1673,12 @@ private:
     w.line("  acc1[0][nt][0] = acc1[0][nt][1] = acc1[0][nt][2] = acc1[0][nt][3] = 0.0f;");
     w.line("sketch::mbarrier_wait(b1_bars + 8 * (b1_step % B1_BUFFERS), (b1_step / B1_BUFFERS) "
            "& 1);  // the chunk has landed");
-    w.line("const uint32_t b1_tile = b1_smem + (b1_step % B1_BUFFERS) * B1_BYTES;");
+    w.line("const uint32_t b1_tile = b1_smem + (b1_step % B1_BUFFERS) * B1_BUFFER_BYTES;");
+    for (auto [index, input] : llvm::enumerate(tmaTiles()))
+      w.line(formatv("const {0} *{1}_t = reinterpret_cast<const {0} *>(smem + (b1_tile + B1_BYTES "
+                     "+ {2} * TILE_BYTES - smem_base));  // this pass's tile of {3}",
+                     typeName(input.type), ident(input.name), index, input.name)
+                 .str());
     w.line("sketch::wgmma_fence_fragments(d0_a[0]);");
     w.line("sketch::wgmma_fence_operands(acc1[0]);");
     w.line("sketch::wgmma_fence();");
@@ -1614,18 +1693,47 @@ private:
     w.line("sketch::wgmma_wait<0>();");
     w.line("sketch::wgmma_fence_operands(acc1[0]);");
     w.line("sketch::wgmma_fence_fragments(d0_a[0]);");
-    w.line("sketch::mbarrier_arrive_by_warp(b1_bars + 8 * (B1_BUFFERS + b1_step % B1_BUFFERS));"
-           "  // the buffer may be refilled");
-    w.line(std::string(kWgmmaConsumerBarrier) + "  // the last pass's store has read out_s");
-    if (failed(emitSecondEpilogue("pass * NC1", /*perPass=*/true, /*tilesInShared=*/false)))
-      return failure();
-    w.line(kWgmmaConsumerBarrier);
-    w.comment("Copy " + plan.d1 + " from register to global, this pass's NC1 columns: 16-byte "
-              "stores; rows past M are skipped.");
-    w.line(formatv("sketch_b2b::store_tile<BM, NC1, OUT_LD, THREADS>({0} + pass * NC1, N1, m0, "
-                   "m_size, out_s, tid);",
-                   ident(plan.out.getName()))
-               .str());
+    std::string release = "sketch::mbarrier_arrive_by_warp(b1_bars + 8 * (B1_BUFFERS + b1_step % "
+                          "B1_BUFFERS));  // the buffer may be refilled";
+    const WgmmaForm &f = *plan.wgmma;
+    std::string out = ident(plan.out.getName());
+    if (f.outInPlace) {
+      // D1 rounded into the tile of the input it replaces, then stored from there.
+      EpilogueInput replaced = tmaTiles()[f.outInPlace - 1];
+      std::string tile = ident(replaced.name) + "_t";
+      w.line(formatv("{0} *const out_t = const_cast<{0} *>({1});  // {2} in place of {3}'s tile",
+                     outType(), tile, plan.d1, replaced.name)
+                 .str());
+      if (failed(emitSecondEpilogue("pass * NC1", /*perPass=*/true, /*tilesInShared=*/false,
+                                    "out_t + sketch::Swizzle128<BM, " + outType() +
+                                        ">::offset(row, col0 - pass * NC1)")))
+        return failure();
+      w.line(kWgmmaConsumerBarrier);
+      w.comment("Copy " + plan.d1 + " from register to global, this pass's NC1 columns: "
+                "16-byte stores; rows past M are skipped.");
+      w.line(formatv("sketch_b2b::store_swizzled_tile<BM, NC1, THREADS>({0} + pass * NC1, N1, m0, "
+                     "m_size, out_t, tid);",
+                     out)
+                 .str());
+      w.line("sketch::fence_async_shared();  // the tile's writes before TMA refills it");
+      w.line(release + " (read by the store)");
+    } else {
+      bool tiles = f.tmaTiles > 0;
+      if (!tiles)
+        w.line(release);
+      w.line(std::string(kWgmmaConsumerBarrier) + "  // the last pass's store has read out_s");
+      if (failed(emitSecondEpilogue("pass * NC1", /*perPass=*/true, /*tilesInShared=*/false)))
+        return failure();
+      if (tiles)
+        w.line(release + " (the epilogue has read its tiles)");
+      w.line(kWgmmaConsumerBarrier);
+      w.comment("Copy " + plan.d1 + " from register to global, this pass's NC1 columns: 16-byte "
+                "stores; rows past M are skipped.");
+      w.line(formatv("sketch_b2b::store_tile<BM, NC1, OUT_LD, THREADS>({0} + pass * NC1, N1, m0, "
+                     "m_size, out_s, tid);",
+                     out)
+                 .str());
+    }
     w.close();
     w.close();
     return success();
@@ -1644,7 +1752,10 @@ private:
               plan.b0.getName().str() + " and " + plan.b1.getName().str());
     w.line("{");
     w.indentMore();
-    w.line("CUtensorMap " + a0Map() + "{}, " + b0Map() + "{}, b1_map{};");
+    std::string maps = "CUtensorMap " + a0Map() + "{}, " + b0Map() + "{}, b1_map{}";
+    for (const EpilogueInput &input : tmaTiles())
+      maps += ", " + ident(input.name) + "_map{}";
+    w.line(maps + ";");
     w.line(std::string("if (SKETCH_B2B_WGMMA && ") +
            (plan.conv ? "shape.c % 64 == 0" : "k0_size > 0") +
            " && m_size < INT32_MAX && k0_size < INT32_MAX &&");
@@ -1662,11 +1773,18 @@ private:
     else
       w.line("    sketch::encode_tensor_map_2d(&" + b0Map() + ", " + b0 +
              ", N0, k0_size, N0 * 2, 64, 64, 2) &&");
+    std::string tail = tmaTiles().empty() ? ") {" : " &&";
     if (plan.b1KContiguous)
       w.line("    sketch::encode_tensor_map_2d(&b1_map, " + b1 + ", N0, N1, N0 * 2, 64, " +
-             str(f.chunkN1) + ", 2)) {");
+             str(f.chunkN1) + ", 2)" + tail);
     else
-      w.line("    sketch::encode_tensor_map_2d(&b1_map, " + b1 + ", N1, N0, N1 * 2, 64, N0, 2)) {");
+      w.line("    sketch::encode_tensor_map_2d(&b1_map, " + b1 + ", N1, N0, N1 * 2, 64, N0, 2)" +
+             tail);
+    std::vector<EpilogueInput> tiles = tmaTiles();
+    for (auto [index, input] : llvm::enumerate(tiles))
+      w.line("    sketch::encode_tensor_map_2d(&" + ident(input.name) + "_map, " +
+             ident(input.name) + ", N1, m_size, N1 * 2, 64, " + str(f.tileM) + ", 2)" +
+             (index + 1 == tiles.size() ? ") {" : " &&"));
     w.indentMore();
     w.line("const int smem_bytes = " + str(f.smemBytes(plan.n0, outBytes())) + ";");
     w.line("cudaError_t error = sketch::allow_dynamic_smem(" + wgmmaKernelName() +
@@ -1678,7 +1796,7 @@ private:
            "), std::max(sketch::sm_count(), 1));");
     w.line(wgmmaKernelName() + "<<<dim3(unsigned(grid)), " + str(b.launchThreads()) +
            ", smem_bytes, stream>>>(" + kernelArgumentList(sig) + (plan.conv ? ", shape" : "") +
-           ", " + a0Map() + ", " + b0Map() + ", b1_map);");
+           ", " + a0Map() + ", " + b0Map() + ", b1_map" + tileMapArgs() + ");");
     w.line("return cudaGetLastError();");
     w.indentLess();
     w.line("}");
@@ -1790,6 +1908,7 @@ private:
   std::optional<ConvGeometry> geometry; ///< back-to-back convolutions: the first one's sizes
   CudaWriter &w;
   std::string ns, kernelName;
+  bool inWgmmaKernel = false; ///< emitting the wgmma form (its epilogue tiles are swizzled)
 };
 
 } // namespace

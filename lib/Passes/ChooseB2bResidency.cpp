@@ -614,12 +614,29 @@ struct ChooseB2bResidencyPass : sketch::impl::ChooseB2bResidencyBase<ChooseB2bRe
 
 int64_t WgmmaForm::barriersOffset(int64_t n0, int64_t outBytes) const {
   return alignUp(1024 + stages * (a0Stage() + b0Stage(n0)) + b1Buffers * b1Buffer(n0) +
-                     tileM * outLd * outBytes,
+                     (outInPlace ? 0 : tileM * outLd * outBytes),
                  8);
+}
+
+/// 1 + the index, among the TMA tiles, of the first of D1's type (0: none).
+static int64_t inPlaceTile(Plan &plan) {
+  int64_t index = 0;
+  for (const EpilogueInput &input : plan.afterInputs) {
+    if (!isTmaTile(input))
+      continue;
+    ++index;
+    if (input.type == plan.out.getElementType())
+      return index;
+  }
+  return 0;
 }
 
 int64_t WgmmaForm::smemBytes(int64_t n0, int64_t outBytes) const {
   return barriersOffset(n0, outBytes) + 8 * 2 * (stages + b1Buffers); // full, empty
+}
+
+bool b2b::isTmaTile(const EpilogueInput &input) {
+  return input.broadcast == Broadcast::full && isHalfType(input.type);
 }
 
 std::optional<WgmmaForm> b2b::wgmmaFormOf(Plan plan) { // (op handles: not const)
@@ -634,21 +651,26 @@ std::optional<WgmmaForm> b2b::wgmmaFormOf(Plan plan) { // (op handles: not const
   form.tileM = plan.tileM == 64 ? 64 : 128;
   int64_t outBytes = plan::elementBytes(plan.out.getElementType());
   int64_t limit = plan::smemLimitBytes(plan.arch);
-  // At least 3 stages with 2 B1 buffers, else with 1, else 2 stages.
-  for (auto [minStages, buffers] : {std::pair<int64_t, int64_t>{3, 2}, {3, 1}, {2, 2}})
-    for (int64_t chunk = std::min<int64_t>(plan.n1, 256); chunk >= 16; chunk -= 16) {
-      // GEMM-II's accumulators and the packed D0 of a thread's warpgroup rows
-      if (plan.n1 % chunk != 0 || plan.n0 / 4 + chunk / 2 > kWgmmaPassRegs)
-        continue;
-      if (!plan.b1KContiguous && chunk % 64 != 0) // B1 [N0, N1]: 64-column panels
-        continue;
-      form.chunkN1 = chunk;
-      form.b1Buffers = buffers;
-      form.outLd = chunk + 16 / outBytes;
-      for (form.stages = kWgmmaMaxStages; form.stages >= minStages; --form.stages)
-        if (form.smemBytes(plan.n0, outBytes) <= limit)
-          return form;
-    }
+  // Full-tile epilogue inputs come by TMA where a pass is whole 64-column panels: such
+  // passes first. Then at least 3 stages with 2 B1 buffers, else with 1, else 2 stages.
+  int64_t tiles = llvm::count_if(plan.afterInputs, isTmaTile);
+  for (bool whole : {tiles > 0, false})
+    for (auto [minStages, buffers] : {std::pair<int64_t, int64_t>{3, 2}, {3, 1}, {2, 2}})
+      for (int64_t chunk = std::min<int64_t>(plan.n1, 256); chunk >= 16; chunk -= 16) {
+        // GEMM-II's accumulators and the packed D0 of a thread's warpgroup rows
+        if (plan.n1 % chunk != 0 || plan.n0 / 4 + chunk / 2 > kWgmmaPassRegs)
+          continue;
+        if ((!plan.b1KContiguous || whole) && chunk % 64 != 0) // B1 [N0, N1]: 64-column panels
+          continue;
+        form.chunkN1 = chunk;
+        form.b1Buffers = buffers;
+        form.tmaTiles = chunk % 64 == 0 ? tiles : 0;
+        form.outInPlace = form.tmaTiles > 0 ? inPlaceTile(plan) : 0;
+        form.outLd = chunk + 16 / outBytes;
+        for (form.stages = kWgmmaMaxStages; form.stages >= minStages; --form.stages)
+          if (form.smemBytes(plan.n0, outBytes) <= limit)
+            return form;
+      }
   return std::nullopt;
 }
 
@@ -690,10 +712,19 @@ FailureOr<int64_t> b2b::b2bSharedMemoryBytes(KernelOp kernel, StringRef arch) {
 
 std::string b2b::describeWgmmaForm(const Plan &plan) {
   const WgmmaForm &f = *plan.wgmma;
-  return std::string(plan.conv ? "where C % 64 == 0" : "where TMA applies") +
-         ": both GEMMs on wgmma, " + plan.d0 + " in registers, " +
-         std::to_string(f.stages) + " stages, " + plan.d1 + " in passes of " +
-         std::to_string(f.chunkN1) + " columns";
+  std::string text = std::string(plan.conv ? "where C % 64 == 0" : "where TMA applies") +
+                     ": both GEMMs on wgmma, " + plan.d0 + " in registers, " +
+                     std::to_string(f.stages) + " stages, " + plan.d1 + " in passes of " +
+                     std::to_string(f.chunkN1) + " columns";
+  int64_t index = 0;
+  for (const EpilogueInput &input : plan.afterInputs) {
+    if (!f.tmaTiles || !isTmaTile(input))
+      continue;
+    text += ", " + input.name + " by TMA";
+    if (++index == f.outInPlace)
+      text += " (" + plan.d1 + " stored from its tile)";
+  }
+  return text;
 }
 
 StringRef b2b::spellResidency(Residency residency) {

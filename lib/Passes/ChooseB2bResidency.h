@@ -74,10 +74,20 @@ struct WgmmaForm {
   int64_t stages = 0;     ///< GEMM-I operand stages, 64 reduction elements each
   int64_t b1Buffers = 2;  ///< W1 chunk buffers
   int64_t outLd = 0;      ///< elements a row of the BM x chunkN1 output staging tile
+  /// Full-tile 16-bit inputs of D1's epilogue (Plan::afterInputs) that the producer loads
+  /// by TMA beside each B1 chunk (BM x chunkN1, 128-byte-swizzled panels of 64 columns):
+  /// where chunkN1 is a multiple of 64, else 0 (then the epilogue reads them from global).
+  int64_t tmaTiles = 0;
+  /// D1 is rounded into the TMA tile of input outInPlace - 1 (among those tiles; one of
+  /// D1's type) and stored from it, so no staging tile of its own; 0: a BM x outLd tile.
+  int64_t outInPlace = 0;
   /// Bytes from the first 1024-byte boundary of the dynamic shared memory.
   int64_t a0Stage() const { return tileM * 128; }
   int64_t b0Stage(int64_t n0) const { return n0 * 128; }
-  int64_t b1Buffer(int64_t n0) const { return chunkN1 * n0 * 2; }
+  int64_t b1Chunk(int64_t n0) const { return chunkN1 * n0 * 2; }
+  int64_t inputTile() const { return tileM * chunkN1 * 2; }
+  /// A B1 chunk and the epilogue tiles of its pass.
+  int64_t b1Buffer(int64_t n0) const { return b1Chunk(n0) + tmaTiles * inputTile(); }
   /// Bytes from the start of the dynamic shared memory (1023 bytes of alignment slack).
   int64_t barriersOffset(int64_t n0, int64_t outBytes) const;
   int64_t smemBytes(int64_t n0, int64_t outBytes) const;
@@ -151,6 +161,10 @@ mlir::FailureOr<int64_t> b2bSharedMemoryBytes(KernelOp kernel, llvm::StringRef a
 /// [N0, N1]), the widest GEMM-II pass whose registers and shared memory fit, or none
 /// (the plan's own kernel serves alone).
 std::optional<WgmmaForm> wgmmaFormOf(Plan plan);
+
+/// An epilogue input the wgmma form loads by TMA with each pass (WgmmaForm::tmaTiles):
+/// a full tile of a 16-bit type.
+bool isTmaTile(const EpilogueInput &input);
 
 /// True when D0 stays in registers with `warpRows` rows a warp (GEMM-I's accumulators
 /// and, for GEMM-II, the packed D0 beside its accumulators fit the register budget).
