@@ -92,13 +92,13 @@ __device__ __forceinline__ void copy_tile_async(E *dst, const E *src, int64_t ld
   }
 }
 
-/// Stores the ROWS x COLS shared tile `src` (SRC_LD elements a row) to rows row0..
-/// of a row-major matrix with 16-byte streaming stores (st.global.cs: written once, not
-/// read again by the kernel); rows at or past `rows` are skipped. `thread`: this
-/// thread's index among the THREADS that store.
-template <int ROWS, int COLS, int SRC_LD, int THREADS, typename E>
-__device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int64_t rows,
-                                           const E *src, int thread = int(threadIdx.x)) {
+/// Stores the ROWS x COLS shared tile `src` to rows row0.. of a row-major matrix with
+/// 16-byte streaming stores (st.global.cs: written once, not read again by the kernel);
+/// rows at or past `rows` are skipped. `at(r, c)`: where element (r, c) lies in `src` (a
+/// 16-byte chunk stays whole); `thread`: this thread's index among the THREADS that store.
+template <int ROWS, int COLS, int THREADS, typename E, typename At>
+__device__ __forceinline__ void store_tile_from(E *dst, int64_t ld, int64_t row0, int64_t rows,
+                                                const E *src, int thread, At at) {
   constexpr int kChunk = 16 / sizeof(E);
   constexpr int kChunksPerRow = COLS / kChunk;
   constexpr int kChunks = ROWS * kChunksPerRow;
@@ -110,7 +110,7 @@ __device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int
     const int r = chunk / kChunksPerRow;
     const int c = chunk % kChunksPerRow * kChunk;
     if (row0 + r < rows) {
-      const uint4 v = sketch::ld_shared_128(sketch::smem_addr(src + r * SRC_LD + c));
+      const uint4 v = sketch::ld_shared_128(sketch::smem_addr(src + at(r, c)));
       asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + (row0 + r) * ld + c),
                    "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                    : "memory");
@@ -118,29 +118,23 @@ __device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int
   }
 }
 
-/// store_tile from a 128-byte-swizzled tile (as sketch::Swizzle128<ROWS, E> of tma.cuh: panels
-/// of 64 two-byte columns, as TMA lays a box out): each 16-byte chunk stays whole.
+/// store_tile_from a tile of rows of SRC_LD elements.
+template <int ROWS, int COLS, int SRC_LD, int THREADS, typename E>
+__device__ __forceinline__ void store_tile(E *dst, int64_t ld, int64_t row0, int64_t rows,
+                                           const E *src, int thread = int(threadIdx.x)) {
+  store_tile_from<ROWS, COLS, THREADS>(dst, ld, row0, rows, src, thread,
+                                       [](int r, int c) { return r * SRC_LD + c; });
+}
+
+/// store_tile_from a 128-byte-swizzled tile of two-byte elements (as sketch::Swizzle128<ROWS,
+/// E> of tma.cuh: panels of 64 columns, as TMA lays a box out).
 template <int ROWS, int COLS, int THREADS, typename E>
 __device__ __forceinline__ void store_swizzled_tile(E *dst, int64_t ld, int64_t row0, int64_t rows,
                                                     const E *src, int thread) {
-  constexpr int kChunksPerRow = COLS / 8;
-  constexpr int kChunks = ROWS * kChunksPerRow;
-#pragma unroll
-  for (int i = 0; i < (kChunks + THREADS - 1) / THREADS; ++i) {
-    const int chunk = i * THREADS + thread;
-    if (kChunks % THREADS != 0 && chunk >= kChunks)
-      break;
-    const int r = chunk / kChunksPerRow;
-    const int c = chunk % kChunksPerRow * 8;
-    if (row0 + r < rows) {
-      // panel c / 64, its 16-byte chunk (c % 64) / 8 of row r at chunk ^ (r % 8)
-      const int at = c / 64 * (ROWS * 64) + r * 64 + ((((c % 64) >> 3) ^ (r & 7)) << 3);
-      const uint4 v = sketch::ld_shared_128(sketch::smem_addr(src + at));
-      asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst + (row0 + r) * ld + c),
-                   "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-                   : "memory");
-    }
-  }
+  static_assert(sizeof(E) == 2, "128-byte panels of 64 two-byte elements");
+  store_tile_from<ROWS, COLS, THREADS>(dst, ld, row0, rows, src, thread, [](int r, int c) {
+    return c / 64 * (ROWS * 64) + r * 64 + ((((c % 64) >> 3) ^ (r & 7)) << 3);
+  });
 }
 
 /// Where element (row, col) of a shared tile lies, in elements: rows of LD elements,
