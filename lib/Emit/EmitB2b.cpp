@@ -1477,7 +1477,7 @@ private:
 
   /// The persistent, warp-specialized kernel of the sm_90a form: blocks take row tiles
   /// blockIdx.x, + gridDim.x, ...; one producer thread asks for every tile's GEMM-I
-  /// stages and W1 chunks in order, so the next tile's stages load while this one's
+  /// stages and B1 chunks in order, so the next tile's stages load while this one's
   /// GEMM-II runs; the consumers keep D0 in registers between the two GEMMs.
   LogicalResult emitWgmmaKernel() {
     inWgmmaKernel = true;
@@ -1506,8 +1506,8 @@ private:
     w.line("using T1 = " + t1() + ";");
     emitWgmmaPreamble(w, b);
     w.line(formatv("constexpr int N1 = {0}, NC1 = {1}, B1_BUFFERS = {2};  // {3}'s columns, a "
-                   "pass's, the W1 chunk buffers",
-                   plan.n1, f.chunkN1, f.b1Buffers, plan.d1)
+                   "pass's, the buffers of {4} chunks",
+                   plan.n1, f.chunkN1, f.b1Buffers, plan.d1, plan.b1.getName())
                .str());
     if (!f.outInPlace)
       w.line(formatv("constexpr int OUT_LD = {0};  // the BM x NC1 staging tile of {1}", f.outLd,
@@ -1551,8 +1551,9 @@ private:
     w.open("for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)");
     w.line("const int64_t m0 = (int64_t)tile * BM;");
     emitWgmmaZeroAccumulators(w);
-    w.comment("GEMM-I: " + plan.d0 + " = im2col(" + plan.a0.getName().str() + ") . " +
-              plan.b0.getName().str() + "^T, a wgmma group a landed stage");
+    std::string a0 = plan.a0.getName().str(), b0 = plan.b0.getName().str();
+    w.comment("GEMM-I: " + plan.d0 + " = " + (plan.conv ? "im2col(" + a0 + ")" : a0) + " . " +
+              b0 + (plan.b0KContiguous ? "^T" : "") + ", a wgmma group a landed stage");
     emitWgmmaConsumerTile(w, b);
     if (failed(emitBetween("acc", "0")))
       return failure();
@@ -1560,12 +1561,12 @@ private:
     return emitWgmmaSecondGemm();
   }
 
-  /// mbarriers past the staging tile: full/empty of the GEMM-I stages, then of the W1
+  /// mbarriers past the staging tile: full/empty of the GEMM-I stages, then of the B1
   /// chunk buffers (`b1_bars`).
   void emitWgmmaStageBarriersWithB1(int64_t offset) {
-    w.line("const uint32_t b1_bars = smem_base + " + str(offset) +
-           " + 16 * STAGES;  // W1 chunks: full[b] at b1_bars + 8 b, empty[b] at b1_bars + 8 "
-           "(B1_BUFFERS + b)");
+    w.line("const uint32_t b1_bars = smem_base + " + str(offset) + " + 16 * STAGES;  // " +
+           plan.b1.getName().str() +
+           " chunks: full[b] at b1_bars + 8 b, empty[b] at b1_bars + 8 (B1_BUFFERS + b)");
     w.open("if (threadIdx.x == 0)");
     w.open("for (int b = 0; b < B1_BUFFERS; ++b)");
     w.line("sketch::mbarrier_init(b1_bars + 8 * b, 1);");
@@ -1577,7 +1578,7 @@ private:
   }
 
   /// The producer warpgroup: thread 0 asks, tile by tile, for GEMM-I's k-tiles (X's
-  /// im2col box, W0's box) and then W1's chunks, each into a buffer the consumers freed.
+  /// im2col box, or A0's; B0's) and then B1's chunks, each into a buffer the consumers freed.
   void emitWgmmaProducer() {
     w.comment("producer warpgroup: one thread asks for every tile's boxes in order");
     w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
@@ -1653,7 +1654,7 @@ private:
     w.line("sketch_b2b::pack_c_as_a<T1>(d0_a, acc);");
   }
 
-  /// GEMM-II pass by pass (NC1 columns of D1 each: one W1 chunk), then the pass's
+  /// GEMM-II pass by pass (NC1 columns of D1 each: one B1 chunk), then the pass's
   /// epilogue into the staging tile and its 16-byte stores.
   LogicalResult emitWgmmaSecondGemm() {
     w.comment(formatv("GEMM-II: {0} = {1} . {2}^T, NC1 columns a pass; A from registers",
