@@ -27,7 +27,6 @@
 #include "lib/Passes/SketchAnalysis.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -367,6 +366,11 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "TILE_BYTES", "B1_BUFFER_BYTES", "out_t"};
 
 bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
+
+/// Where an epilogue reads its full-tile inputs: global memory (guarded), the padded
+/// shared tiles cp.async loaded, or the wgmma form's 128B-swizzled TMA tiles (those of a
+/// 16-bit type, b2b::isTmaTile; the others from global memory).
+enum class TileSource { global, padded, swizzled };
 
 std::string typeName(ElementType type) { return cTypeOf(type); }
 
@@ -1111,7 +1115,7 @@ private:
   //===--------------------------------------------------------------------===//
 
   /// How an epilogue reads global tensor `input` at (row, col) of its tile.
-  std::string loadInput(const EpilogueInput &input, bool fromShared, int64_t width) const {
+  std::string loadInput(const EpilogueInput &input, TileSource tiles, int64_t width) const {
     std::string name = ident(input.name);
     switch (input.broadcast) {
     case Broadcast::perColumn:
@@ -1119,12 +1123,12 @@ private:
     case Broadcast::perRow:
       return "(m0 + row < m_size ? sketch::to_float(" + name + "[m0 + row]) : 0.0f)";
     case Broadcast::full:
-      if (plan.wgmma && plan.wgmma->tmaTiles > 0 && isTmaTile(input) && inWgmmaKernel)
+      if (tiles == TileSource::swizzled && isTmaTile(input))
         return formatv("sketch::to_float({0}_t[sketch::Swizzle128<BM, {1}>::offset(row, col - "
                        "pass * NC1)])",
                        name, typeName(input.type))
             .str();
-      if (fromShared)
+      if (tiles == TileSource::padded)
         return "sketch::to_float(" + name + "_s[row * LD_" + name + " + col])";
       return formatv("(m0 + row < m_size ? sketch::to_float({0}[(m0 + row) * {1} + col]) : 0.0f)",
                      name, width)
@@ -1135,7 +1139,7 @@ private:
 
   /// The C++ value of a name an epilogue statement reads.
   std::string nameValue(StringRef name, StringRef tile, ArrayRef<EpilogueInput> inputs,
-                        bool fromShared, int64_t width) const {
+                        TileSource tiles, int64_t width) const {
     if (name == tile)
       return "v";
     double number;
@@ -1145,7 +1149,7 @@ private:
       return param->scalar == ScalarKind::f32 ? param->cname : "float(" + param->cname + ")";
     for (const EpilogueInput &input : inputs)
       if (input.name == name)
-        return loadInput(input, fromShared, width);
+        return loadInput(input, tiles, width);
     return "0.0f"; // unreachable: planB2b checked every name
   }
 
@@ -1257,7 +1261,7 @@ private:
     w.line("#pragma unroll");
     w.open("for (int i = 0; i < 4; ++i)");
     auto name = [&](StringRef n) {
-      return nameValue(n, plan.d0, plan.betweenInputs, false, plan.n0);
+      return nameValue(n, plan.d0, plan.betweenInputs, TileSource::global, plan.n0);
     };
     std::string code;
     for (Operation *op : plan.between)
@@ -1381,10 +1385,10 @@ private:
   }
 
   /// The statements on D1 for columns `col0` .. col0 + NC1 - 1, rounded into the staging
-  /// tile (BM x NC1 when `perPass`, else BM x N1). `tilesInShared`: the full-tile inputs
-  /// were loaded into shared memory (else read from global).
-  LogicalResult emitSecondEpilogue(StringRef colOffset, bool perPass, bool tilesInShared = true,
-                                   StringRef target = "") {
+  /// tile (BM x NC1 when `perPass`, else BM x N1), or at `target`. `tiles`: where the
+  /// full-tile inputs are read.
+  LogicalResult emitSecondEpilogue(StringRef colOffset, bool perPass,
+                                   TileSource tiles = TileSource::padded, StringRef target = "") {
     w.comment("Epilogue of GEMM-II on the accumulators, rounded into the staging tile (pairs "
               "of columns).");
     w.line("#pragma unroll");
@@ -1399,7 +1403,7 @@ private:
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < 2; ++j)");
     auto name = [&](StringRef n) {
-      return nameValue(n, plan.d1, plan.afterInputs, tilesInShared, plan.n1);
+      return nameValue(n, plan.d1, plan.afterInputs, tiles, plan.n1);
     };
     std::string code;
     for (Operation *op : plan.after)
@@ -1480,8 +1484,6 @@ private:
   /// stages and B1 chunks in order, so the next tile's stages load while this one's
   /// GEMM-II runs; the consumers keep D0 in registers between the two GEMMs.
   LogicalResult emitWgmmaKernel() {
-    inWgmmaKernel = true;
-    auto done = llvm::make_scope_exit([&] { inWgmmaKernel = false; });
     const WgmmaForm &f = *plan.wgmma;
     WgmmaBlock b = wgmmaBlock();
     int64_t smemBytes = f.smemBytes(plan.n0, outBytes());
@@ -1699,7 +1701,7 @@ private:
       w.line(formatv("{0} *const out_t = const_cast<{0} *>({1});  // {2} in place of {3}'s tile",
                      outType(), tile, plan.d1, replaced.name)
                  .str());
-      if (failed(emitSecondEpilogue("pass * NC1", /*perPass=*/true, /*tilesInShared=*/false,
+      if (failed(emitSecondEpilogue("pass * NC1", /*perPass=*/true, TileSource::swizzled,
                                     "out_t + sketch::Swizzle128<BM, " + outType() +
                                         ">::offset(row, col0 - pass * NC1)")))
         return failure();
@@ -1717,7 +1719,8 @@ private:
       if (!tiles)
         w.line(release);
       w.line(std::string(kWgmmaConsumerBarrier) + "  // the last pass's store has read out_s");
-      if (failed(emitSecondEpilogue("pass * NC1", /*perPass=*/true, /*tilesInShared=*/false)))
+      if (failed(emitSecondEpilogue("pass * NC1", /*perPass=*/true,
+                                    tiles ? TileSource::swizzled : TileSource::global)))
         return failure();
       if (tiles)
         w.line(release + " (the epilogue has read its tiles)");
@@ -1751,35 +1754,32 @@ private:
     for (const EpilogueInput &input : tmaTiles())
       maps += ", " + ident(input.name) + "_map{}";
     w.line(maps + ";");
-    w.line(std::string("if (SKETCH_B2B_WGMMA && ") +
-           (plan.conv ? "shape.c % 64 == 0" : "k0_size > 0") +
-           " && m_size < INT32_MAX && k0_size < INT32_MAX &&");
+    std::vector<std::string> conditions = {
+        "SKETCH_B2B_WGMMA", plan.conv ? "shape.c % 64 == 0" : "k0_size > 0",
+        "m_size < INT32_MAX", "k0_size < INT32_MAX"};
+    auto encode = [&](const std::string &map, const std::string &tensor, StringRef dims) {
+      conditions.push_back("sketch::encode_tensor_map_2d(&" + map + ", " + tensor + ", " +
+                           dims.str() + ")");
+    };
     if (plan.conv)
-      w.line("    sketch::encode_tensor_map_im2col(&x_map, " + a0 +
-             ", 2, shape.n, shape.h, shape.w, shape.c, shape.pad_h, shape.pad_w, (shape.r - 1) * "
-             "shape.dil_h, (shape.s - 1) * shape.dil_w, shape.stride_h, shape.stride_w, 64, " +
-             str(f.tileM) + ") &&");
+      conditions.push_back(
+          "sketch::encode_tensor_map_im2col(&x_map, " + a0 +
+          ", 2, shape.n, shape.h, shape.w, shape.c, shape.pad_h, shape.pad_w, (shape.r - 1) * "
+          "shape.dil_h, (shape.s - 1) * shape.dil_w, shape.stride_h, shape.stride_w, 64, " +
+          str(f.tileM) + ")");
     else
-      w.line("    sketch::encode_tensor_map_2d(&a0_map, " + a0 +
-             ", k0_size, m_size, k0_size * 2, 64, " + str(f.tileM) + ", 2) &&");
-    if (plan.b0KContiguous)
-      w.line("    sketch::encode_tensor_map_2d(&" + b0Map() + ", " + b0 +
-             ", k0_size, N0, k0_size * 2, 64, N0, 2) &&");
-    else
-      w.line("    sketch::encode_tensor_map_2d(&" + b0Map() + ", " + b0 +
-             ", N0, k0_size, N0 * 2, 64, 64, 2) &&");
-    std::string tail = tmaTiles().empty() ? ") {" : " &&";
-    if (plan.b1KContiguous)
-      w.line("    sketch::encode_tensor_map_2d(&b1_map, " + b1 + ", N0, N1, N0 * 2, 64, " +
-             str(f.chunkN1) + ", 2)" + tail);
-    else
-      w.line("    sketch::encode_tensor_map_2d(&b1_map, " + b1 + ", N1, N0, N1 * 2, 64, N0, 2)" +
-             tail);
-    std::vector<EpilogueInput> tiles = tmaTiles();
-    for (auto [index, input] : llvm::enumerate(tiles))
-      w.line("    sketch::encode_tensor_map_2d(&" + ident(input.name) + "_map, " +
-             ident(input.name) + ", N1, m_size, N1 * 2, 64, " + str(f.tileM) + ", 2)" +
-             (index + 1 == tiles.size() ? ") {" : " &&"));
+      encode("a0_map", a0, "k0_size, m_size, k0_size * 2, 64, " + str(f.tileM) + ", 2");
+    encode(b0Map(), b0, plan.b0KContiguous ? "k0_size, N0, k0_size * 2, 64, N0, 2"
+                                           : "N0, k0_size, N0 * 2, 64, 64, 2");
+    encode("b1_map", b1, plan.b1KContiguous ? "N0, N1, N0 * 2, 64, " + str(f.chunkN1) + ", 2"
+                                            : std::string("N1, N0, N1 * 2, 64, N0, 2"));
+    for (const EpilogueInput &input : tmaTiles())
+      encode(ident(input.name) + "_map", ident(input.name),
+             "N1, m_size, N1 * 2, 64, " + str(f.tileM) + ", 2");
+    w.line("if (" + conditions[0] + " && " + conditions[1] + " && " + conditions[2] + " && " +
+           conditions[3] + " &&");
+    for (size_t i = 4; i < conditions.size(); ++i)
+      w.line("    " + conditions[i] + (i + 1 == conditions.size() ? ") {" : " &&"));
     w.indentMore();
     w.line("const int smem_bytes = " + str(f.smemBytes(plan.n0, outBytes())) + ";");
     w.line("cudaError_t error = sketch::allow_dynamic_smem(" + wgmmaKernelName() +
@@ -1903,7 +1903,6 @@ private:
   std::optional<ConvGeometry> geometry; ///< back-to-back convolutions: the first one's sizes
   CudaWriter &w;
   std::string ns, kernelName;
-  bool inWgmmaKernel = false; ///< emitting the wgmma form (its epilogue tiles are swizzled)
 };
 
 } // namespace
