@@ -260,6 +260,8 @@ struct TensorCoreLaunch {
   /// threads and shared memory.
   std::string persistentName;
   int64_t persistentThreads = 0, persistentSmemBytes = 0;
+  /// The persistent kernel splits its tail along K over clusters (sketch::tail_split).
+  bool splitTail = false;
 };
 
 struct ConvWriterBase {
@@ -350,21 +352,46 @@ struct ConvWriterBase {
   /// `dependent` (a kernel that starts with emitGridDependencyWait): an expression, where
   /// it holds a programmatic dependent launch (docs/backend.md).
   void emitLaunch(const std::string &kernel, const std::string &grid, int64_t threads,
-                  int64_t smemBytes, bool maps, const std::string &dependent = "") {
-    w.line("const int smem_bytes = " + str(smemBytes) + ";");
-    w.line("cudaError_t err = sketch::allow_dynamic_smem(" + kernel + ", smem_bytes);");
-    w.line("if (err != cudaSuccess)");
-    w.line("  return err;");
+                  int64_t smemBytes, bool maps, const std::string &dependent = "",
+                  const std::string &cluster = "1") {
+    if (smemBytes > 0)
+      emitAllowSmem(kernel, smemBytes);
     std::string args = kernelArgs() + (maps ? ", x_map, w_map" : "");
     if (!dependent.empty()) {
       w.comment("one wave of one-tile blocks: a programmatic dependent launch");
       w.line("return sketch::launch_kernel(" + kernel + ", dim3(unsigned(" + grid + ")), " +
-             str(threads) + ", smem_bytes, 1, " + dependent + ", stream, " + args + ");");
+             str(threads) + ", smem_bytes, " + cluster + ", " + dependent + ", stream, " + args +
+             ");");
       return;
     }
     w.line(kernel + "<<<dim3(unsigned(" + grid + ")), " + str(threads) + ", smem_bytes, stream>>>(" +
            args + ");");
     w.line("return cudaGetLastError();");
+  }
+
+  /// `smem_bytes` and the kernel's dynamic shared-memory limit.
+  void emitAllowSmem(const std::string &kernel, int64_t smemBytes) {
+    w.line("const int smem_bytes = " + str(smemBytes) + ";");
+    w.line("cudaError_t err = sketch::allow_dynamic_smem(" + kernel + ", smem_bytes);");
+    w.line("if (err != cudaSuccess)");
+    w.line("  return err;");
+  }
+
+  /// The persistent kernel's launch with its split tail (sketch::tail_split): clusters of
+  /// `slices` blocks share the tiles past the last whole round, where that is faster.
+  void emitTailSplitLaunch(const TensorCoreLaunch &l) {
+    const std::string &kernel = l.persistentName;
+    emitAllowSmem(kernel, l.persistentSmemBytes);
+    w.comment("the tiles past the last whole round of SMs split along K over clusters of 2 or 4 "
+              "blocks where that ends sooner");
+    w.line("static sketch::PerDevice resident_pairs, resident_quads;");
+    w.line("const sketch::TailSplit split = sketch::tail_split(blocks, sketch::ceil_div(depth, "
+           "64), std::max(sketch::sm_count(), 1), [&](int cluster) {");
+    w.line("  return sketch::cluster_resident_blocks(" + kernel + ", " + str(l.persistentThreads) +
+           ", smem_bytes, cluster, cluster == 2 ? resident_pairs : resident_quads);");
+    w.line("});");
+    w.line("const int64_t grid = split.grid;");
+    emitLaunch(kernel, "grid", l.persistentThreads, 0, true, "blocks <= grid", "split.slices");
   }
 
   /// The filter's k-tile copy: krsc rows of C*R*S, one per output channel.
@@ -430,9 +457,13 @@ struct ConvWriterBase {
     if (!l.persistentName.empty()) {
       w.comment("persistent and warp-specialized: a block a multiprocessor (at most one a tile)");
       w.open("if (tma)");
-      w.line("const int64_t grid = std::min<int64_t>(blocks, std::max(sketch::sm_count(), 1));");
-      emitLaunch(l.persistentName, "grid", l.persistentThreads, l.persistentSmemBytes, true,
-                 "blocks <= grid");
+      if (l.splitTail)
+        emitTailSplitLaunch(l);
+      else {
+        w.line("const int64_t grid = std::min<int64_t>(blocks, std::max(sketch::sm_count(), 1));");
+        emitLaunch(l.persistentName, "grid", l.persistentThreads, l.persistentSmemBytes, true,
+                   "blocks <= grid");
+      }
       w.close();
     }
     w.line("auto kernel = tma ? " + l.name + "<true, true> : vec ? " + l.name +
@@ -925,14 +956,58 @@ struct WgmmaConvWriter : ConvWriterBase {
     return ws;
   }
 
+  /// The split tail's f32 partial tile (a K slice's sums, read by the cluster's other
+  /// blocks): at offset 0, over the stages.
+  plan::StagingBuffer partialTile() const {
+    return plan::StagingBuffer{0, block.tileM, block.tileN, plan::stagingLd(block.tileN, 4), 4};
+  }
+  /// Whether the persistent kernel splits its tail: the partial tile ends before the
+  /// staging tile (the stages are free once the tail's k-tiles are multiplied).
+  bool splitsTail() const { return partialTile().endBytes() <= persistentStaging().offset; }
+
+  /// K slice `slice` of `slices` of the split tile: k-tiles kt_first .. kt_end - 1.
+  void emitTailWindow() {
+    w.line("const int k_per = (int)sketch::ceil_div(k_tiles, slices);");
+    w.line("const int kt_first = min(slice * k_per, k_tiles), kt_end = min(kt_first + k_per, "
+           "k_tiles);");
+  }
+
+  /// The tiles past the last whole round of the grid: under a launch in clusters of
+  /// `slices` blocks (sketch::tail_split), each is shared by the blocks of one cluster.
+  /// (Declared in each warpgroup's branch: a value from before it stays live in the
+  /// producer's few registers.)
+  void emitWholeTiles() {
+    w.comment("the split tail (docs/backend.md): in clusters of 2 or 4 blocks, the tiles "
+              "past the last whole round");
+    w.comment("of the grid are each summed over K by the blocks of one cluster, a K slice a "
+              "block");
+    w.line("const int whole_tiles = sketch::cluster_size() > 1 ? tile_count - tile_count % "
+           "(int)gridDim.x : tile_count;");
+  }
+
+  /// This block's split tile and K slice (declared where used: the producer's registers
+  /// are few).
+  void emitSplitTile() {
+    w.line("const int slices = (int)sketch::cluster_size(), slice = (int)sketch::cluster_rank();");
+    w.line("const int split_tile = whole_tiles + (int)blockIdx.x / slices;  // the cluster's");
+    w.line("const bool splits = slices > 1 && split_tile < tile_count;");
+  }
+
   void emitPersistentKernel() {
     WgmmaBlock ws = persistentBlock();
+    bool tail = splitsTail();
+    std::string wholeTiles = tail ? "whole_tiles" : "tile_count";
     // the epilogue's leading additive terms start the accumulators (docs/backend.md)
     FoldedEpilogue folded(epilogue, true);
+    if (tail) {
+      w.line("#include \"sketch/split.cuh\"  // the split tail's reduction over a cluster");
+      w.line();
+    }
     w.comment("The persistent, warp-specialized form of " + kernelName() + "<true, true> (X by "
               "TMA in im2col mode): a producer warpgroup, " + str(ws.tileM / 64) +
               " consumer warpgroup(s), " + str(ws.stages) + " stages, " + str(persistentSmemBytes()) +
-              " bytes of shared memory (the staging tile past the stages)");
+              " bytes of shared memory (the staging tile past the stages)" +
+              (tail ? "; its tail split along K over clusters" : ""));
     if (folded.folds())
       w.comment(folded.describe());
     w.line("__global__ void __launch_bounds__(" + str(ws.launchThreads()) + ", 1) " +
@@ -950,28 +1025,17 @@ struct WgmmaConvWriter : ConvWriterBase {
            "tiles fastest");
     emitWgmmaBuffers(w, ws, " K-major: BM pixels (im2col rows) of BK, 128 bytes each",
                      " K-major: BN channels (filter rows) of BK");
-    emitWgmmaStageBarriers(w, persistentBarriersOffset(), "  // the last barrier the producer joins");
-    w.open("if (threadIdx.x < 128)");
-    w.comment("producer warpgroup: one thread asks for every k-tile's boxes, a stage as soon as "
-              "the consumers have freed it");
-    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
-    w.open("if (threadIdx.x == 0)");
-    w.line("int k_step = 0;");
-    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
-    emitTileOrigin("tile");
-    emitConvTmaWindowStart(w);
-    w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
-    emitWgmmaProducerStep(w, "k_step", [&] { emitConvTmaLoads(w, "k_step", "w_map", "(int)n0"); });
-    w.close();
-    w.close();
-    w.close();
-    w.line("return;");
-    w.close();
+    emitWgmmaStageBarriers(w, persistentBarriersOffset(),
+                           tail ? "  // the last block barrier before the split tail's"
+                                : "  // the last barrier the producer joins");
+    emitPersistentProducer(wholeTiles, tail);
     w.comment("consumer warpgroups: wgmma on each landed stage, then the tile's epilogue (their "
               "block barrier is named barrier 1, without the producer)");
     w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(ws)) + ">();");
+    if (tail)
+      emitWholeTiles();
     w.line("int k_step = 0;");
-    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
+    w.open("for (int tile = blockIdx.x; tile < " + wholeTiles + "; tile += gridDim.x)");
     emitTileOrigin("tile");
     folded.emitStart(w, storeSpec(), [&] { emitWgmmaZeroAccumulators(w); });
     emitWgmmaConsumerTile(w, ws);
@@ -980,8 +1044,66 @@ struct WgmmaConvWriter : ConvWriterBase {
     store.barrier = kWgmmaConsumerBarrier;
     emitAccumulatorStore(w, ws.storeConfig(), folded.rest(), store);
     w.close();
+    if (tail)
+      emitSplitTileConsumer(ws);
     w.indentLess();
     w.line("}");
+  }
+
+  /// Warpgroup 0: one thread asks for every k-tile of the block's whole tiles, then of
+  /// its K slice of the split tile; the warpgroup then exits (PTX counts exited threads
+  /// as arrived at the reduction's __syncthreads and barrier.cluster).
+  void emitPersistentProducer(StringRef wholeTiles, bool tail) {
+    auto loadTile = [&](StringRef tile, StringRef first, StringRef end) {
+      emitTileOrigin(tile);
+      emitConvTmaWindowStart(w);
+      w.open(("for (int kt = " + first + "; kt < " + end + "; ++kt, ++k_step)").str());
+      emitWgmmaProducerStep(w, "k_step", [&] { emitConvTmaLoads(w, "k_step", "w_map", "(int)n0"); });
+      w.close();
+    };
+    w.open("if (threadIdx.x < 128)");
+    w.comment("producer warpgroup: one thread asks for every k-tile's boxes, a stage as soon as "
+              "the consumers have freed it");
+    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
+    if (tail)
+      emitWholeTiles();
+    w.open("if (threadIdx.x == 0)");
+    w.line("int k_step = 0;");
+    w.open(("for (int tile = blockIdx.x; tile < " + wholeTiles + "; tile += gridDim.x)").str());
+    loadTile("tile", "0", "k_tiles");
+    w.close();
+    if (tail) {
+      emitSplitTile();
+      w.open("if (splits)");
+      emitTailWindow();
+      loadTile("split_tile", "kt_first", "kt_end");
+      w.close();
+    }
+    w.close();
+    if (tail)
+      w.comment("exited threads count as arrived at the split tail's block and cluster barriers");
+    w.line("return;");
+    w.close();
+  }
+
+  /// The consumers' K slice of the split tile: from zero (the slices' sums are added in
+  /// the reduction, which runs the whole epilogue), then the cluster's reduction and store.
+  void emitSplitTileConsumer(const WgmmaBlock &ws) {
+    emitSplitTile();
+    w.open("if (splits)");
+    w.comment("this block's K slice of the cluster's split tile");
+    emitTileOrigin("split_tile");
+    w.line("{");
+    w.indentMore();
+    emitTailWindow();
+    w.line("const int k_tiles = kt_end - kt_first;  // the slice's");
+    emitWgmmaZeroAccumulators(w);
+    emitWgmmaConsumerTile(w, ws);
+    w.close();
+    StoreSpec store = storeSpec();
+    store.staging = partialTile();
+    emitSplitReduceStore(w, ws.storeConfig(), epilogue, store, clusterSlices());
+    w.close();
   }
 
   void emitKernel() {
@@ -1029,6 +1151,7 @@ struct WgmmaConvWriter : ConvWriterBase {
       l.persistentName = persistentName();
       l.persistentThreads = persistentBlock().launchThreads();
       l.persistentSmemBytes = persistentSmemBytes();
+      l.splitTail = splitsTail();
     }
     return l;
   }

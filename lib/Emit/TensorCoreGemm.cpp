@@ -1025,6 +1025,11 @@ void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const Epilog
     emitRegisterEpilogue(w, c, epilogue, s);
 }
 
+SplitSlices clusterSlices() {
+  return SplitSlices{"slices", "slice", "0", "sketch::cluster_shared_addr(sketch::smem_addr(smem), q)",
+                     "sketch::ld_cluster_128", "sketch::cluster_sync();", true};
+}
+
 void emitSplitReduceBarriers(CudaWriter &w, const SplitSlices &slices) {
   w.comment("the split-K reduction's barriers, without a share of its work");
   w.line(kPartialBarrier);

@@ -201,6 +201,11 @@ struct SplitSlices {
   bool otherBlocks = false;
 };
 
+/// K slices that are the blocks of this block's thread-block cluster (`slices`, `slice`:
+/// cluster_size(), cluster_rank()), each partial tile at offset 0 of its block's shared
+/// memory, read across the cluster (distributed shared memory).
+SplitSlices clusterSlices();
+
 /// The split-K store: waits for the pipeline, stages this slice's f32 accumulators
 /// (store.staging: f32, offset 0 of the slice's shared memory), then this slice sums
 /// its share of the output chunks over slices 0, 1, ... in that order, applies the

@@ -723,9 +723,7 @@ private:
       emitGemmOperandPointers(w, g);
       emitSplitKWindow(w, g, "slices", "slice");
       w.line("const int k_first = (int)(k0 / BK);  // the slice's first k-tile (tensor-map coordinates)");
-      SplitSlices slices{"slices", "slice", "0",
-                         "sketch::cluster_shared_addr(sketch::smem_addr(smem), q)",
-                         "sketch::ld_cluster_128", "sketch::cluster_sync();", true};
+      SplitSlices slices = clusterSlices();
       if (block.producer)
         writeSpecializedMainloop(slices);
       else

@@ -257,6 +257,25 @@ def test_nhwc_tma_kernels_run():
             f"{name}: no '{expected}' ran: {names}"
 
 
+def tail_shapes():
+    """(N, C, H, W, K, R, S) whose tile counts put a split tail on this device's SMs
+    (sketch::tail_split, docs/backend.md): for a stride-1 kernel, 2 (SMs + 5) tiles of
+    128 x 128 (a whole round and 10 tiles split over pairs, 9 k-tiles), 2 SMs + 3 tiles
+    of 128 x 64 (two whole rounds and 3 tiles over quads, 18 k-tiles), and ResNet's C256
+    14x14 layer at N = 64 (196 tiles: on 132 SMs a whole round and 64 over pairs)."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return [(1, 64, 1, (sms + 5) * 128 - 37, 136, 3, 3),
+            (1, 128, 1, (2 * sms + 3) * 128 - 5, 64, 3, 3),
+            (64, 256, 14, 14, 256, 3, 3)]
+
+
+def test_nhwc_split_tail():
+    """Every nhwc kernel on shapes whose last tiles the persistent sm_90a kernel splits
+    along K over clusters (the f32 reduction through distributed shared memory, then the
+    whole epilogue per element); the few-tile cases of test_nhwc_tma_im2col split too."""
+    sweep(NHWC(), tail_shapes())
+
+
 def test_nhwc_dependent_launch_chain():
     """Back-to-back 3x3 convolutions, eager and in a CUDA graph, each reading the one
     before's output and overwriting what the one before that read: on sm_90a a persistent

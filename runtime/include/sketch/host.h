@@ -12,6 +12,12 @@
 //   split_slices(sms, tiles, k_tiles, most, min_k_tiles)
 //                                  `split_k auto`'s K slices: min(most, sms / tiles,
 //                                  k_tiles / min_k_tiles), at least 1
+//   cluster_resident_blocks(kernel, threads, smem, cluster, cache)
+//                                  blocks of `kernel` resident at once in clusters of
+//                                  `cluster` (the driver's occupancy query), cached a device
+//   tail_split(tiles, k_tiles, sms, resident)
+//                                  a persistent kernel's split tail: the K slices of the
+//                                  tiles past its last whole round, and its grid
 //   launch_kernel(kernel, grid, block, smem, cluster, dependent, stream, args...)
 //                                  a launch in clusters of `cluster` blocks along x; with
 //                                  `dependent`, a programmatic dependent launch (the kernel
@@ -136,6 +142,70 @@ inline int split_slices(int sms, int64_t tiles, int64_t k_tiles, int most, int m
   if (k_tiles / min_k_tiles < slices)
     slices = k_tiles / min_k_tiles;
   return slices < 1 ? 1 : (int)slices;
+}
+
+/// How many blocks of `kernel` (`threads` a block, `smem` bytes of dynamic shared memory,
+/// already allowed) run at once when launched in clusters of `cluster` blocks: the driver's
+/// cudaOccupancyMaxActiveClusters times `cluster`, asked once a device and cached in
+/// `cache`; 0 when the driver cannot tell.
+template <typename Kernel>
+inline int cluster_resident_blocks(Kernel kernel, int threads, int smem, int cluster,
+                                   PerDevice &cache) {
+  int blocks = cache.get([&](int) {
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = cluster;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(cluster);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+      (void)cudaGetLastError(); // not an error of the caller's: the tail is not split
+      return -1;
+    }
+    return clusters > 0 ? clusters * cluster : -1;
+  });
+  return blocks > 0 ? blocks : 0;
+}
+
+/// A persistent kernel's split tail (docs/backend.md): `slices` blocks (a cluster) share
+/// each tile past the kernel's last whole round of `grid` tiles, each summing 1 / slices
+/// of its k-tiles.
+struct TailSplit {
+  int slices = 1;
+  int64_t grid = 0;
+};
+
+/// The split tail of `tiles` tiles of `k_tiles` k-tiles each on `sms` multiprocessors,
+/// a block each; `resident(c)` is how many blocks run at once in clusters of c. Slices
+/// 2 or 4 where the tail tiles, split, fit one round of the grid and each slice keeps at
+/// least kMinTailKTiles k-tiles, if that takes fewer tile times than whole tiles alone
+/// (rounds of whole tiles, plus 1 / slices for the tail); else one slice (no clusters).
+constexpr int kMinTailKTiles = 4;
+template <typename Resident>
+inline TailSplit tail_split(int64_t tiles, int64_t k_tiles, int sms, Resident resident) {
+  TailSplit best{1, tiles < sms ? tiles : sms};
+  int64_t best_quarters = ceil_div(tiles, sms) * 4; // time in quarters of a tile
+  for (int slices = 2; slices <= 4 && k_tiles >= (int64_t)slices * kMinTailKTiles; slices *= 2) {
+    int fit = resident(slices);
+    int64_t grid = (fit < sms ? fit : sms) / slices * slices;
+    if (grid == 0)
+      continue;
+    int64_t tail = tiles % grid;
+    if (tail == 0 || tail * slices > grid)
+      continue;
+    int64_t quarters = (tiles - tail) / grid * 4 + 4 / slices;
+    if (quarters < best_quarters) {
+      best = TailSplit{slices, tiles >= grid ? grid : tail * slices};
+      best_quarters = quarters;
+    }
+  }
+  return best;
 }
 
 /// Launches `kernel` on `grid` (grid.x a multiple of `cluster`) in thread-block clusters
