@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <utility>
 #include <cuda_runtime.h>
 
@@ -186,10 +187,21 @@ struct TailSplit {
 /// 2 or 4 where the tail tiles, split, fit one round of the grid and each slice keeps at
 /// least kMinTailKTiles k-tiles, if that takes fewer tile times than whole tiles alone
 /// (rounds of whole tiles, plus 1 / slices for the tail); else one slice (no clusters).
+/// SKETCH_TAIL_SPLIT=0 in the environment (read once) keeps every tail whole: test/gpu/
+/// sanitize.sh's racecheck pass, which did not complete these kernels' cluster launches.
 constexpr int kMinTailKTiles = 4;
+inline bool tail_split_allowed() {
+  static const bool allowed = [] {
+    const char *value = std::getenv("SKETCH_TAIL_SPLIT");
+    return !(value && value[0] == '0');
+  }();
+  return allowed;
+}
 template <typename Resident>
 inline TailSplit tail_split(int64_t tiles, int64_t k_tiles, int sms, Resident resident) {
   TailSplit best{1, tiles < sms ? tiles : sms};
+  if (!tail_split_allowed())
+    return best;
   int64_t best_quarters = ceil_div(tiles, sms) * 4; // time in quarters of a tile
   for (int slices = 2; slices <= 4 && k_tiles >= (int64_t)slices * kMinTailKTiles; slices *= 2) {
     int fit = resident(slices);
