@@ -1025,9 +1025,7 @@ struct WgmmaConvWriter : ConvWriterBase {
            "tiles fastest");
     emitWgmmaBuffers(w, ws, " K-major: BM pixels (im2col rows) of BK, 128 bytes each",
                      " K-major: BN channels (filter rows) of BK");
-    emitWgmmaStageBarriers(w, persistentBarriersOffset(),
-                           tail ? "  // the last block barrier before the split tail's"
-                                : "  // the last barrier the producer joins");
+    emitWgmmaStageBarriers(w, persistentBarriersOffset(), "  // the last barrier the producer joins");
     emitPersistentProducer(wholeTiles, tail);
     w.comment("consumer warpgroups: wgmma on each landed stage, then the tile's epilogue (their "
               "block barrier is named barrier 1, without the producer)");
