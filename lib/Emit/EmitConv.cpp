@@ -352,10 +352,14 @@ struct ConvWriterBase {
   /// `dependent` (a kernel that starts with emitGridDependencyWait): an expression, where
   /// it holds a programmatic dependent launch (docs/backend.md).
   void emitLaunch(const std::string &kernel, const std::string &grid, int64_t threads,
-                  int64_t smemBytes, bool maps, const std::string &dependent = "",
-                  const std::string &cluster = "1") {
-    if (smemBytes > 0)
-      emitAllowSmem(kernel, smemBytes);
+                  int64_t smemBytes, bool maps, const std::string &dependent = "") {
+    emitAllowSmem(kernel, smemBytes);
+    emitLaunchCall(kernel, grid, threads, maps, dependent);
+  }
+
+  /// The launch itself, after emitAllowSmem; `cluster`: blocks a cluster (an expression).
+  void emitLaunchCall(const std::string &kernel, const std::string &grid, int64_t threads,
+                      bool maps, const std::string &dependent, const std::string &cluster = "1") {
     std::string args = kernelArgs() + (maps ? ", x_map, w_map" : "");
     if (!dependent.empty()) {
       w.comment("one wave of one-tile blocks: a programmatic dependent launch");
@@ -391,7 +395,7 @@ struct ConvWriterBase {
            ", smem_bytes, cluster, cluster == 2 ? resident_pairs : resident_quads);");
     w.line("});");
     w.line("const int64_t grid = split.grid;");
-    emitLaunch(kernel, "grid", l.persistentThreads, 0, true, "blocks <= grid", "split.slices");
+    emitLaunchCall(kernel, "grid", l.persistentThreads, true, "blocks <= grid", "split.slices");
   }
 
   /// The filter's k-tile copy: krsc rows of C*R*S, one per output channel.
