@@ -219,13 +219,14 @@ void emitWgmmaStageBarriers(CudaWriter &w, int64_t barriersOffset, StringRef syn
   w.line("__syncthreads();" + syncComment.str());
 }
 
-void emitWgmmaProducerStep(CudaWriter &w, StringRef step, llvm::function_ref<void()> writeLoads) {
+void emitWgmmaProducerStep(CudaWriter &w, StringRef step, llvm::function_ref<void()> writeLoads,
+                           StringRef stageBytes) {
   std::string k = step.str();
   w.line("const uint32_t full = bars + 8 * (" + k + " % STAGES);");
   w.line("if (" + k + " >= STAGES)  // the consumers are done with the stage's last k-tile");
   w.line("  sketch::mbarrier_wait(bars + 8 * (STAGES + " + k + " % STAGES), (" + k +
          " / STAGES - 1) & 1);");
-  w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
+  w.line("sketch::mbarrier_arrive_expect_tx(full, " + stageBytes.str() + ");");
   writeLoads();
 }
 
@@ -244,7 +245,7 @@ int64_t wgmmaConsumerRegisters(const WgmmaBlock &b) {
 }
 
 void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset,
-                      llvm::function_ref<void()> writeLoads) {
+                      llvm::function_ref<void()> writeLoads, StringRef stageBytes) {
   w.comment("TMA: thread 0 asks for a stage's boxes, which complete on its full barrier; each");
   w.comment("warp arrives on its empty barrier once the stage's wgmma group is done");
   w.line("const uint32_t bars = smem_base + " + str(barriersOffset) +
@@ -259,7 +260,7 @@ void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset
   w.line("__syncthreads();");
   w.open("auto load_stage = [&](int kt)");
   w.line("const uint32_t full = bars + 8 * (kt % STAGES);");
-  w.line("sketch::mbarrier_arrive_expect_tx(full, A_STAGE_BYTES + B_STAGE_BYTES);");
+  w.line("sketch::mbarrier_arrive_expect_tx(full, " + stageBytes.str() + ");");
   writeLoads();
   w.close(";");
   w.comment("prologue: k-tiles 0 .. STAGES - 1");
@@ -514,7 +515,7 @@ private:
       std::string name = t.isA ? "a_map" : "b_map";
       std::string k = g.sig.dim(g.k), mn = g.sig.dim(t.isA ? g.m : g.n);
       std::string cols = t.kMajor() ? k : mn, rows = t.kMajor() ? mn : k;
-      std::string boxRows = t.kMajor() ? str(t.mnExtent) : str(kTileK);
+      std::string boxRows = t.kMajor() ? boxRowsOf(mn, str(t.mnExtent)) : str(kTileK);
       maps.names.push_back(name);
       std::string tensor = "&" + name + ", " + t.op->param->cname + ", " + cols + ", " + rows;
       if (g.batchDims.empty())
@@ -525,6 +526,22 @@ private:
                                " * 2, " + cols + " * " + rows + " * 2, 64, " + boxRows + ", 2)");
     }
     return maps;
+  }
+
+  /// A K-major operand's box rows: its tile's, or fewer over a shorter matrix
+  /// (sketch::tma_box_rows: the zero fill past the matrix is slow). `size` and
+  /// `tileRows`: the matrix's rows (M or N) and the tile's, as C++ expressions.
+  static std::string boxRowsOf(const std::string &size, const std::string &tileRows) {
+    return "sketch::tma_box_rows(" + size + ", " + tileRows + ")";
+  }
+
+  /// The bytes one stage's boxes bring (its full mbarrier's transaction count): the
+  /// K-major operands' boxes as boxRowsOf cut them, in the kernel's sizes.
+  std::string stageTxBytes() const {
+    auto bytes = [](const OperandTile &t, StringRef stageBytes) {
+      return t.kMajor() ? boxRowsOf(t.mnSize, t.mnTile) + " * BK * 2" : stageBytes.str();
+    };
+    return "(uint32_t)(" + bytes(tileA(), "A_STAGE_BYTES") + " + " + bytes(tileB(), "B_STAGE_BYTES") + ")";
   }
 
   /// Thread 0's requests for k-tile `kt`'s boxes of operand `t` into `dst`, completing
@@ -571,7 +588,7 @@ private:
     emitWgmmaTmaLoop(w, block, barriersOffset(g, 0), [&] {
       writeTmaLoad(a, "a_smem + (kt % STAGES) * A_STAGE_BYTES");
       writeTmaLoad(b, "b_smem + (kt % STAGES) * B_STAGE_BYTES");
-    });
+    }, stageTxBytes());
   }
 
   void writeStageBarriers(StringRef syncComment) {
@@ -584,7 +601,7 @@ private:
     emitWgmmaProducerStep(w, k, [&] {
       writeTmaLoad(a, "a_smem + (" + k + " % STAGES) * A_STAGE_BYTES");
       writeTmaLoad(b, "b_smem + (" + k + " % STAGES) * B_STAGE_BYTES");
-    });
+    }, stageTxBytes());
   }
 
   void writeConsumerStep(StringRef step) { emitWgmmaTmaConsumerStep(w, block, step); }

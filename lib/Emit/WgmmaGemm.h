@@ -69,8 +69,10 @@ void emitWgmmaDrain(CudaWriter &w);
 /// initialises full[STAGES] / empty[STAGES] mbarriers at smem_base + `barriersOffset`
 /// and asks for each k-tile's boxes (`writeLoads`: the requests for k-tile `kt` into
 /// stage kt % STAGES, completing on `full`), up to STAGES ahead of the wgmma groups.
+/// `stageBytes`: the transaction bytes a stage's boxes bring (a C++ expression).
 void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset,
-                      llvm::function_ref<void()> writeLoads);
+                      llvm::function_ref<void()> writeLoads,
+                      llvm::StringRef stageBytes = "A_STAGE_BYTES + B_STAGE_BYTES");
 /// Warp-specialized kernels (a producer warpgroup, then the consumers): the stage ring's
 /// mbarriers at smem_base + `barriersOffset` (full[s]: the producer's boxes; empty[s]:
 /// every consumer warp), initialised before the block barrier (`syncComment` after it).
@@ -78,7 +80,8 @@ void emitWgmmaStageBarriers(CudaWriter &w, int64_t barriersOffset, llvm::StringR
 /// The producer's requests for k-tile `step` of the ring (stage step % STAGES) once the
 /// consumers are done with what the stage held: `writeLoads` asks for its boxes on `full`.
 void emitWgmmaProducerStep(CudaWriter &w, llvm::StringRef step,
-                           llvm::function_ref<void()> writeLoads);
+                           llvm::function_ref<void()> writeLoads,
+                           llvm::StringRef stageBytes = "A_STAGE_BYTES + B_STAGE_BYTES");
 /// The consumers' k-tiles of one output tile (counted on in `k_step` across tiles), the
 /// drain, and the release of the last stage.
 void emitWgmmaConsumerTile(CudaWriter &w, const WgmmaBlock &b);

@@ -90,6 +90,19 @@ def test_accumulator_start_operand_alone_misaligned():
                                           f"{name} {m}x{n}x{k} {operand} misaligned")
 
 
+def test_short_operands_tma():
+    """Aligned sizes (the TMA path) where M or N is shorter than the tile: the boxes stop at
+    the matrix's rows rounded up to 8 (sketch::tma_box_rows); the tile's other rows in a
+    stage are stale and must reach no stored element. Also with more tiles than SMs (the
+    persistent loop over short tiles)."""
+    shapes = [(m, 264, 200) for m in (1, 5, 8, 9, 24, 33, 63)]
+    shapes += [(300, n, 136) for n in (8, 40, 120)]
+    CASES.sweep(sorted(CASES.kernels()), shapes)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    CASES.sweep(["tc_f16_plain", "tc_f16_bias_relu", "tc_f16ws_batched", "tc_f16_rowbias_relu",
+                 "tc_bf16_128x256x64"], [(5, 256 * (sms + 8), 72)])
+
+
 def test_large_4000x3000x2000():
     CASES.sweep(BIG, [(4000, 3000, 2000)])
 

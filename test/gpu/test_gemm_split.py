@@ -65,6 +65,13 @@ def test_large_k():
     CASES.sweep(all_kernels(), [(1, 384, 14336), (16, 136, 14336), (77, 520, 14336)])
 
 
+def test_short_operands_tma():
+    """Aligned sizes (the TMA path) with M under the split tile's 64 rows, and N = 8 under
+    its 128 columns: boxes of the matrix's rows rounded up to 8 (sketch::tma_box_rows)."""
+    shapes = [(m, 1032, 4096) for m in (1, 5, 9, 33, 63)] + [(m, 8, 1024) for m in (3, 70)]
+    CASES.sweep(all_kernels(), shapes)
+
+
 def test_projection_shapes():
     """The LLM projection shapes at small M (N, K of 4096 and 6144), nn.Linear's layout."""
     names = ["sk_bf16_linear", "sk_f16_residual", "sk_bf16_silu_mul", "sk_bf16_s3_linear"]
