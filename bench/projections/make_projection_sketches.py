@@ -13,7 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = ["default", "128x256x64_s4_k1", "128x128x64_s4_k1", "64x128x64_s4_k1",
            "64x128x64_s4_k2", "64x128x64_s4_k4", "64x128x64_s4_k8", "64x64x64_s4_k4",
            "128x128x64_s4_k2", "128x128x64_s4_k4", "64x128x64_s8_k1", "64x128x64_s8_k2",
-           "64x128x64_s8_k4", "128x128x64_s6_k2"]
+           "64x128x64_s8_k4", "128x128x64_s6_k2", "64x96x64_s8_k1", "64x96x64_s8_k2"]
 TYPES = ["f16", "bf16"]
 
 

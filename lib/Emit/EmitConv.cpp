@@ -906,8 +906,7 @@ struct WgmmaConvWriter : ConvWriterBase {
   /// stages as fit beside its staging tile, so that the loads run further ahead of a
   /// short reduction (C64 3x3: 9 k-tiles a tile; docs/backend.md).
   bool plan(int64_t smemLimit, bool deepest) {
-    if ((p.tileM != 64 && p.tileM != 128) ||
-        (p.tileN != 64 && p.tileN != 128 && p.tileN != 256))
+    if (!plan::wgmmaConvTileShape(p.tileM, p.tileN))
       return false;
     if (p.staging.rows != p.tileM || p.staging.cols != p.tileN)
       return false;

@@ -758,7 +758,7 @@ private:
 bool wgmmaSupports(const GemmAnalysis &g) {
   if (g.operandType != ElementType::f16 && g.operandType != ElementType::bf16)
     return false;
-  if (!plan::wgmmaTileShape(g.tileM, g.tileN))
+  if (!plan::wgmmaTileShape(g.tileM, g.tileN, g.b.kContiguous))
     return false;
   if (g.staging.rows != g.tileM || g.staging.cols != g.tileN)
     return false;

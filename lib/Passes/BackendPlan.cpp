@@ -134,7 +134,12 @@ bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM
   return best >= 0;
 }
 
-bool wgmmaTileShape(int64_t tileM, int64_t tileN) {
+bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor) {
+  int64_t step = bKMajor ? 16 : 64;
+  return (tileM == 64 || tileM == 128) && tileN >= step && tileN <= 256 && tileN % step == 0;
+}
+
+bool wgmmaConvTileShape(int64_t tileM, int64_t tileN) {
   return (tileM == 64 || tileM == 128) && (tileN == 64 || tileN == 128 || tileN == 256);
 }
 

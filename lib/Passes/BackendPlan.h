@@ -166,9 +166,14 @@ struct SplitRule {
 /// 16 x 16 and as square as possible; false when no split works.
 bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM, int64_t &warpsN);
 
-/// Whether sm_90a's wgmma path takes a GEMM of this block tile: 64 or 128 rows
-/// by 64, 128 or 256 columns (within shared memory, which its emitter checks).
-bool wgmmaTileShape(int64_t tileM, int64_t tileN);
+/// Whether sm_90a's wgmma path takes a GEMM of this block tile: 64 or 128 rows (a
+/// warpgroup's m64 each 64) by a multiple of 16 columns from 16 to 256 (wgmma's N), of
+/// 64 where B is MN-major (`bKMajor` false: B stored [K, N], read as 64-column swizzle
+/// blocks). Shared memory is its emitter's check.
+bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor);
+/// Whether the nhwc convolution's wgmma block takes this tile: 64 or 128 pixels by 64,
+/// 128 or 256 output channels.
+bool wgmmaConvTileShape(int64_t tileM, int64_t tileN);
 
 /// Elements a staging row holds (`cols` and padding), so that a warp's fragment
 /// writes (4-byte pairs of 16-bit outputs, 8-byte pairs of f32) hit distinct banks.

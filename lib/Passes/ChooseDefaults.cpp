@@ -50,6 +50,7 @@ struct Problem {
   int64_t valueDim = 0; // attention: the second GEMM's N
   bool keysAlike = true; // attention: K and V both a key per row, one head dimension
   bool masked = false;   // attention: a Mask step (causal) between the GEMMs
+  bool rhsKMajor = false; // gemm: B written B^T (stored [N, K], K contiguous)
   /// f16 / bf16 operands on tensor cores; f32, and nchw convolutions of any type,
   /// run on the CUDA cores (the tensor-core convolution takes nhwc/krsc).
   bool tensorCores = true;
@@ -128,6 +129,7 @@ Problem classifyOperands(KernelOp kernel) {
   if (gemms.empty())
     return problem;
   problem.element = elementOf(kernel, {gemms[0].getLhs(), gemms[0].getRhs()}, problem.element);
+  problem.rhsKMajor = gemms[0].getRhsTransposed();
   for (GemmOp gemm : gemms) {
     GemmOp producer = chainedProducer(kernel, gemm);
     if (!producer)
@@ -364,8 +366,8 @@ void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch, 
     if (bn % 16 || !plan::chooseWarpGrid(bm, bn, warps, warpsM, warpsN))
       return;
     // sm_90a: a wgmma tile keeps a wgmma variant (the mma.sync one otherwise)
-    if (arch == "sm_90a" && plan::wgmmaTileShape(bm, config.values[kBN]) &&
-        !plan::wgmmaTileShape(bm, bn))
+    if (arch == "sm_90a" && plan::wgmmaConvTileShape(bm, config.values[kBN]) &&
+        !plan::wgmmaConvTileShape(bm, bn))
       return;
   }
   Builder b(kernel.getContext());
@@ -439,7 +441,8 @@ LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config 
     split.tileM = std::min(Rule::tileM, config.values[kBM]);
     split.tileN = std::min(Rule::maxTileN, config.values[kBN]);
     split.warps = 4;
-    split.cluster = arch == "sm_90a" && plan::wgmmaTileShape(split.tileM, split.tileN);
+    split.cluster = arch == "sm_90a" &&
+                    plan::wgmmaTileShape(split.tileM, split.tileN, problem.rhsKMajor);
     split.slices = split.cluster ? 0 : Rule::warpSlices;
     split.beside = true;
     if (split.cluster)
@@ -456,11 +459,25 @@ LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config 
     split.tileM = config.values[kBM];
     split.tileN = config.values[kBN];
     split.warps = config.values[kWarps];
-    split.cluster = arch == "sm_90a" && plan::wgmmaTileShape(split.tileM, split.tileN);
+    split.cluster = arch == "sm_90a" &&
+                    plan::wgmmaTileShape(split.tileM, split.tileN, problem.rhsKMajor);
     split.slices = slices;
   }
   kernel->setAttr(plan::kSplitAttr, plan::toAttr(kernel.getContext(), split));
   return success();
+}
+
+/// sm_90a's wgmma GEMM runs BM / 16 warps (a warpgroup of 4 a 64 rows) whatever `warps`
+/// says. Where the warps came from the default, the plan states that count, so that the
+/// warp grid the analysis checks (warp tiles of multiples of 16 x 16) holds for every
+/// wgmma tile: 64 x 16 does not split among the default's 8 warps.
+void fitWgmmaWarps(const Problem &problem, Config &config, StringRef arch) {
+  if (arch != "sm_90a" || problem.kind != ProblemKind::gemm || !problem.tensorCores)
+    return;
+  if (config.from[kWarps] != "the default" ||
+      !plan::wgmmaTileShape(config.values[kBM], config.values[kBN], problem.rhsKMajor))
+    return;
+  config.values[kWarps] = config.values[kBM] / 16;
 }
 
 struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass> {
@@ -578,6 +595,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     if (failed(applyOverrides(kernel, *config)))
       return failure();
     fitAttentionStages(problem, *config, arch);
+    fitWgmmaWarps(problem, *config, arch);
     if (failed(validate(kernel, problem, *config)))
       return failure();
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false, "f32 GEMM")))

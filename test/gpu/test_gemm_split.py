@@ -38,6 +38,8 @@ EPILOGUES = {
     "s2_at_bt": lambda acc, t, s: acc,
     "s3_f32out": lambda acc, t, s: acc + t["bias"],
     "s2_batched": lambda acc, t, s: acc,
+    "w80_s2": lambda acc, t, s: acc,
+    "w96_auto": lambda acc, t, s: acc,
 }
 
 CASES = GemmCases("split", EPILOGUES)
