@@ -512,34 +512,43 @@ private:
     maps.encodes.push_back(g.sig.dim(g.m) + " < INT32_MAX && " + g.sig.dim(g.n) +
                            " < INT32_MAX && " + g.sig.dim(g.k) + " < INT32_MAX");
     for (const OperandTile &t : {tileA(), tileB()}) {
-      std::string name = t.isA ? "a_map" : "b_map";
       std::string k = g.sig.dim(g.k), mn = g.sig.dim(t.isA ? g.m : g.n);
       std::string cols = t.kMajor() ? k : mn, rows = t.kMajor() ? mn : k;
-      std::string boxRows = t.kMajor() ? boxRowsOf(mn, str(t.mnExtent)) : str(kTileK);
-      maps.names.push_back(name);
-      std::string tensor = "&" + name + ", " + t.op->param->cname + ", " + cols + ", " + rows;
-      if (g.batchDims.empty())
-        maps.encodes.push_back("sketch::encode_tensor_map_2d(" + tensor + ", " + cols +
-                               " * 2, 64, " + boxRows + ", 2)");
-      else
-        maps.encodes.push_back("sketch::encode_tensor_map_3d(" + tensor + ", batch, " + cols +
-                               " * 2, " + cols + " * " + rows + " * 2, 64, " + boxRows + ", 2)");
+      auto encode = [&](const std::string &name, const std::string &boxRows) {
+        maps.names.push_back(name);
+        std::string tensor = "&" + name + ", " + t.op->param->cname + ", " + cols + ", " + rows;
+        if (g.batchDims.empty())
+          maps.encodes.push_back("sketch::encode_tensor_map_2d(" + tensor + ", " + cols +
+                                 " * 2, 64, " + boxRows + ", 2)");
+        else
+          maps.encodes.push_back("sketch::encode_tensor_map_3d(" + tensor + ", batch, " + cols +
+                                 " * 2, " + cols + " * " + rows + " * 2, 64, " + boxRows + ", 2)");
+      };
+      encode(mapName(t), t.kMajor() ? str(t.mnExtent) : str(kTileK));
+      if (t.kMajor())
+        encode(tailMapName(t), "sketch::tma_tail_box_rows(" + mn + ", " + str(t.mnExtent) + ")");
     }
     return maps;
   }
 
-  /// A K-major operand's box rows: its tile's, or fewer over a shorter matrix
-  /// (sketch::tma_box_rows: the zero fill past the matrix is slow). `size` and
-  /// `tileRows`: the matrix's rows (M or N) and the tile's, as C++ expressions.
-  static std::string boxRowsOf(const std::string &size, const std::string &tileRows) {
-    return "sketch::tma_box_rows(" + size + ", " + tileRows + ")";
+  static std::string mapName(const OperandTile &t) { return t.isA ? "a_map" : "b_map"; }
+  /// A K-major operand's map for its last tile along M (N): boxes of the rows left there,
+  /// rounded up to 8 (sketch::tma_box_rows: the copy engine's zero fill past the matrix is
+  /// slow; the tile's other rows in the stage are never written and reach no stored element).
+  static std::string tailMapName(const OperandTile &t) { return t.isA ? "a_tail_map" : "b_tail_map"; }
+  /// Whether the tile at `t.mnOrigin` is the last along M (N), which overhangs the matrix.
+  static std::string overhangs(const OperandTile &t) {
+    return t.mnOrigin + " + " + t.mnTile + " > " + t.mnSize;
   }
 
-  /// The bytes one stage's boxes bring (its full mbarrier's transaction count): the
-  /// K-major operands' boxes as boxRowsOf cut them, in the kernel's sizes.
+  /// The bytes one stage's boxes bring (its full mbarrier's transaction count): a K-major
+  /// operand's box has the rows its tile has inside the matrix, rounded up to 8 (the tail
+  /// map's on the last tile).
   std::string stageTxBytes() const {
     auto bytes = [](const OperandTile &t, StringRef stageBytes) {
-      return t.kMajor() ? boxRowsOf(t.mnSize, t.mnTile) + " * BK * 2" : stageBytes.str();
+      return t.kMajor() ? "sketch::tma_box_rows(" + t.mnSize + " - " + t.mnOrigin + ", " +
+                              t.mnTile + ") * BK * 2"
+                        : stageBytes.str();
     };
     return "(uint32_t)(" + bytes(tileA(), "A_STAGE_BYTES") + " + " + bytes(tileB(), "B_STAGE_BYTES") + ")";
   }
@@ -547,7 +556,8 @@ private:
   /// Thread 0's requests for k-tile `kt`'s boxes of operand `t` into `dst`, completing
   /// on the mbarrier `full`.
   void writeTmaLoad(const OperandTile &t, StringRef dst) {
-    std::string map = t.isA ? "&a_map" : "&b_map";
+    std::string map = t.kMajor() ? overhangs(t) + " ? &" + tailMapName(t) + " : &" + mapName(t)
+                                 : "&" + mapName(t);
     bool batched = !g.batchDims.empty();
     auto load = [&](const std::string &to, const std::string &x, const std::string &y) {
       w.line(std::string("sketch::tma_load_") + (batched ? "3d(" : "2d(") + to + ", " + map + ", " +
@@ -718,8 +728,8 @@ private:
     };
     w.line("template <bool kVec>");
     std::string params = kernelParameterList(g.sig, restrictPtr);
-    if (usesTma(g))
-      params += ", const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map";
+    for (const std::string &map : tensorMaps().names)
+      params += ", const __grid_constant__ CUtensorMap " + map;
     w.line("__global__ void __launch_bounds__(" + str(block.launchThreads()) + ", 1) " +
            kernelName() + "(" + params + ") {");
     w.indentMore();

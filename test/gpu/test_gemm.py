@@ -91,12 +91,14 @@ def test_accumulator_start_operand_alone_misaligned():
 
 
 def test_short_operands_tma():
-    """Aligned sizes (the TMA path) where M or N is shorter than the tile: the boxes stop at
-    the matrix's rows rounded up to 8 (sketch::tma_box_rows); the tile's other rows in a
-    stage are stale and must reach no stored element. Also with more tiles than SMs (the
-    persistent loop over short tiles)."""
+    """Aligned sizes (the TMA path) where M or N is shorter than the tile, or its last tile
+    overhangs the matrix: those boxes stop at the rows left rounded up to 8 (the tail maps,
+    sketch::tma_box_rows); the tile's other rows in a stage are stale and must reach no
+    stored element. Also with more tiles than SMs (the persistent loop over short tiles)."""
     shapes = [(m, 264, 200) for m in (1, 5, 8, 9, 24, 33, 63)]
     shapes += [(300, n, 136) for n in (8, 40, 120)]
+    # the last tile along M or N overhangs the matrix: its boxes come from the tail map
+    shapes += [(136, 392, 200), (200, 264, 72), (72, 136, 520)]
     CASES.sweep(sorted(CASES.kernels()), shapes)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     CASES.sweep(["tc_f16_plain", "tc_f16_bias_relu", "tc_f16ws_batched", "tc_f16_rowbias_relu",

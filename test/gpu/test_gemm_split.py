@@ -68,9 +68,11 @@ def test_large_k():
 
 
 def test_short_operands_tma():
-    """Aligned sizes (the TMA path) with M under the split tile's 64 rows, and N = 8 under
-    its 128 columns: boxes of the matrix's rows rounded up to 8 (sketch::tma_box_rows)."""
+    """Aligned sizes (the TMA path) with M under the split tile's 64 rows, N = 8 under its
+    128 columns, and last tiles that overhang M and N: boxes of the rows left rounded up to
+    8 (the tail maps, sketch::tma_box_rows)."""
     shapes = [(m, 1032, 4096) for m in (1, 5, 9, 33, 63)] + [(m, 8, 1024) for m in (3, 70)]
+    shapes += [(77, 1032, 4096), (136, 1160, 1024)]  # a last tile that overhangs M and N
     CASES.sweep(all_kernels(), shapes)
 
 

@@ -32,6 +32,8 @@
 //   tma_box_rows(rows, tile_rows)    the rows of a box over a tile of `tile_rows` rows of a
 //                                    matrix of `rows` rows: the tile's, or `rows` rounded up
 //                                    to 8 where the matrix is shorter (host and device)
+//   tma_tail_box_rows(rows, tile_rows)
+//                                    tma_box_rows of the matrix's last tile (host)
 //   encode_tensor_map_2d(map, base, cols, rows, row_bytes, box_cols, box_rows, elem_bytes)
 //                                    a row-major matrix with a 128B-swizzled box, out-of-range
 //                                    elements zero-filled; false when the driver refuses it
@@ -194,17 +196,24 @@ inline bool encode_tensor_map(CUtensorMap *map, const void *base, int elem_bytes
 }
 
 /// The rows of a TMA box over a tile of `tile_rows` rows (K-major: a row is one
-/// 128-byte swizzle row) of a matrix of `rows` rows: the whole tile, or where the matrix
-/// is shorter than the tile (a few tokens through a projection), `rows` rounded up to 8
-/// (one swizzle atom). The copy engine fills rows past the matrix with zeros and that
-/// fill is slow: a 64-row box over M = 1 ran M = 1, N = 6144, K = 4096 in 21.3 us against
-/// 16.1 us with an 8-row box (H200, same run). The tile's rows past the box keep
+/// 128-byte swizzle row) that has `rows` rows of the matrix left: the whole tile, or
+/// where fewer are left (the last tile; a few tokens through a projection), `rows`
+/// rounded up to 8 (one swizzle atom). The copy engine fills rows past the matrix with
+/// zeros and that fill is slow: a 64-row box over M = 1 ran M = 1, N = 6144, K = 4096 in
+/// 21.3 us against 16.1 us with an 8-row box (H200, same run). The tile's rows past the box keep
 /// whatever the stage held; they only reach accumulator rows past the matrix, which
 /// nothing stores. The kernel counts the same rows in its stage's transaction bytes.
 __host__ __device__ inline int tma_box_rows(int64_t rows, int tile_rows) {
   if (rows >= tile_rows)
     return tile_rows;
   return rows <= 8 ? 8 : (int)((rows + 7) / 8 * 8);
+}
+
+/// tma_box_rows of the last tile of `tile_rows` rows over a matrix of `rows` rows (the
+/// box of a tail tensor map; a whole tile when `rows` is a multiple of it).
+inline int tma_tail_box_rows(int64_t rows, int tile_rows) {
+  const int64_t last = rows > 0 ? (rows - 1) / tile_rows * tile_rows : 0;
+  return tma_box_rows(rows - last, tile_rows);
 }
 
 /// Encodes `map` for the row-major matrix at `base` (rows x cols elements of
