@@ -535,7 +535,9 @@ private:
   /// A K-major operand's map for its last tile along M (N): boxes of the rows left there,
   /// rounded up to 8 (sketch::tma_box_rows: the copy engine's zero fill past the matrix is
   /// slow; the tile's other rows in the stage are never written and reach no stored element).
-  static std::string tailMapName(const OperandTile &t) { return t.isA ? "a_tail_map" : "b_tail_map"; }
+  static std::string tailMapName(const OperandTile &t) {
+    return t.isA ? "a_tail_map" : "b_tail_map";
+  }
   /// Whether the tile at `t.mnOrigin` is the last along M (N), which overhangs the matrix.
   static std::string overhangs(const OperandTile &t) {
     return t.mnOrigin + " + " + t.mnTile + " > " + t.mnSize;
@@ -550,7 +552,8 @@ private:
                               t.mnTile + ") * BK * 2"
                         : stageBytes.str();
     };
-    return "(uint32_t)(" + bytes(tileA(), "A_STAGE_BYTES") + " + " + bytes(tileB(), "B_STAGE_BYTES") + ")";
+    return "(uint32_t)(" + bytes(tileA(), "A_STAGE_BYTES") + " + " +
+           bytes(tileB(), "B_STAGE_BYTES") + ")";
   }
 
   /// Thread 0's requests for k-tile `kt`'s boxes of operand `t` into `dst`, completing
