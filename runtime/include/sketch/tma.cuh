@@ -29,9 +29,9 @@
 //   encode_tensor_map(map, base, elem_bytes, rank, dims, strides, box)
 //                                    the general form the two below call: a rank-2 or -3
 //                                    tensor, 128B-swizzled boxes, out-of-range zero-filled
-//   tma_box_rows(rows, tile_rows)    the rows of a box over a tile of `tile_rows` rows of a
-//                                    matrix of `rows` rows: the tile's, or `rows` rounded up
-//                                    to 8 where the matrix is shorter (host and device)
+//   tma_box_rows(rows, tile_rows)    the rows of a box over a tile of `tile_rows` rows that
+//                                    has `rows` rows of the matrix left: the tile's, or `rows`
+//                                    rounded up to 8 where fewer are left (host and device)
 //   tma_tail_box_rows(rows, tile_rows)
 //                                    tma_box_rows of the matrix's last tile (host)
 //   encode_tensor_map_2d(map, base, cols, rows, row_bytes, box_cols, box_rows, elem_bytes)
@@ -200,9 +200,9 @@ inline bool encode_tensor_map(CUtensorMap *map, const void *base, int elem_bytes
 /// where fewer are left (the last tile; a few tokens through a projection), `rows`
 /// rounded up to 8 (one swizzle atom). The copy engine fills rows past the matrix with
 /// zeros and that fill is slow: a 64-row box over M = 1 ran M = 1, N = 6144, K = 4096 in
-/// 21.3 us against 16.1 us with an 8-row box (H200, same run). The tile's rows past the box keep
-/// whatever the stage held; they only reach accumulator rows past the matrix, which
-/// nothing stores. The kernel counts the same rows in its stage's transaction bytes.
+/// 21.3 us against 16.1 us with an 8-row box (H200, same run). The tile's rows past the
+/// box keep whatever the stage held; they only reach accumulator rows past the matrix,
+/// which nothing stores. The kernel counts the same rows in its stage's transaction bytes.
 __host__ __device__ inline int tma_box_rows(int64_t rows, int tile_rows) {
   if (rows >= tile_rows)
     return tile_rows;
