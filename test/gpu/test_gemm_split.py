@@ -123,6 +123,32 @@ def test_narrow_kernel_one_slice():
     CASES.sweep(all_kernels(), [(128, 4096, 264), (97, 4100, 72)])
 
 
+def test_narrow_kernel_rows():
+    """The narrow kernel over several tile rows: 2 rows (M = 97, 128), an odd count whose
+    last row holds 1 or 44 rows (M = 129, 300), several rounds of the persistent grid
+    (M = 500, N = 4096: 256 tiles of 64 x 128), ragged and aligned N, every kernel (MN-major
+    B and A, batches, every epilogue form), checked; then, on sm_90a with 132 SMs, that the
+    aligned ones ran the narrow kernel's TMA path (unbatched kernels: with the batch of 3,
+    some of these grids cover 3/4 of the SMs at the kernel's own tile)."""
+    shapes = [(97, 4100, 72), (128, 2056, 1000), (129, 4104, 520), (300, 2000, 1000),
+              (500, 4096, 136)]
+    CASES.sweep(all_kernels(), shapes)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
+            or sms != 132):
+        return
+    for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
+        for m, n, k in shapes[1:]:
+            sizes = {"M": m, "N": n, "K": k, **CASES.batch_sizes(name)}
+            values, _ = CASES.make_inputs(name, sizes)
+            call = sketch_gpu.kernel(name)
+            used = {p for _, p in call.params}
+            ran = sketch_gpu.launched_kernels(lambda: call(**{p: v for p, v in values.items()
+                                                              if p in used}))
+            kernel = name + "_narrow_kernel<true>"
+            assert ran is None or any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel}: {ran}"
+
+
 def test_misaligned_base_pointers():
     """Bases one element off 16 bytes: the element path of both forms (no tensor maps)."""
     CASES.sweep(["sk_f16_bias_relu", "sk_bf16_linear", "sk_f16_residual", "sk_bf16_batched",
