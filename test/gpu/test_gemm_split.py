@@ -90,6 +90,17 @@ def test_grids_around_the_rule():
     CASES.sweep(["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"], shapes)
 
 
+def assert_ran(name, m, n, k, kernel):
+    """Kernel `name` at M x N x K (unbatched) launched a kernel whose name contains `kernel`
+    (when the profiler can tell)."""
+    values, _ = CASES.make_inputs(name, {"M": m, "N": n, "K": k})
+    call = sketch_gpu.kernel(name)
+    used = {p for _, p in call.params}
+    ran = sketch_gpu.launched_kernels(lambda: call(**{p: v for p, v in values.items()
+                                                      if p in used}))
+    assert ran is None or any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel} ran: {ran}"
+
+
 def test_narrow_kernel():
     """sm_90a: the split tile's own kernel (NAME_narrow_kernel) runs where the rule gives one
     slice (M = 128, N = K = 4096: 64 tiles of 64 x 128; M = 16, N = 6144: 48 tiles, more
@@ -108,13 +119,7 @@ def test_narrow_kernel():
     for (m, n, k), expected in zip(shapes, ["_narrow_kernel", "_narrow_kernel", "_kernel",
                                             "_narrow_kernel", "_narrow_kernel",
                                             "_splitk_kernel"]):
-        values, _ = CASES.make_inputs("sk_f16_plain", {"M": m, "N": n, "K": k})
-        call = sketch_gpu.kernel("sk_f16_plain")
-        used = {p for _, p in call.params}
-        ran = sketch_gpu.launched_kernels(lambda: call(**{p: v for p, v in values.items()
-                                                          if p in used}))
-        kernel = "sk_f16_plain" + expected + "<"
-        assert ran is None or any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel} ran: {ran}"
+        assert_ran("sk_f16_plain", m, n, k, "sk_f16_plain" + expected + "<")
 
 
 def test_narrow_kernel_one_slice():
@@ -139,14 +144,7 @@ def test_narrow_kernel_rows():
         return
     for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
         for m, n, k in shapes[1:]:
-            sizes = {"M": m, "N": n, "K": k, **CASES.batch_sizes(name)}
-            values, _ = CASES.make_inputs(name, sizes)
-            call = sketch_gpu.kernel(name)
-            used = {p for _, p in call.params}
-            ran = sketch_gpu.launched_kernels(lambda: call(**{p: v for p, v in values.items()
-                                                              if p in used}))
-            kernel = name + "_narrow_kernel<true>"
-            assert ran is None or any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel}: {ran}"
+            assert_ran(name, m, n, k, name + "_narrow_kernel<true>")
 
 
 def test_misaligned_base_pointers():
