@@ -1,31 +1,39 @@
 #!/usr/bin/env bash
-# Builds the static sketchc (scripts/build-static.sh, build-static/) and checks
-# it against the ordinary one (build/, scripts/setup.sh): on every example for
-# each --arch and --emit, and on every lit test input, both write the same
-# bytes, the same messages and the same exit status. Both run with an empty
-# environment (no LD_LIBRARY_PATH). scripts/test.sh (CI) runs it.
-#   scripts/test-static.sh   (env: SKETCH_BUILD_DIR, SKETCH_STATIC_BUILD, JOBS)
+# Builds the static sketchc (scripts/build-static.sh, build/static/) and checks
+# it against the ordinary one (build/compiler/): on every example for each
+# --arch and --emit, and on every lit test input, both write the same bytes,
+# the same messages and the same exit status. Both run with an empty
+# environment (no LD_LIBRARY_PATH), JOBS runs at a time. scripts/test.sh (CI)
+# runs it.
+#   scripts/test-static.sh   (env: SKETCH_BUILD_DIR, JOBS)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build-static.sh"
-declare -A sketchc=(
-  [dynamic]=${SKETCH_BUILD_DIR:-$root/build}/compiler/sketchc
-  [static]=${SKETCH_STATIC_BUILD:-$root/build-static}/compiler/sketchc)
+build=${SKETCH_BUILD_DIR:-$root/build}
+declare -A sketchc=([dynamic]=$build/compiler/sketchc [static]=$build/static/sketchc)
+jobs_max=${JOBS:-$(nproc)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-runs=0
-# compile NAME ARGS...: runs both compilers in their own folders of $work,
+mkdir -p "$work/dynamic" "$work/static"
+# run_both NAME ARGS...: runs both compilers in their own folders of $work,
 # keeping stdout, stderr and the exit status under NAME.
-compile() {
+run_both() {
   local name=$1 kind status
   shift
   for kind in dynamic static; do
-    mkdir -p "$work/$kind"
     status=0
     (cd "$work/$kind" && env -i "${sketchc[$kind]}" "$@" >"$name.out" 2>"$name.err") || status=$?
     echo "$status" >"$work/$kind/$name.status"
   done
+}
+runs=0
+# compile NAME ARGS...: run_both in the background, at most jobs_max at a time.
+compile() {
+  while (($(jobs -rp | wc -l) >= jobs_max)); do
+    wait -n
+  done
+  run_both "$@" &
   runs=$((runs + 1))
 }
 
@@ -46,6 +54,7 @@ while IFS= read -r input; do
   compile "test$index-sm_90a" "$input" --arch sm_90a --emit=cuda
   compile "test$index-sketch" "$input" --emit=sketch
 done < <(find "$root/test" -name '*.sketch' -not -path '*/gpu/*' | sort)
+wait
 
 if ! diff -r "$work/dynamic" "$work/static"; then
   echo "test-static: the static sketchc's output differs from build/'s (above)" >&2

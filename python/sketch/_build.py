@@ -23,10 +23,10 @@ class CompileError(RuntimeError):
 
 def find_sketchc():
     """$SKETCHC, then sketchc next to this package (sketch/bin), then PATH, then the
-    source tree's build (build-static/ or build/)."""
+    source tree's build (build/static/ or build/compiler/)."""
     candidates = [os.environ.get("SKETCHC"), os.path.join(HERE, "bin", "sketchc"),
                   shutil.which("sketchc"),
-                  os.path.join(REPO, "build-static", "compiler", "sketchc"),
+                  os.path.join(REPO, "build", "static", "sketchc"),
                   os.path.join(REPO, "build", "compiler", "sketchc")]
     for path in candidates:
         if path and os.path.isfile(path) and os.access(path, os.X_OK):

@@ -28,7 +28,7 @@ generate_one() {
 generate_static_sketchc() {
   "$root/scripts/build-static.sh" >/dev/null
   mkdir -p "$root/.gen/bin"
-  cp "$root/build-static/compiler/sketchc" "$root/.gen/bin/sketchc"
+  cp "$root/build/static/sketchc" "$root/.gen/bin/sketchc"
   echo "copied the static sketchc to $root/.gen/bin/sketchc"
 }
 
