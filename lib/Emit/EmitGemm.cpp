@@ -194,7 +194,8 @@ void emitGemmLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &laun
 }
 
 std::string splitLauncherName(const GemmAnalysis &g) { return g.sig.name + "_splitk_launch"; }
-std::string narrowLauncherName(const GemmAnalysis &g) { return g.sig.name + "_narrow_launch"; }
+/// A kernel of its own beside the split form (SplitForm::narrow, ::wide): NAME_narrow_launch.
+std::string tileLauncherName(const GemmAnalysis &kernel) { return kernel.sig.name + "_launch"; }
 
 /// The launch of a kernel without slices: persistent (at most one block an SM, shared
 /// by the batch, each looping over tiles) or one block a tile.
@@ -210,16 +211,17 @@ void emitTileLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &laun
   emitGemmLaunch(w, g, launch, "(unsigned)blocks", /*cluster=*/false, "tiles <= per_batch");
 }
 
-/// The narrow kernel's launch (SplitForm::narrow), a static function the host calls.
-void emitNarrowLauncher(CudaWriter &w, const GemmAnalysis &narrow, const GemmLaunch &launch,
-                        const GemmAnalysis &g) {
-  w.comment("the split form's tile as a kernel of its own (" + str(narrow.tileM) + " x " +
-            str(narrow.tileN) + ", " + str(narrow.stages) + " stages): no slices, no reduction");
-  w.open("static cudaError_t " + narrowLauncherName(g) + "(" + hostParameterList(g.sig) +
+/// The launch of a kernel of its own beside the split form (SplitForm::narrow, ::wide),
+/// a static function the host calls.
+void emitTileLauncher(CudaWriter &w, const GemmAnalysis &kernel, const GemmLaunch &launch,
+                      const GemmAnalysis &g, StringRef what) {
+  w.comment(what.str() + " (" + str(kernel.tileM) + " x " + str(kernel.tileN) + ", " +
+            str(kernel.stages) + " stages): no slices, no reduction");
+  w.open("static cudaError_t " + tileLauncherName(kernel) + "(" + hostParameterList(g.sig) +
          ", cudaStream_t stream)");
-  emitGemmTiles(w, narrow);
+  emitGemmTiles(w, kernel);
   w.line("if (tiles > INT32_MAX) return cudaErrorInvalidValue;");
-  emitTileLaunch(w, narrow, launch);
+  emitTileLaunch(w, kernel, launch);
   w.close();
   w.line();
 }
@@ -245,7 +247,9 @@ void emitSplitLauncher(CudaWriter &w, const SplitForm &split, const GemmLaunch &
 void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split) {
   using Rule = plan::SplitRule;
   std::string call = splitLauncherName(g) + "(" + kernelArgumentList(g.sig);
-  std::string narrowCall = narrowLauncherName(g) + "(" + kernelArgumentList(g.sig) + ", stream)";
+  auto launchOf = [&](const GemmAnalysis &kernel) {
+    return tileLauncherName(kernel) + "(" + kernelArgumentList(g.sig) + ", stream)";
+  };
   if (!split.beside) {
     w.comment("split_k " + str(split.slices) + ": K split over " + str(split.slices) + " slices");
     w.line("return " + call + (split.cluster ? ", " + str(split.slices) : "") + ", stream);");
@@ -272,9 +276,22 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
            str(Rule::sliceFillDen) + ", split_tiles, sketch::ceil_div(" +
            g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + maxSlices + ", " +
            str(Rule::minKTiles) + ");");
-    if (split.narrow) {
+    if (split.narrow && split.wide) {
+      const GemmAnalysis &narrow = *split.narrow, &wide = *split.wide;
+      w.open("if (slices == 1)");
+      w.comment("one slice: a kernel without the reduction, of the two tiles the one whose");
+      w.comment("waves move fewer operand rows, ceil(tiles / SMs) x (BM + BN)");
+      auto cost = [&](const GemmAnalysis &kernel) {
+        return "sketch::wave_rows(size_m, size_n, batch, sms, " + str(kernel.tileM) + ", " +
+               str(kernel.tileN) + ")";
+      };
+      w.line("if (" + cost(wide) + " < " + cost(narrow) + ")");
+      w.line("  return " + launchOf(wide) + ";");
+      w.line("return " + launchOf(narrow) + ";");
+      w.close();
+    } else if (split.narrow) {
       w.line("if (slices == 1)  // one slice: the narrow kernel, without the reduction");
-      w.line("  return " + narrowCall + ";");
+      w.line("  return " + launchOf(*split.narrow) + ";");
     }
     w.line("return " + call + ", slices, stream);");
   } else {
@@ -285,7 +302,7 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
     w.comment("at most " + str(Rule::narrowRows) + " rows: the narrow kernel streams B with more "
               "stages a block than the tile above");
     w.line("if (size_m <= " + str(Rule::narrowRows) + ")");
-    w.line("  return " + narrowCall + ";");
+    w.line("  return " + launchOf(*split.narrow) + ";");
   }
 }
 
@@ -293,11 +310,13 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
 
 void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
                   const SplitForm *split, const GemmLaunch *splitLaunch,
-                  const GemmLaunch *narrowLaunch) {
+                  const GemmLaunch *narrowLaunch, const GemmLaunch *wideLaunch) {
   if (split)
     emitSplitLauncher(w, *split, *splitLaunch);
   if (split && split->narrow)
-    emitNarrowLauncher(w, *split->narrow, *narrowLaunch, g);
+    emitTileLauncher(w, *split->narrow, *narrowLaunch, g, "the split form's tile as a kernel of its own");
+  if (split && split->wide)
+    emitTileLauncher(w, *split->wide, *wideLaunch, g, "the wide kernel, 128-row tiles");
   w.open(hostPrototype(g.sig));
   emitHostChecks(w, g.sig);
   emitGemmTiles(w, g);
@@ -482,35 +501,33 @@ int64_t alignUp(int64_t value, int64_t alignment) {
 
 } // namespace
 
-/// The split form's tile `s` as a kernel of its own: its operand buffers and stages,
-/// the GEMM's epilogue and staging element (SplitForm::narrow).
-GemmAnalysis narrowOf(const GemmAnalysis &g, const GemmAnalysis &s) {
-  GemmAnalysis narrow = s;
-  narrow.sig.name = g.sig.name + "_narrow";
-  narrow.split.reset();
-  narrow.stagedEpilogue = g.stagedEpilogue;
+/// The tile `s` as a kernel of its own, NAME`suffix`: its operand buffers and stages,
+/// the GEMM's epilogue and staging element (SplitForm::narrow, ::wide).
+static GemmAnalysis ownKernelOf(const GemmAnalysis &g, const GemmAnalysis &s, StringRef suffix) {
+  GemmAnalysis own = s;
+  own.sig.name = g.sig.name + suffix.str();
+  own.split.reset();
+  own.stagedEpilogue = g.stagedEpilogue;
   int64_t bytes = g.staging.elementBytes;
-  narrow.staging = plan::StagingBuffer{0, s.tileM, s.tileN, plan::stagingLd(s.tileN, bytes), bytes};
-  return narrow;
+  own.staging = plan::StagingBuffer{0, s.tileM, s.tileN, plan::stagingLd(s.tileN, bytes), bytes};
+  return own;
 }
 
-FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
-  const plan::SplitPlan &plan = *g.split;
-  SplitForm split;
-  split.beside = plan.beside;
-  GemmAnalysis &s = split.g;
-  s = g;
-  s.tileM = plan.tileM;
-  s.tileN = plan.tileN;
-  s.tileK = plan.tileK;
-  s.warps = plan.warps;
-  s.stages = plan.stages;
-  KernelOp kernel = g.kernel;
+/// `g` at another block tile: its warps and warp grid, and its operand buffers as
+/// sketch-plan-shared-memory plans them, one after the other. A located error when the
+/// warps do not split into warp tiles of multiples of 16 x 16.
+static FailureOr<GemmAnalysis> retiled(const GemmAnalysis &g, StringRef what, int64_t tileM,
+                                       int64_t tileN, int64_t warps, int64_t stages) {
+  GemmAnalysis s = g;
+  s.tileM = tileM;
+  s.tileN = tileN;
+  s.tileK = g.split->tileK;
+  s.warps = warps;
+  s.stages = stages;
   if (!plan::chooseWarpGrid(s.tileM, s.tileN, s.warps, s.warpsM, s.warpsN))
-    return kernel.emitError() << "split_k: the split form's tile " << s.tileM << "x" << s.tileN
-                              << " cannot be split among " << s.warps
-                              << " warps into warp tiles that are multiples of 16x16";
-  // the operand buffers as sketch-plan-shared-memory plans them, one after the other
+    return KernelOp(g.kernel).emitError()
+           << "split_k: " << what << " " << s.tileM << "x" << s.tileN << " cannot be split among "
+           << s.warps << " warps into warp tiles that are multiples of 16x16";
   int64_t offset = 0;
   for (GemmOperand *op : {&s.a, &s.b}) {
     int64_t mn = op == &s.a ? s.tileM : s.tileN;
@@ -522,6 +539,20 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
     op->smem = buffer;
   }
   s.smemBytes = offset;
+  return s;
+}
+
+FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
+  const plan::SplitPlan &plan = *g.split;
+  SplitForm split;
+  split.beside = plan.beside;
+  FailureOr<GemmAnalysis> tiled =
+      retiled(g, "the split form's tile", plan.tileM, plan.tileN, plan.warps, plan.stages);
+  if (failed(tiled))
+    return failure();
+  GemmAnalysis &s = split.g;
+  s = *tiled;
+  KernelOp kernel = g.kernel;
   s.staging = plan::StagingBuffer{0, s.tileM, s.tileN, plan::stagingLd(s.tileN, 4), 4};
   s.stagedEpilogue = true;
   split.cluster = plan.cluster;
@@ -533,7 +564,19 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
                                 << " stages does not fit the shared memory of sm_90a's wgmma "
                                    "path, whose blocks are a cluster's K slices: use fewer stages";
     if (plan::hasNarrowKernel(plan, g.tileM, g.tileN, g.stages))
-      split.narrow = narrowOf(g, s);
+      split.narrow = ownKernelOf(g, s, "_narrow");
+    if (split.narrow && plan.wideTileN) {
+      int64_t rows = plan::SplitRule::wideTileM;
+      FailureOr<GemmAnalysis> wide =
+          retiled(g, "the wide kernel's tile", rows, plan.wideTileN, rows / 16, plan.wideStages);
+      if (failed(wide))
+        return failure();
+      split.wide = ownKernelOf(g, *wide, "_wide");
+      if (!wgmmaSupports(*split.wide))
+        return kernel.emitError() << "split_k auto: the wide kernel's tile " << rows << "x"
+                                  << plan.wideTileN << " with " << plan.wideStages
+                                  << " stages does not fit the shared memory of sm_90a's wgmma path";
+    }
     return split;
   }
   if (!split.slices)
@@ -588,12 +631,17 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
                           ? emitWgmmaGemmKernel(split->g, *epilogue, w, &*split)
                           : GemmWriter(split->g, *epilogue, w, &*split).writeKernelAndComment();
   w.line();
-  std::optional<GemmLaunch> narrow;
+  std::optional<GemmLaunch> narrow, wide;
   if (split->narrow) {
     narrow = emitWgmmaGemmKernel(*split->narrow, *epilogue, w);
     w.line();
   }
-  emitGemmHost(w, g, own ? &*own : nullptr, &*split, &launch, narrow ? &*narrow : nullptr);
+  if (split->wide) {
+    wide = emitWgmmaGemmKernel(*split->wide, *epilogue, w);
+    w.line();
+  }
+  emitGemmHost(w, g, own ? &*own : nullptr, &*split, &launch, narrow ? &*narrow : nullptr,
+               wide ? &*wide : nullptr);
   w.line();
   return g.sig;
 }

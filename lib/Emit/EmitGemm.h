@@ -76,6 +76,9 @@ struct SplitForm {
   /// reduction (NAME_narrow_kernel), which the host function runs where the rule
   /// gives one slice or M is at most SplitRule::narrowRows (docs/backend.md).
   std::optional<GemmAnalysis> narrow;
+  /// Beside `narrow`, a kernel of 128-row tiles (NAME_wide_kernel, SplitPlan::wideTileN),
+  /// which the host function runs instead of it where SplitRule's wave count favours it.
+  std::optional<GemmAnalysis> wide;
 };
 
 /// The split form of `g`: its tile and warps, operand buffers planned as
@@ -94,11 +97,12 @@ std::string splitKernelName(const GemmAnalysis &g);
 
 /// The host function: argument checks, one block per output tile and batch index;
 /// with `split`, its dispatch to the split form (always, or by SplitRule beside
-/// `own`, and to split->narrow's `narrowLaunch`), each written before it as a static
-/// launch function.
+/// `own`, and to split->narrow's `narrowLaunch` or split->wide's `wideLaunch`), each
+/// written before it as a static launch function.
 void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
                   const SplitForm *split = nullptr, const GemmLaunch *splitLaunch = nullptr,
-                  const GemmLaunch *narrowLaunch = nullptr);
+                  const GemmLaunch *narrowLaunch = nullptr,
+                  const GemmLaunch *wideLaunch = nullptr);
 
 } // namespace sketch
 

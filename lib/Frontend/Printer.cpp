@@ -271,6 +271,10 @@ private:
     if (narrow)
       text += "; where S is 1, and for M up to " + n(Rule::narrowRows) +
               " rows, the split tile runs as a kernel of its own (no slices, no reduction)";
+    if (narrow && split.wideTileN)
+      text += "; where S is 1, tiles of " + n(Rule::wideTileM) + " x " + n(split.wideTileN) + " (" +
+              n(split.wideStages) + " stages) run instead where their waves move fewer operand "
+              "rows, ceil(tiles / SMs) x (BM + BN)";
     SmallVector<std::string> lines(1);
     for (StringRef word : llvm::split(text, ' ')) {
       if (!lines.back().empty() && lines.back().size() + 1 + word.size() > 84)

@@ -88,7 +88,8 @@ DictionaryAttr toAttr(MLIRContext *context, const SplitPlan &split) {
       named(b, "tile_m", split.tileM),     named(b, "tile_n", split.tileN),
       named(b, "tile_k", split.tileK),     named(b, "warps", split.warps),
       named(b, "stages", split.stages),    named(b, "slices", split.slices),
-      named(b, "cluster", split.cluster),  named(b, "beside", split.beside)};
+      named(b, "cluster", split.cluster),  named(b, "beside", split.beside),
+      named(b, "wide_n", split.wideTileN), named(b, "wide_stages", split.wideStages)};
   return b.getDictionaryAttr(fields);
 }
 
@@ -99,10 +100,13 @@ std::optional<SplitPlan> splitPlanFrom(Attribute attr) {
   auto tileM = getInt(dict, "tile_m"), tileN = getInt(dict, "tile_n"),
        tileK = getInt(dict, "tile_k"), warps = getInt(dict, "warps"),
        stages = getInt(dict, "stages"), slices = getInt(dict, "slices"),
-       cluster = getInt(dict, "cluster"), beside = getInt(dict, "beside");
-  if (!tileM || !tileN || !tileK || !warps || !stages || !slices || !cluster || !beside)
+       cluster = getInt(dict, "cluster"), beside = getInt(dict, "beside"),
+       wideTileN = getInt(dict, "wide_n"), wideStages = getInt(dict, "wide_stages");
+  if (!tileM || !tileN || !tileK || !warps || !stages || !slices || !cluster || !beside ||
+      !wideTileN || !wideStages)
     return std::nullopt;
-  return SplitPlan{*tileM, *tileN, *tileK, *warps, *stages, *slices, *cluster != 0, *beside != 0};
+  return SplitPlan{*tileM,   *tileN,        *tileK,     *warps,     *stages,
+                   *slices,  *cluster != 0, *beside != 0, *wideTileN, *wideStages};
 }
 
 bool hasNarrowKernel(const SplitPlan &split, int64_t tileM, int64_t tileN, int64_t stages) {

@@ -110,12 +110,14 @@ std::optional<StagingBuffer> stagingBufferFrom(mlir::Attribute attr);
 /// the slices are the blocks of a thread-block cluster (sm_90a's wgmma path),
 /// else warp groups of one block. slices == 0: chosen at run time (`split_k auto`
 /// on a cluster). `beside`: the kernel also keeps its own tile, and the host
-/// function picks one of the two by SplitRule.
+/// function picks one of the two by SplitRule. `wideTileN` (not 0): `auto` on a cluster
+/// also has a kernel of SplitRule::wideTileM x wideTileN tiles, `wideStages` stages.
 struct SplitPlan {
   int64_t tileM = 0, tileN = 0, tileK = 0, warps = 0, stages = 0;
   int64_t slices = 0;
   bool cluster = false;
   bool beside = false;
+  int64_t wideTileN = 0, wideStages = 0;
 };
 
 mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const SplitPlan &split);
@@ -148,6 +150,15 @@ struct SplitRule {
   static constexpr int64_t narrowRows = 64;
   /// The split form's tile for `split_k auto`: 64 rows (wgmma m64), at most 128 columns.
   static constexpr int64_t tileM = 64, maxTileN = 128;
+  /// Where the narrow kernel runs, a second kernel of 128-row tiles (96 columns; 128
+  /// where B is MN-major, whose wgmma tiles are multiples of 64 wide) runs instead when
+  /// its tiles' waves move fewer operand rows: ceil(tiles / SMs) x (BM + BN) smaller.
+  /// H100, same run, 64 x 128 against 128 x 96 (7 stages): M = 264, N = 4096, K = 4096
+  /// 0.0298 against 0.0230 ms (2 rounds of 160 tiles against 1 of 129), M = 136,
+  /// N = 6144 0.0332 against 0.0254; M = 264, N = 6144 (2 rounds each, 384 against 448
+  /// rows) 0.0323 against 0.0324 (docs/backend.md).
+  static constexpr int64_t wideTileM = 128, wideStages = 7;
+  static int64_t wideTileN(bool bKMajor) { return bKMajor ? 96 : 128; }
   /// Its stages on a cluster (sm_90a): as many k-tiles of 64 as fit in shared memory,
   /// at most 8. A small-M GEMM streams B from memory; more bytes in flight per SM
   /// measured faster (H100, M = 128, N = 6144, K = 4096, 64 x 128: 8 stages 0.0252 ms,

@@ -130,13 +130,14 @@ def test_narrow_kernel_one_slice():
 
 def test_narrow_kernel_rows():
     """The narrow kernel over several tile rows: 2 rows (M = 97, 128), an odd count whose
-    last row holds 1 or 44 rows (M = 129, 300), several rounds of the persistent grid
-    (M = 500, N = 4096: 256 tiles of 64 x 128), ragged and aligned N, every kernel (MN-major
-    B and A, batches, every epilogue form), checked; then, on sm_90a with 132 SMs, that the
+    last row holds 1 or 44 rows (M = 129, 300), two rounds of the persistent grid
+    (M = 300, N = 6144: 240 tiles of 64 x 128; the wide kernel's 128-row tiles take two
+    rounds too, of more rows), ragged and aligned N, every kernel (MN-major B and A,
+    batches, every epilogue form), checked; then, on sm_90a with 132 SMs, that the
     aligned ones ran the narrow kernel's TMA path (unbatched kernels: with the batch of 3,
     some of these grids cover 3/4 of the SMs at the kernel's own tile)."""
     shapes = [(97, 4100, 72), (128, 2056, 1000), (129, 4104, 520), (300, 2000, 1000),
-              (500, 4096, 136)]
+              (300, 6144, 136)]
     CASES.sweep(all_kernels(), shapes)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
@@ -145,6 +146,24 @@ def test_narrow_kernel_rows():
     for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
         for m, n, k in shapes[1:]:
             assert_ran(name, m, n, k, name + "_narrow_kernel<true>")
+
+
+def test_wide_kernel():
+    """The wide kernel (128-row tiles, NAME_wide_kernel) where its waves move fewer operand
+    rows than the narrow kernel's (132 SMs, 64 x 128 against 128 x 96, or 128 x 128 where
+    B is MN-major): M = 264, N = 4096 (160 narrow tiles, 2 rounds, against 129 or 96 wide
+    ones, 1 round), M = 136, N = 6144 (144 against 128 or 96); a last tile row of 8 rows
+    (M = 264) and of 1 (M = 257), ragged N; every kernel, checked; then, on sm_90a with
+    132 SMs, that the aligned ones ran the wide kernel."""
+    shapes = [(264, 4096, 520), (136, 6144, 1000), (257, 4100, 264), (200, 6152, 72)]
+    CASES.sweep(all_kernels(), shapes)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
+            or sms != 132):
+        return
+    for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
+        for m, n, k in shapes[:2]:
+            assert_ran(name, m, n, k, name + "_wide_kernel<")
 
 
 def test_misaligned_base_pointers():

@@ -12,6 +12,9 @@
 //   split_slices(sms, tiles, k_tiles, most, min_k_tiles)
 //                                  `split_k auto`'s K slices: min(most, sms / tiles,
 //                                  k_tiles / min_k_tiles), at least 1
+//   wave_rows(m, n, batch, sms, bm, bn)
+//                                  operand rows a BM x BN tiling moves an SM:
+//                                  ceil(tiles / sms) x (bm + bn)
 //   cluster_resident_blocks(kernel, threads, smem, cluster, cache)
 //                                  blocks of `kernel` resident at once in clusters of
 //                                  `cluster` (the driver's occupancy query), cached a device
@@ -143,6 +146,14 @@ inline int split_slices(int sms, int64_t tiles, int64_t k_tiles, int most, int m
   if (k_tiles / min_k_tiles < slices)
     slices = k_tiles / min_k_tiles;
   return slices < 1 ? 1 : (int)slices;
+}
+
+/// The operand rows (of A and B, per k step) an SM loads for an m x n (x batch) output
+/// in tiles of bm x bn, all SMs busy: its waves of tiles, ceil(tiles / sms), each loading
+/// bm + bn rows. `split_k auto` takes the tile with the fewer (docs/backend.md).
+inline int64_t wave_rows(int64_t m, int64_t n, int64_t batch, int sms, int bm, int bn) {
+  const int64_t tiles = ceil_div(m, bm) * ceil_div(n, bn) * batch;
+  return ceil_div(tiles, (int64_t)(sms < 1 ? 1 : sms)) * (bm + bn);
 }
 
 /// How many blocks of `kernel` (`threads` a block, `smem` bytes of dynamic shared memory,
