@@ -1,7 +1,7 @@
 """Copies what the package needs from the repository into it when it is built:
 runtime/include (the headers the generated CUDA includes) as sketch/include,
 and a sketchc binary as sketch/bin/sketchc when $SKETCH_BUNDLE_SKETCHC names
-one (e.g. the static build from scripts/build-static.sh)."""
+one (e.g. build/compiler/sketchc, which links MLIR and LLVM statically)."""
 import os
 import shutil
 

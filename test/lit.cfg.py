@@ -10,7 +10,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "lit.site.cfg.py.in", "gpu", "Inputs", "CMakeLists.txt"]
 
 # `--param tools=DIR` runs the suite with the sketchc and sketch-opt in DIR, such
-# as the static ones (build/static).
+# as another build's.
 config.sketch_tools_dir = os.path.abspath(lit_config.params.get("tools", config.sketch_tools_dir))
 config.environment["PATH"] = os.pathsep.join(
     [config.sketch_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])

@@ -23,16 +23,15 @@ class CompileError(RuntimeError):
 
 def find_sketchc():
     """$SKETCHC, then sketchc next to this package (sketch/bin), then PATH, then the
-    source tree's build (build/static/ or build/compiler/)."""
+    source tree's build (build/compiler/)."""
     candidates = [os.environ.get("SKETCHC"), os.path.join(HERE, "bin", "sketchc"),
                   shutil.which("sketchc"),
-                  os.path.join(REPO, "build", "static", "sketchc"),
                   os.path.join(REPO, "build", "compiler", "sketchc")]
     for path in candidates:
         if path and os.path.isfile(path) and os.access(path, os.X_OK):
             return path
     raise CompileError("sketchc not found: set SKETCHC, put it on PATH, or build it "
-                       "(scripts/setup.sh or scripts/build-static.sh)")
+                       "(scripts/setup.sh)")
 
 
 def find_runtime_include():

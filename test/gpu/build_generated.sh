@@ -4,7 +4,8 @@
 # compiled in parallel for the arch in GEN/ARCH (one, or a comma-separated list:
 # every variant of the files, one -gencode each; a file whose third line names
 # its nvcc flags, as sketchc writes it, is built with those) with the ptxas report kept
-# beside each object; prints the spill summary and links BUILD/LIBRARY.
+# beside each object; prints the spill summary (a kernel that spills registers
+# fails the build) and links BUILD/LIBRARY.
 #   test/gpu/build_generated.sh GEN BUILD LIBRARY   (env: SKETCH_FILES, JOBS, SKETCH_NVCC_FLAGS)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,6 +27,11 @@ echo "building $(echo "$files" | wc -l) files for $arch with $jobs jobs"
 echo "$files" | xargs -P "$jobs" -I{} sh -c \
   'nvcc -std=c++17 -O3 $4 -I"$0/runtime/include" -I"$1" $(sed -n "3s/.*runtime\/include \(.*\) -c FILE.cu/\1/p" "{}" | grep . || echo $2) -Xcompiler -fPIC -Xptxas -v -c "{}" -o "$3/$(basename {} .cu).o" 2> "$3/$(basename {} .cu).ptxas" || { cat "$3/$(basename {} .cu).ptxas"; echo "BUILD FAILED: {}"; }' \
   "$root" "$gen" "$gencode" "$build" "${SKETCH_NVCC_FLAGS:-}"
-echo "ptxas: $(cat "$build"/*.ptxas | grep -c 'bytes spill stores') kernels, $(cat "$build"/*.ptxas | grep -cE ' [1-9][0-9]* bytes spill stores') with spills"
-grep -B2 -E ' [1-9][0-9]* bytes spill stores' "$build"/*.ptxas | grep -o "function '[^']*'" | sort -u | head -20
+spilled=$(cat "$build"/*.ptxas | grep -cE ' [1-9][0-9]* bytes spill stores')
+echo "ptxas: $(cat "$build"/*.ptxas | grep -c 'bytes spill stores') kernels, $spilled with spills"
+if ((spilled)); then
+  grep -B2 -E ' [1-9][0-9]* bytes spill stores' "$build"/*.ptxas | grep -o "function '[^']*'" | sort -u | head -20
+  echo "BUILD FAILED: the kernels above spill registers" >&2
+  exit 1
+fi
 nvcc -shared -o "$build/$library" "$build"/*.o

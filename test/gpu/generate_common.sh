@@ -22,14 +22,15 @@ generate_one() {
   fi
 }
 
-# generate_static_sketchc: builds the static sketchc (scripts/build-static.sh, incremental)
-# and copies it to .gen/bin/sketchc, for the GPU machine (no LLVM there): the Python
-# package's tests and the decoder-layer benchmark compile sketches with it
+# generate_static_sketchc: builds sketchc (scripts/setup.sh, incremental; it links MLIR
+# and LLVM statically) and copies it to .gen/bin/sketchc, for the GPU machine (no LLVM
+# there): the Python package's tests and the decoder-layer benchmark compile sketches with it
 generate_static_sketchc() {
-  "$root/scripts/build-static.sh" >/dev/null
+  "$root/scripts/setup.sh" >/dev/null
+  "$root/scripts/check-static.sh" "$root/build/compiler/sketchc" >/dev/null
   mkdir -p "$root/.gen/bin"
-  cp "$root/build/static/sketchc" "$root/.gen/bin/sketchc"
-  echo "copied the static sketchc to $root/.gen/bin/sketchc"
+  cp "$root/build/compiler/sketchc" "$root/.gen/bin/sketchc"
+  echo "copied sketchc to $root/.gen/bin/sketchc"
 }
 
 # generate_end: records the commit (the device copy has no .git) and the arch, then exits
