@@ -29,6 +29,8 @@ echo "$files" | xargs -P "$jobs" -I{} sh -c \
   "$root" "$gen" "$gencode" "$build" "${SKETCH_NVCC_FLAGS:-}"
 spilled=$(cat "$build"/*.ptxas | grep -cE ' [1-9][0-9]* bytes spill stores')
 echo "ptxas: $(cat "$build"/*.ptxas | grep -c 'bytes spill stores') kernels, $spilled with spills"
+# ptxas serializing a wgmma group (the wgmma pipeline not kept asynchronous)
+grep -l "Potential Performance Loss" "$build"/*.ptxas 2>/dev/null | sed 's/^/ptxas: wgmma serialized in /'
 if ((spilled)); then
   grep -B2 -E ' [1-9][0-9]* bytes spill stores' "$build"/*.ptxas | grep -o "function '[^']*'" | sort -u | head -20
   echo "BUILD FAILED: the kernels above spill registers" >&2

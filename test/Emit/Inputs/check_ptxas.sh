@@ -1,9 +1,10 @@
 #!/bin/bash
 # check_ptxas.sh SKETCHC NVCC RUNTIME_INCLUDE WORKDIR DIR...
 # Compiles every .sketch under the DIRs to CUDA (sketchc) and with nvcc for
-# sm_80 and sm_90a (-Xptxas -v), in parallel. Prints one line per file and
-# architecture: "ok", or what failed (sketchc, nvcc, or a kernel with spills).
-# Exits 1 when anything failed.
+# each architecture of $ARCHS (default sm_80 and sm_90a; -Xptxas -v), JOBS
+# (default nproc) at a time. Prints one line per file and architecture: "ok",
+# or what failed (sketchc, nvcc, or a kernel with spills). Exits 1 when
+# anything failed. The lit tests run it, and test/gpu/run.sh on the GPU machine.
 set -u
 sketchc=$1 nvcc=$2 runtime=$3 work=$4
 shift 4
@@ -28,9 +29,9 @@ one() {  # one SKETCH ARCH
 }
 export -f one
 export sketchc nvcc runtime work
-find "$@" -name '*.sketch' -not -path '*/Inputs/*' | sort | \
-  xargs -I{} printf '%s sm_80\n%s sm_90a\n' {} {} | \
-  xargs -P "$(nproc)" -n 2 bash -c 'one "$0" "$1"' > "$work/report.txt"
+for sketch in $(find "$@" -name '*.sketch' -not -path '*/Inputs/*' | sort); do
+  for arch in ${ARCHS:-sm_80 sm_90a}; do echo "$sketch $arch"; done
+done | xargs -P "${JOBS:-$(nproc)}" -n 2 bash -c 'one "$0" "$1"' > "$work/report.txt"
 status=$?
 sort "$work/report.txt"
 exit $(( status != 0 ))
