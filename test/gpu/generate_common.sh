@@ -22,14 +22,16 @@ generate_one() {
   fi
 }
 
-# generate_static_sketchc: builds sketchc (scripts/setup.sh, incremental; it links MLIR
+# generate_static_sketchc: builds sketchc (scripts/setup.sh in $SKETCH_BUILD_DIR or build/,
+# incremental; it links MLIR
 # and LLVM statically) and copies it to .gen/bin/sketchc, for the GPU machine (no LLVM
 # there): the Python package's tests and the decoder-layer benchmark compile sketches with it
 generate_static_sketchc() {
   "$root/scripts/setup.sh" >/dev/null
-  "$root/scripts/check-static.sh" "$root/build/compiler/sketchc" >/dev/null
+  local built=${SKETCH_BUILD_DIR:-$root/build}/compiler/sketchc
+  "$root/scripts/check-static.sh" "$built" >/dev/null
   mkdir -p "$root/.gen/bin"
-  cp "$root/build/compiler/sketchc" "$root/.gen/bin/sketchc"
+  cp "$built" "$root/.gen/bin/sketchc"
   echo "copied sketchc to $root/.gen/bin/sketchc"
 }
 
