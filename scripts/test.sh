@@ -8,8 +8,8 @@
 #
 # CI stops a run at 5400 s, and its machines differ in speed by four times or
 # more. So the script keeps to SKETCH_TEST_BUDGET seconds (default 5000): an
-# nvcc test starts only while SKETCH_NVCC_MARGIN seconds (default 1000; the
-# slowest took 590 to 770 s on a slow machine) are left, and the ASan stage (a second
+# nvcc test starts only while SKETCH_NVCC_MARGIN seconds (default 1200; the
+# slowest took 590 to 1120 s on a slow machine) are left, and the ASan stage (a second
 # full build) only when its estimate (the first build's time and twice the
 # first lit stage's) fits. What it leaves out it names; a fast machine runs all.
 set -euo pipefail
@@ -30,7 +30,7 @@ run_one_ctest() {
 # run_nvcc_tests: ctest's nvcc tests, $parallel at a time, each started while the
 # margin is left in the budget; fails if one failed, names those left out.
 run_nvcc_tests() {
-  local margin=${SKETCH_NVCC_MARGIN:-1000} failed=0 left=() number name
+  local margin=${SKETCH_NVCC_MARGIN:-1200} failed=0 left=() number name
   while read -r number name; do
     while (($(jobs -rp | wc -l) >= parallel)); do wait -n || failed=1; done
     if ((SECONDS + margin > budget)); then

@@ -25,13 +25,16 @@ if [ $# -eq 0 ] && [ -n "$b2b_files" ] && [ -f "$build/libsketch_gpu_tests.so" ]
   SKETCH_GPU_LIB="$build/b2b_plan/libsketch_b2b_plan.so" PYTHONUNBUFFERED=1 \
     python3 "$root/test/gpu/run_tests.py" -k test_b2b::,test_conv_b2b:: || status=1
 fi
-# The GPU suite's sketches and the examples compiled for sm_80 as well (the suite above
-# runs their sm_90a build): ptxas reports no spills. CI's machine is too slow for these
+# The GPU suite's sketches, the examples and the attention head dimensions of the lit
+# tests compiled for sm_80 as well (the suite above runs their sm_90a build): ptxas
+# reports no spills. CI's machine is too slow for these
 # files; the lit tests compile the examples and smaller inputs. Whole-suite runs only.
 if [ $# -eq 0 ] && [ -x "$root/.gen/bin/sketchc" ]; then
   echo "== the GPU suite's sketches and the examples for sm_80 (test/Emit/Inputs/check_ptxas.sh)"
+  mkdir -p "$build/lit_inputs" && cp "$root/test/Attention/Inputs/head-dims.sketch" "$build/lit_inputs/"
   ARCHS=sm_80 bash "$root/test/Emit/Inputs/check_ptxas.sh" "$root/.gen/bin/sketchc" nvcc \
-    "$root/runtime/include" "$build/sm_80" "$root/test/gpu" "$root/examples" > "$build/sm_80.txt"
+    "$root/runtime/include" "$build/sm_80" "$root/test/gpu" "$root/examples" \
+    "$build/lit_inputs" > "$build/sm_80.txt"
   check=$?
   grep -v '^ok' "$build/sm_80.txt"
   echo "sm_80: $(grep -c '^ok' "$build/sm_80.txt") files compiled without spills, $(grep -c '^FAIL' "$build/sm_80.txt") failed"
