@@ -9,9 +9,9 @@
 # CI stops a run at 5400 s, and its machines differ in speed by four times or
 # more. So the script keeps to SKETCH_TEST_BUDGET seconds (default 5000): an
 # nvcc test starts only while SKETCH_NVCC_MARGIN seconds (default 1200; the
-# slowest took 590 to 1120 s on a slow machine) are left, and the ASan stage (a second
-# full build) only when its estimate (the first build's time and twice the
-# first lit stage's) fits. What it leaves out it names; a fast machine runs all.
+# slowest took 590 to 1120 s on a slow machine) are left, and the ASan stage
+# (a second full build) only when its estimate (the first build's time and
+# twice the first lit stage's) fits. What it leaves out it names; a fast machine runs all.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 budget=${SKETCH_TEST_BUDGET:-5000}

@@ -23,9 +23,9 @@ generate_one() {
 }
 
 # generate_static_sketchc: builds sketchc (scripts/setup.sh in $SKETCH_BUILD_DIR or build/,
-# incremental; it links MLIR
-# and LLVM statically) and copies it to .gen/bin/sketchc, for the GPU machine (no LLVM
-# there): the Python package's tests and the decoder-layer benchmark compile sketches with it
+# incremental; it links MLIR and LLVM statically) and copies it to .gen/bin/sketchc, for
+# the GPU machine (no LLVM there): the Python package's tests and the decoder-layer
+# benchmark compile sketches with it
 generate_static_sketchc() {
   "$root/scripts/setup.sh" >/dev/null
   local built=${SKETCH_BUILD_DIR:-$root/build}/compiler/sketchc

@@ -27,8 +27,8 @@ if [ $# -eq 0 ] && [ -n "$b2b_files" ] && [ -f "$build/libsketch_gpu_tests.so" ]
 fi
 # The GPU suite's sketches, the examples and the attention head dimensions of the lit
 # tests compiled for sm_80 as well (the suite above runs their sm_90a build): ptxas
-# reports no spills. CI's machine is too slow for these
-# files; the lit tests compile the examples and smaller inputs. Whole-suite runs only.
+# reports no spills. CI's machine is too slow for these files; its lit tests compile
+# a few examples and smaller inputs. Whole-suite runs only.
 if [ $# -eq 0 ] && [ -x "$root/.gen/bin/sketchc" ]; then
   echo "== the GPU suite's sketches and the examples for sm_80 (test/Emit/Inputs/check_ptxas.sh)"
   mkdir -p "$build/lit_inputs" && cp "$root/test/Attention/Inputs/head-dims.sketch" "$build/lit_inputs/"
