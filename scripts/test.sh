@@ -7,9 +7,9 @@
 # it out.
 #
 # CI stops a run at 5400 s, and its machines differ in speed by four times or
-# more. So the script keeps to SKETCH_TEST_BUDGET seconds (default 5000): an
-# nvcc test starts only while SKETCH_NVCC_MARGIN seconds (default 1200; the
-# slowest took 590 to 1120 s on a slow machine) are left, and the ASan stage
+# more. So the script keeps to SKETCH_TEST_BUDGET seconds (default 5000): the
+# nvcc tests run the cheapest first, each started only where its expected time
+# fits (run_nvcc_tests) and stopped at the budget, and the ASan stage
 # (a second full build) only when its estimate fits: three times the first
 # build's time (a CI machine took 1075 s for the first build and over 2860 s
 # for the sanitized one) and twice the first lit stage's. The stage is also
@@ -21,27 +21,49 @@ budget=${SKETCH_TEST_BUDGET:-5000}
 parallel=$(nproc)
 # stage NAME: prints how long the stages took so far (CI's log shows where time goes).
 stage() { echo "test: ${SECONDS}s so far; next: $1"; }
-# run_one_ctest NUMBER: ctest's test NUMBER; prints its result line, and its
-# output when it failed.
+# run_one_ctest NUMBER: ctest's test NUMBER, stopped when the budget runs out;
+# prints its result line, and its output when it failed.
 run_one_ctest() {
   local log=$root/build/Testing/ctest-$1.log status=0
-  (cd "$root/build" && ctest --output-on-failure -I "$1,$1" >"$log" 2>&1) || status=$?
+  (cd "$root/build" && timeout $((budget - SECONDS)) ctest --output-on-failure -I "$1,$1" \
+     >"$log" 2>&1) || status=$?
+  if ((status == 124)); then
+    echo "test: (${SECONDS}s) $2 stopped unfinished at the budget (${budget}s)"
+    return 0
+  fi
   grep -E '^ *[0-9]+/[0-9]+ Test +#' "$log" | sed "s/^ */test: (${SECONDS}s) /" || true
   if ((status)); then cat "$log"; fi
   return $status
 }
-# run_nvcc_tests: ctest's nvcc tests, $parallel at a time, each started while the
-# margin is left in the budget; fails if one failed, names those left out.
+# nvcc_tests: "number cost name" for each of ctest's nvcc tests, the cheapest
+# first (COST: seconds on a CI machine whose build took 1075 s, test/CMakeLists.txt).
+nvcc_tests() {
+  (cd "$root/build" && python3 -c '
+import json, re, subprocess
+run = lambda *a: subprocess.run(["ctest", *a, "-L", "nvcc"], capture_output=True, text=True,
+                                check=True).stdout
+costs = {t["name"]: next((p["value"] for p in t.get("properties", []) if p["name"] == "COST"), 0)
+         for t in json.loads(run("--show-only=json-v1"))["tests"]}
+tests = re.findall(r"^ *Test *#(\d+): (.*)$", run("-N"), re.M)
+for number, name in sorted(tests, key=lambda t: (costs.get(t[1], 0), int(t[0]))):
+    print(number, int(costs.get(name, 0)), name)
+')
+}
+# run_nvcc_tests: ctest's nvcc tests, the cheapest first, $parallel at a time;
+# one starts only while its cost, scaled by this machine's build time against
+# 1075 s and by 1.5 (nvcc ran up to 4 times slower where the build was 2.6
+# times slower), fits the budget. Fails if one failed, names those left out.
 run_nvcc_tests() {
-  local margin=${SKETCH_NVCC_MARGIN:-1200} failed=0 left=() number name
-  while read -r number name; do
+  local failed=0 left=() number cost name scale
+  scale=$((build_seconds > 1075 ? build_seconds : 1075))
+  while read -r number cost name; do
     while (($(jobs -rp | wc -l) >= parallel)); do wait -n || failed=1; done
-    if ((SECONDS + margin > budget)); then
+    if ((SECONDS + (cost > 60 ? cost : 60) * scale * 3 / 2 / 1075 > budget)); then
       left+=("$name")
       continue
     fi
-    run_one_ctest "$number" </dev/null &
-  done < <(cd "$root/build" && ctest -N -L nvcc | sed -n 's/^ *Test *#\([0-9]*\): \(.*\)$/\1 \2/p')
+    run_one_ctest "$number" "$name" </dev/null &
+  done < <(nvcc_tests)
   while (($(jobs -rp | wc -l))); do wait -n || failed=1; done
   if ((${#left[@]})); then
     echo "test: left out ${#left[@]} nvcc tests, ${SECONDS}s spent of ${budget}s: ${left[*]}"
