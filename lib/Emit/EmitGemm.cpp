@@ -227,8 +227,8 @@ void emitTileLauncher(CudaWriter &w, const GemmAnalysis &kernel, const GemmLaunc
 }
 
 /// The split form's launch, a static function the host function calls.
-void emitSplitLauncher(CudaWriter &w, const SplitForm &split, const GemmLaunch &launch) {
-  const GemmAnalysis &g = split.g;
+void emitSplitLauncher(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split,
+                       const GemmLaunch &launch) {
   w.comment("the split-K form: tiles of " + str(g.tileM) + " x " + str(g.tileN) + ", K split over " +
             (split.cluster ? "`slices` blocks of a cluster" : str(split.slices) + " warp groups a block"));
   w.open("static cudaError_t " + splitLauncherName(g) + "(" + hostParameterList(g.sig) +
@@ -257,6 +257,7 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
   }
   std::string tile = str(split.g.tileM) + " x " + str(split.g.tileN);
   std::string maxSlices = str(Rule::autoSlices(split.g.stages));
+  auto kTiles = [&] { return "sketch::ceil_div(" + g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + ")"; };
   w.comment("split_k auto (docs/backend.md): a grid under " + str(Rule::fillNum) + "/" +
             str(Rule::fillDen) + " of the SMs runs the split form instead,");
   if (split.cluster)
@@ -270,11 +271,27 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
   w.line("const int sms = sketch::sm_count();  // the current device's, read once");
   w.open("if (tiles * batch * " + str(Rule::fillDen) + " < (int64_t)sms * " + str(Rule::fillNum) + ")");
   if (split.cluster) {
+    if (split.tall) {
+      const GemmAnalysis &tall = *split.tall;
+      w.open("if (size_m > " + str(Rule::narrowRows) + ")");
+      w.comment("more rows than the split tile: tiles of " + str(tall.tileM) + " x " +
+                str(tall.tileN) + " (B read once for " + str(tall.tileM) + " rows), where");
+      w.comment("K splits over min(" + str(Rule::autoSlices(tall.stages)) +
+                ", the SMs / their tiles, k-tiles / " + str(Rule::minKTiles) +
+                ") >= 2 blocks of a cluster");
+      w.line("const int64_t tall_tiles = sketch::ceil_div(size_m, " + str(tall.tileM) +
+             ") * sketch::ceil_div(size_n, " + str(tall.tileN) + ") * batch;");
+      w.line("const int tall_slices = sketch::split_slices(sms, tall_tiles, " + kTiles() + ", " +
+             str(Rule::autoSlices(tall.stages)) + ", " + str(Rule::minKTiles) + ");");
+      w.line("if (tall_slices > 1)");
+      w.line("  return " + splitLauncherName(tall) + "(" + kernelArgumentList(g.sig) +
+             ", tall_slices, stream);");
+      w.close();
+    }
     w.line("const int64_t split_tiles = sketch::ceil_div(size_m, " + str(split.g.tileM) +
            ") * sketch::ceil_div(size_n, " + str(split.g.tileN) + ") * batch;");
     w.line("const int slices = sketch::split_slices(sms * " + str(Rule::sliceFillNum) + " / " +
-           str(Rule::sliceFillDen) + ", split_tiles, sketch::ceil_div(" +
-           g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + maxSlices + ", " +
+           str(Rule::sliceFillDen) + ", split_tiles, " + kTiles() + ", " + maxSlices + ", " +
            str(Rule::minKTiles) + ");");
     if (split.narrow && split.wide) {
       const GemmAnalysis &narrow = *split.narrow, &wide = *split.wide;
@@ -309,14 +326,15 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
 } // namespace
 
 void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
-                  const SplitForm *split, const GemmLaunch *splitLaunch,
-                  const GemmLaunch *narrowLaunch, const GemmLaunch *wideLaunch) {
+                  const SplitForm *split, const SplitLaunches &launches) {
   if (split)
-    emitSplitLauncher(w, *split, *splitLaunch);
+    emitSplitLauncher(w, split->g, *split, *launches.split);
   if (split && split->narrow)
-    emitTileLauncher(w, *split->narrow, *narrowLaunch, g, "the split form's tile as a kernel of its own");
+    emitTileLauncher(w, *split->narrow, *launches.narrow, g, "the split form's tile as a kernel of its own");
   if (split && split->wide)
-    emitTileLauncher(w, *split->wide, *wideLaunch, g, "the wide kernel, 128-row tiles");
+    emitTileLauncher(w, *split->wide, *launches.wide, g, "the wide kernel, 128-row tiles");
+  if (split && split->tall)
+    emitSplitLauncher(w, *split->tall, *split, *launches.tall);
   w.open(hostPrototype(g.sig));
   emitHostChecks(w, g.sig);
   emitGemmTiles(w, g);
@@ -542,6 +560,13 @@ static FailureOr<GemmAnalysis> retiled(const GemmAnalysis &g, StringRef what, in
   return s;
 }
 
+/// `s` as a split form's tile: its f32 partial tile staged before the epilogue.
+static GemmAnalysis asSplitTile(GemmAnalysis s) {
+  s.staging = plan::StagingBuffer{0, s.tileM, s.tileN, plan::stagingLd(s.tileN, 4), 4};
+  s.stagedEpilogue = true;
+  return s;
+}
+
 FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
   const plan::SplitPlan &plan = *g.split;
   SplitForm split;
@@ -551,10 +576,8 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
   if (failed(tiled))
     return failure();
   GemmAnalysis &s = split.g;
-  s = *tiled;
+  s = asSplitTile(*tiled);
   KernelOp kernel = g.kernel;
-  s.staging = plan::StagingBuffer{0, s.tileM, s.tileN, plan::stagingLd(s.tileN, 4), 4};
-  s.stagedEpilogue = true;
   split.cluster = plan.cluster;
   split.slices = plan.slices;
   if (plan.cluster) {
@@ -575,6 +598,19 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
       if (!wgmmaSupports(*split.wide))
         return kernel.emitError() << "split_k auto: the wide kernel's tile " << rows << "x"
                                   << plan.wideTileN << " with " << plan.wideStages
+                                  << " stages does not fit the shared memory of sm_90a's wgmma path";
+    }
+    if (split.wide && plan.tallStages) {
+      using Rule = plan::SplitRule;
+      FailureOr<GemmAnalysis> tall = retiled(g, "the tall split form's tile", Rule::tallTileM,
+                                             Rule::tallTileN, Rule::tallTileM / 16, plan.tallStages);
+      if (failed(tall))
+        return failure();
+      split.tall = asSplitTile(*tall);
+      split.tall->sig.name = g.sig.name + "_tall";
+      if (!wgmmaSupports(*split.tall))
+        return kernel.emitError() << "split_k auto: the tall split form's tile " << Rule::tallTileM
+                                  << "x" << Rule::tallTileN << " with " << plan.tallStages
                                   << " stages does not fit the shared memory of sm_90a's wgmma path";
     }
     return split;
@@ -631,7 +667,7 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
                           ? emitWgmmaGemmKernel(split->g, *epilogue, w, &*split)
                           : GemmWriter(split->g, *epilogue, w, &*split).writeKernelAndComment();
   w.line();
-  std::optional<GemmLaunch> narrow, wide;
+  std::optional<GemmLaunch> narrow, wide, tall;
   if (split->narrow) {
     narrow = emitWgmmaGemmKernel(*split->narrow, *epilogue, w);
     w.line();
@@ -640,8 +676,13 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
     wide = emitWgmmaGemmKernel(*split->wide, *epilogue, w);
     w.line();
   }
-  emitGemmHost(w, g, own ? &*own : nullptr, &*split, &launch, narrow ? &*narrow : nullptr,
-               wide ? &*wide : nullptr);
+  if (split->tall) {
+    tall = emitWgmmaGemmKernel(*split->tall, *epilogue, w, &*split);
+    w.line();
+  }
+  auto pointer = [](const std::optional<GemmLaunch> &l) { return l ? &*l : nullptr; };
+  emitGemmHost(w, g, pointer(own), &*split,
+               SplitLaunches{&launch, pointer(narrow), pointer(wide), pointer(tall)});
   w.line();
   return g.sig;
 }

@@ -79,6 +79,17 @@ struct SplitForm {
   /// Beside `narrow`, a kernel of 128-row tiles (NAME_wide_kernel, SplitPlan::wideTileN),
   /// which the host function runs instead of it where SplitRule's wave count favours it.
   std::optional<GemmAnalysis> wide;
+  /// Beside `wide`, a second split form on a cluster, of SplitRule::tallTileM x tallTileN
+  /// tiles (NAME_tall_splitk_kernel), which the host function runs for M over
+  /// SplitRule::narrowRows where it takes 2 slices or more.
+  std::optional<GemmAnalysis> tall;
+};
+
+/// The launches the host function dispatches to beside the kernel's own (`own`):
+/// the split form's and, where the split form has them, its narrow, wide and tall
+/// kernels' (SplitForm).
+struct SplitLaunches {
+  const GemmLaunch *split = nullptr, *narrow = nullptr, *wide = nullptr, *tall = nullptr;
 };
 
 /// The split form of `g`: its tile and warps, operand buffers planned as
@@ -97,12 +108,10 @@ std::string splitKernelName(const GemmAnalysis &g);
 
 /// The host function: argument checks, one block per output tile and batch index;
 /// with `split`, its dispatch to the split form (always, or by SplitRule beside
-/// `own`, and to split->narrow's `narrowLaunch` or split->wide's `wideLaunch`), each
-/// written before it as a static launch function.
+/// `own`, and to its narrow, wide or tall kernel), each written before it as a static
+/// launch function.
 void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
-                  const SplitForm *split = nullptr, const GemmLaunch *splitLaunch = nullptr,
-                  const GemmLaunch *narrowLaunch = nullptr,
-                  const GemmLaunch *wideLaunch = nullptr);
+                  const SplitForm *split = nullptr, const SplitLaunches &launches = {});
 
 } // namespace sketch
 

@@ -107,8 +107,9 @@ bool wgmmaSupports(const GemmAnalysis &g);
 /// as the mma.sync path).
 void emitWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w);
 
-/// Writes the kernel's header comment and the kernel (with `split`: the split-K
-/// kernel of split->g, its K slices the blocks of a cluster); returns its launch.
+/// Writes the kernel's header comment and the kernel (with `split`: `g` is one of its
+/// split forms, split->g or split->tall, its K slices the blocks of a cluster); returns
+/// its launch.
 GemmLaunch emitWgmmaGemmKernel(const GemmAnalysis &g, const EpilogueEmitter &epilogue,
                                CudaWriter &w, const SplitForm *split = nullptr);
 

@@ -275,6 +275,12 @@ private:
       text += "; where S is 1, tiles of " + n(Rule::wideTileM) + " x " + n(split.wideTileN) + " (" +
               n(split.wideStages) + " stages) run instead where their waves move fewer operand "
               "rows, ceil(tiles / SMs) x (BM + BN)";
+    if (narrow && split.tallStages)
+      text += "; for M over " + n(Rule::narrowRows) + " rows, a split form of " +
+              n(Rule::tallTileM) + " x " + n(Rule::tallTileN) + " tiles (" + n(split.tallStages) +
+              " stages) runs first where T = min(" + n(Rule::autoSlices(split.tallStages)) +
+              ", the SMs / its tiles, k-tiles / " + n(Rule::minKTiles) + ") is 2 or more, K split "
+              "over T blocks of a cluster";
     SmallVector<std::string> lines(1);
     for (StringRef word : llvm::split(text, ' ')) {
       if (!lines.back().empty() && lines.back().size() + 1 + word.size() > 84)

@@ -89,7 +89,8 @@ DictionaryAttr toAttr(MLIRContext *context, const SplitPlan &split) {
       named(b, "tile_k", split.tileK),     named(b, "warps", split.warps),
       named(b, "stages", split.stages),    named(b, "slices", split.slices),
       named(b, "cluster", split.cluster),  named(b, "beside", split.beside),
-      named(b, "wide_n", split.wideTileN), named(b, "wide_stages", split.wideStages)};
+      named(b, "wide_n", split.wideTileN), named(b, "wide_stages", split.wideStages),
+      named(b, "tall_stages", split.tallStages)};
   return b.getDictionaryAttr(fields);
 }
 
@@ -101,12 +102,13 @@ std::optional<SplitPlan> splitPlanFrom(Attribute attr) {
        tileK = getInt(dict, "tile_k"), warps = getInt(dict, "warps"),
        stages = getInt(dict, "stages"), slices = getInt(dict, "slices"),
        cluster = getInt(dict, "cluster"), beside = getInt(dict, "beside"),
-       wideTileN = getInt(dict, "wide_n"), wideStages = getInt(dict, "wide_stages");
+       wideTileN = getInt(dict, "wide_n"), wideStages = getInt(dict, "wide_stages"),
+       tallStages = getInt(dict, "tall_stages");
   if (!tileM || !tileN || !tileK || !warps || !stages || !slices || !cluster || !beside ||
-      !wideTileN || !wideStages)
+      !wideTileN || !wideStages || !tallStages)
     return std::nullopt;
-  return SplitPlan{*tileM,   *tileN,        *tileK,     *warps,     *stages,
-                   *slices,  *cluster != 0, *beside != 0, *wideTileN, *wideStages};
+  return SplitPlan{*tileM,  *tileN,        *tileK,        *warps,     *stages,     *slices,
+                   *cluster != 0, *beside != 0, *wideTileN, *wideStages, *tallStages};
 }
 
 bool hasNarrowKernel(const SplitPlan &split, int64_t tileM, int64_t tileN, int64_t stages) {

@@ -112,12 +112,15 @@ std::optional<StagingBuffer> stagingBufferFrom(mlir::Attribute attr);
 /// on a cluster). `beside`: the kernel also keeps its own tile, and the host
 /// function picks one of the two by SplitRule. `wideTileN` (not 0): `auto` on a cluster
 /// also has a kernel of SplitRule::wideTileM x wideTileN tiles, `wideStages` stages.
+/// `tallStages` (not 0): and a second split form, of SplitRule::tallTileM x tallTileN
+/// tiles, `tallStages` stages, for M over SplitRule::narrowRows.
 struct SplitPlan {
   int64_t tileM = 0, tileN = 0, tileK = 0, warps = 0, stages = 0;
   int64_t slices = 0;
   bool cluster = false;
   bool beside = false;
   int64_t wideTileN = 0, wideStages = 0;
+  int64_t tallStages = 0;
 };
 
 mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const SplitPlan &split);
@@ -159,6 +162,15 @@ struct SplitRule {
   /// rows) 0.0323 against 0.0324 (docs/backend.md).
   static constexpr int64_t wideTileM = 128, wideStages = 7;
   static int64_t wideTileN(bool bKMajor) { return bKMajor ? 96 : 128; }
+  /// Beside the wide kernel, for M over narrowRows, a split form of 128 x 64 tiles on a
+  /// cluster, which the host function runs where it takes 2 slices or more: slices =
+  /// min(autoSlices, SMs / its tiles, k-tiles / minKTiles) (all the SMs: 64-row tiles
+  /// read each column of B once for every 64 rows of M, these once for 128). H200, same
+  /// run, M = 128: N = K = 4096 0.0139 ms with 2 slices against 0.0152 for the narrow
+  /// kernel (cuBLAS 0.0142); N = 4096, K = 14336 0.0377 against 0.0443 (cuBLAS 0.0373).
+  /// Where M is at most narrowRows, 64 x 128 tiles ran faster (M = 16, N = 6144: 2
+  /// slices of 128 x 64 0.024 ms, 64 x 128 0.019).
+  static constexpr int64_t tallTileM = 128, tallTileN = 64;
   /// Its stages on a cluster (sm_90a): as many k-tiles of 64 as fit in shared memory,
   /// at most 8. A small-M GEMM streams B from memory; more bytes in flight per SM
   /// measured faster (H100, M = 128, N = 6144, K = 4096, 64 x 128: 8 stages 0.0252 ms,

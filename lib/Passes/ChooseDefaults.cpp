@@ -453,6 +453,7 @@ LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config 
         Rule::wideTileM * wideTileN < config.values[kBM] * config.values[kBN]) {
       split.wideTileN = wideTileN;
       split.wideStages = Rule::wideStages;
+      split.tallStages = Rule::clusterStages(Rule::tallTileM, Rule::tallTileN, arch);
     }
   } else {
     int64_t slices = 0;

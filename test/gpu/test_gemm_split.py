@@ -103,13 +103,13 @@ def assert_ran(name, m, n, k, kernel):
 
 def test_narrow_kernel():
     """sm_90a: the split tile's own kernel (NAME_narrow_kernel) runs where the rule gives one
-    slice (M = 128, N = K = 4096: 64 tiles of 64 x 128; M = 16, N = 6144: 48 tiles, more
-    than half the SMs' 66) and for M up to 64 rows whose own grid covers the SMs; M = 65
-    there runs the kernel's own tile; M = 16, N = 4096 (32 tiles) the split form. Every
-    kernel, checked."""
+    slice (M = 128, N = 4096, K = 264: 64 tiles of 64 x 128, and 5 k-tiles, too few for 2
+    slices of the tall form; M = 16, N = 6144: 48 tiles, more than half the SMs' 66) and
+    for M up to 64 rows whose own grid covers the SMs; M = 65 there runs the kernel's own
+    tile; M = 16, N = 4096 (32 tiles) the split form. Every kernel, checked."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     wide = 256 * (sms * 3 // 4 + 1)  # the own tile's grid covers 3/4 of the SMs at M <= 128
-    shapes = [(1, wide, 520), (64, wide + 3, 136), (65, wide, 72), (128, 4096, 4096),
+    shapes = [(1, wide, 520), (64, wide + 3, 136), (65, wide, 72), (128, 4096, 264),
               (16, 6144, 4096), (16, 4096, 4096)]
     CASES.sweep(all_kernels(), shapes)
     if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
@@ -132,11 +132,12 @@ def test_narrow_kernel_rows():
     """The narrow kernel over several tile rows: 2 rows (M = 97, 128), an odd count whose
     last row holds 1 or 44 rows (M = 129, 300), two rounds of the persistent grid
     (M = 300, N = 6144: 240 tiles of 64 x 128; the wide kernel's 128-row tiles take two
-    rounds too, of more rows), ragged and aligned N, every kernel (MN-major B and A,
+    rounds too, of more rows; M = 128 with 4 k-tiles, too few for the tall split form's 2
+    slices), ragged and aligned N, every kernel (MN-major B and A,
     batches, every epilogue form), checked; then, on sm_90a with 132 SMs, that the
     aligned ones ran the narrow kernel's TMA path (unbatched kernels: with the batch of 3,
     some of these grids cover 3/4 of the SMs at the kernel's own tile)."""
-    shapes = [(97, 4100, 72), (128, 2056, 1000), (129, 4104, 520), (300, 2000, 1000),
+    shapes = [(97, 4100, 72), (128, 2056, 200), (129, 4104, 520), (300, 2000, 1000),
               (300, 6144, 136)]
     CASES.sweep(all_kernels(), shapes)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -164,6 +165,24 @@ def test_wide_kernel():
     for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
         for m, n, k in shapes[:2]:
             assert_ran(name, m, n, k, name + "_wide_kernel<")
+
+
+def test_tall_split_form():
+    """The tall split form (128 x 64 tiles, K over a cluster; NAME_tall_splitk_kernel) for M
+    over 64 rows where it takes 2 slices or more (132 SMs: M = 128, N = K = 4096: 64 tiles;
+    M = 100, N = 2056: 33 tiles; M = 77, K = 14336), with ragged N and K, a last tile
+    that overhangs M and N, every kernel (MN-major B and A, batches, every epilogue form),
+    checked; then, on sm_90a with 132 SMs, that the unbatched aligned ones ran it."""
+    shapes = [(128, 4096, 4096), (100, 2056, 1000), (77, 1000, 14336), (65, 1031, 1031),
+              (128, 4100, 520)]
+    CASES.sweep(all_kernels(), shapes)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
+            or sms != 132):
+        return
+    for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
+        for m, n, k in shapes[:2]:
+            assert_ran(name, m, n, k, name + "_tall_splitk_kernel<")
 
 
 def test_misaligned_base_pointers():
