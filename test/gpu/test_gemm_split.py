@@ -101,6 +101,18 @@ def assert_ran(name, m, n, k, kernel):
     assert ran is None or any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel} ran: {ran}"
 
 
+def assert_unbatched_ran(shapes, kernel):
+    """On sm_90a with 132 SMs (the rule's sizes are for H100 SXM and H200): each unbatched
+    kernel at each of `shapes` launched NAME`kernel`."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
+            or sms != 132):
+        return
+    for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
+        for m, n, k in shapes:
+            assert_ran(name, m, n, k, name + kernel)
+
+
 def test_narrow_kernel():
     """sm_90a: the split tile's own kernel (NAME_narrow_kernel) runs where the rule gives one
     slice (M = 128, N = 4096, K = 264: 64 tiles of 64 x 128, and 5 k-tiles, too few for 2
@@ -140,13 +152,7 @@ def test_narrow_kernel_rows():
     shapes = [(97, 4100, 72), (128, 2056, 200), (129, 4104, 520), (300, 2000, 1000),
               (300, 6144, 136)]
     CASES.sweep(all_kernels(), shapes)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
-            or sms != 132):
-        return
-    for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
-        for m, n, k in shapes[1:]:
-            assert_ran(name, m, n, k, name + "_narrow_kernel<true>")
+    assert_unbatched_ran(shapes[1:], "_narrow_kernel<true>")
 
 
 def test_wide_kernel():
@@ -158,13 +164,7 @@ def test_wide_kernel():
     132 SMs, that the aligned ones ran the wide kernel."""
     shapes = [(264, 4096, 520), (136, 6144, 1000), (257, 4100, 264), (200, 6152, 72)]
     CASES.sweep(all_kernels(), shapes)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
-            or sms != 132):
-        return
-    for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
-        for m, n, k in shapes[:2]:
-            assert_ran(name, m, n, k, name + "_wide_kernel<")
+    assert_unbatched_ran(shapes[:2], "_wide_kernel<")
 
 
 def test_tall_split_form():
@@ -176,13 +176,7 @@ def test_tall_split_form():
     shapes = [(128, 4096, 4096), (100, 2056, 1000), (77, 1000, 14336), (65, 1031, 1031),
               (128, 4100, 520)]
     CASES.sweep(all_kernels(), shapes)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
-            or sms != 132):
-        return
-    for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
-        for m, n, k in shapes[:2]:
-            assert_ran(name, m, n, k, name + "_tall_splitk_kernel<")
+    assert_unbatched_ran(shapes[:2], "_tall_splitk_kernel<")
 
 
 def test_misaligned_base_pointers():
