@@ -19,6 +19,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 budget=${SKETCH_TEST_BUDGET:-5000}
 parallel=$(nproc)
+# the build time, in seconds, of the CI machine whose nvcc test times are the tests'
+# COST (test/CMakeLists.txt)
+reference_build=1075
 # stage NAME: prints how long the stages took so far (CI's log shows where time goes).
 stage() { echo "test: ${SECONDS}s so far; next: $1"; }
 # run_one_ctest NUMBER: ctest's test NUMBER, stopped when the budget runs out;
@@ -36,7 +39,7 @@ run_one_ctest() {
   return $status
 }
 # nvcc_tests: "number cost name" for each of ctest's nvcc tests, the cheapest
-# first (COST: seconds on a CI machine whose build took 1075 s, test/CMakeLists.txt).
+# first (COST: seconds on the CI machine of $reference_build).
 nvcc_tests() {
   (cd "$root/build" && python3 -c '
 import json, re, subprocess
@@ -51,14 +54,14 @@ for number, name in sorted(tests, key=lambda t: (costs.get(t[1], 0), int(t[0])))
 }
 # run_nvcc_tests: ctest's nvcc tests, the cheapest first, $parallel at a time;
 # one starts only while its cost, scaled by this machine's build time against
-# 1075 s and by 1.5 (nvcc ran up to 4 times slower where the build was 2.6
+# $reference_build and by 1.5 (nvcc ran up to 4 times slower where the build was 2.6
 # times slower), fits the budget. Fails if one failed, names those left out.
 run_nvcc_tests() {
   local failed=0 left=() number cost name scale
-  scale=$((build_seconds > 1075 ? build_seconds : 1075))
+  scale=$((build_seconds > reference_build ? build_seconds : reference_build))
   while read -r number cost name; do
     while (($(jobs -rp | wc -l) >= parallel)); do wait -n || failed=1; done
-    if ((SECONDS + (cost > 60 ? cost : 60) * scale * 3 / 2 / 1075 > budget)); then
+    if ((SECONDS + (cost > 60 ? cost : 60) * scale * 3 / 2 / reference_build > budget)); then
       left+=("$name")
       continue
     fi

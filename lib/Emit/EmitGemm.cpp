@@ -273,16 +273,17 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
   if (split.cluster) {
     if (split.tall) {
       const GemmAnalysis &tall = *split.tall;
+      std::string tallMaxSlices = str(Rule::autoSlices(tall.stages));
       w.open("if (size_m > " + str(Rule::narrowRows) + ")");
       w.comment("more rows than the split tile: tiles of " + str(tall.tileM) + " x " +
                 str(tall.tileN) + " (B read once for " + str(tall.tileM) + " rows), where");
-      w.comment("K splits over min(" + str(Rule::autoSlices(tall.stages)) +
+      w.comment("K splits over min(" + tallMaxSlices +
                 ", the SMs / their tiles, k-tiles / " + str(Rule::minKTiles) +
                 ") >= 2 blocks of a cluster");
       w.line("const int64_t tall_tiles = sketch::ceil_div(size_m, " + str(tall.tileM) +
              ") * sketch::ceil_div(size_n, " + str(tall.tileN) + ") * batch;");
       w.line("const int tall_slices = sketch::split_slices(sms, tall_tiles, " + kTiles() + ", " +
-             str(Rule::autoSlices(tall.stages)) + ", " + str(Rule::minKTiles) + ");");
+             tallMaxSlices + ", " + str(Rule::minKTiles) + ");");
       w.line("if (tall_slices > 1)");
       w.line("  return " + splitLauncherName(tall) + "(" + kernelArgumentList(g.sig) +
              ", tall_slices, stream);");
