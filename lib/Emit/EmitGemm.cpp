@@ -242,6 +242,34 @@ void emitSplitLauncher(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
   w.line();
 }
 
+/// Where the split form takes one slice: of the narrow kernel and the wide ones, the one
+/// whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN) (SplitRule;
+/// ties keep the first, the narrow kernel first).
+template <typename LaunchOf>
+void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<GemmAnalysis> wide,
+                        LaunchOf launchOf) {
+  w.comment("one slice: a kernel without the reduction, of these tiles the one whose waves");
+  w.comment("move the fewest operand rows, ceil(tiles / SMs) x (BM + BN); ties keep the first");
+  auto rowsOf = [](const GemmAnalysis &kernel) {
+    return "rows_" + str(kernel.tileM) + "x" + str(kernel.tileN);
+  };
+  std::vector<const GemmAnalysis *> kernels = {&narrow};
+  for (const GemmAnalysis &kernel : wide)
+    kernels.push_back(&kernel);
+  for (const GemmAnalysis *kernel : kernels)
+    w.line("const int64_t " + rowsOf(*kernel) + " = sketch::wave_rows(size_m, size_n, batch, sms, " +
+           str(kernel->tileM) + ", " + str(kernel->tileN) + ");");
+  for (auto [i, kernel] : llvm::enumerate(wide)) {
+    std::string rows = rowsOf(kernel), condition = rows + " < " + rowsOf(narrow);
+    for (auto [j, other] : llvm::enumerate(wide))
+      if (j != i)
+        condition += " && " + rows + (j < i ? " < " : " <= ") + rowsOf(other);
+    w.line("if (" + condition + ")");
+    w.line("  return " + launchOf(kernel) + ";");
+  }
+  w.line("return " + launchOf(narrow) + ";");
+}
+
 /// The host function's choice of the split form: always (`split_k N`), or by
 /// plan::SplitRule beside the kernel's own tile (`split_k auto`).
 void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split) {
@@ -294,18 +322,9 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
     w.line("const int slices = sketch::split_slices(sms * " + str(Rule::sliceFillNum) + " / " +
            str(Rule::sliceFillDen) + ", split_tiles, " + kTiles() + ", " + maxSlices + ", " +
            str(Rule::minKTiles) + ");");
-    if (split.narrow && split.wide) {
-      const GemmAnalysis &narrow = *split.narrow, &wide = *split.wide;
+    if (split.narrow && !split.wide.empty()) {
       w.open("if (slices == 1)");
-      w.comment("one slice: a kernel without the reduction, of the two tiles the one whose");
-      w.comment("waves move fewer operand rows, ceil(tiles / SMs) x (BM + BN)");
-      auto cost = [&](const GemmAnalysis &kernel) {
-        return "sketch::wave_rows(size_m, size_n, batch, sms, " + str(kernel.tileM) + ", " +
-               str(kernel.tileN) + ")";
-      };
-      w.line("if (" + cost(wide) + " < " + cost(narrow) + ")");
-      w.line("  return " + launchOf(wide) + ";");
-      w.line("return " + launchOf(narrow) + ";");
+      emitFewestWaveRows(w, *split.narrow, split.wide, launchOf);
       w.close();
     } else if (split.narrow) {
       w.line("if (slices == 1)  // one slice: the narrow kernel, without the reduction");
@@ -332,8 +351,9 @@ void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
     emitSplitLauncher(w, split->g, *split, *launches.split);
   if (split && split->narrow)
     emitTileLauncher(w, *split->narrow, *launches.narrow, g, "the split form's tile as a kernel of its own");
-  if (split && split->wide)
-    emitTileLauncher(w, *split->wide, *launches.wide, g, "the wide kernel, 128-row tiles");
+  if (split)
+    for (auto [kernel, launch] : llvm::zip_equal(split->wide, launches.wide))
+      emitTileLauncher(w, kernel, launch, g, "a wide kernel, 128-row tiles");
   if (split && split->tall)
     emitSplitLauncher(w, *split->tall, *split, *launches.tall);
   w.open(hostPrototype(g.sig));
@@ -589,19 +609,19 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
                                    "path, whose blocks are a cluster's K slices: use fewer stages";
     if (plan::hasNarrowKernel(plan, g.tileM, g.tileN, g.stages))
       split.narrow = ownKernelOf(g, s, "_narrow");
-    if (split.narrow && plan.wideTileN) {
+    for (plan::SplitPlan::WideTile tile : split.narrow ? plan.wide : decltype(plan.wide)()) {
       int64_t rows = plan::SplitRule::wideTileM;
       FailureOr<GemmAnalysis> wide =
-          retiled(g, "the wide kernel's tile", rows, plan.wideTileN, rows / 16, plan.wideStages);
+          retiled(g, "the wide kernel's tile", rows, tile.tileN, rows / 16, tile.stages);
       if (failed(wide))
         return failure();
-      split.wide = ownKernelOf(g, *wide, "_wide");
-      if (!wgmmaSupports(*split.wide))
+      split.wide.push_back(ownKernelOf(g, *wide, "_wide" + std::to_string(tile.tileN)));
+      if (!wgmmaSupports(split.wide.back()))
         return kernel.emitError() << "split_k auto: the wide kernel's tile " << rows << "x"
-                                  << plan.wideTileN << " with " << plan.wideStages
+                                  << tile.tileN << " with " << tile.stages
                                   << " stages does not fit the shared memory of sm_90a's wgmma path";
     }
-    if (split.wide && plan.tallStages) {
+    if (!split.wide.empty() && plan.tallStages) {
       using Rule = plan::SplitRule;
       FailureOr<GemmAnalysis> tall = retiled(g, "the tall split form's tile", Rule::tallTileM,
                                              Rule::tallTileN, Rule::tallTileM / 16, plan.tallStages);
@@ -668,13 +688,14 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
                           ? emitWgmmaGemmKernel(split->g, *epilogue, w, &*split)
                           : GemmWriter(split->g, *epilogue, w, &*split).writeKernelAndComment();
   w.line();
-  std::optional<GemmLaunch> narrow, wide, tall;
+  std::optional<GemmLaunch> narrow, tall;
+  std::vector<GemmLaunch> wide;
   if (split->narrow) {
     narrow = emitWgmmaGemmKernel(*split->narrow, *epilogue, w);
     w.line();
   }
-  if (split->wide) {
-    wide = emitWgmmaGemmKernel(*split->wide, *epilogue, w);
+  for (const GemmAnalysis &kernel : split->wide) {
+    wide.push_back(emitWgmmaGemmKernel(kernel, *epilogue, w));
     w.line();
   }
   if (split->tall) {
@@ -683,7 +704,7 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
   }
   auto pointer = [](const std::optional<GemmLaunch> &l) { return l ? &*l : nullptr; };
   emitGemmHost(w, g, pointer(own), &*split,
-               SplitLaunches{&launch, pointer(narrow), pointer(wide), pointer(tall)});
+               SplitLaunches{&launch, pointer(narrow), pointer(tall), wide});
   w.line();
   return g.sig;
 }

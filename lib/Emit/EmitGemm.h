@@ -12,8 +12,11 @@
 #include "lib/Emit/KernelAnalysis.h"
 #include "lib/Emit/TensorCoreGemm.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sketch {
 
@@ -76,10 +79,11 @@ struct SplitForm {
   /// reduction (NAME_narrow_kernel), which the host function runs where the rule
   /// gives one slice or M is at most SplitRule::narrowRows (docs/backend.md).
   std::optional<GemmAnalysis> narrow;
-  /// Beside `narrow`, a kernel of 128-row tiles (NAME_wide_kernel, SplitPlan::wideTileN),
-  /// which the host function runs instead of it where SplitRule's wave count favours it.
-  std::optional<GemmAnalysis> wide;
-  /// Beside `wide`, a second split form on a cluster, of SplitRule::tallTileM x tallTileN
+  /// Beside `narrow`, kernels of 128-row tiles (NAME_wideN_kernel, N their width;
+  /// SplitPlan::wide), which the host function runs instead of it where SplitRule's wave
+  /// count favours one.
+  std::vector<GemmAnalysis> wide;
+  /// Beside the wide kernels, a second split form on a cluster, of SplitRule::tallTileM x tallTileN
   /// tiles (NAME_tall_splitk_kernel), which the host function runs for M over
   /// SplitRule::narrowRows where it takes 2 slices or more.
   std::optional<GemmAnalysis> tall;
@@ -89,7 +93,8 @@ struct SplitForm {
 /// the split form's and, where the split form has them, its narrow, wide and tall
 /// kernels' (SplitForm).
 struct SplitLaunches {
-  const GemmLaunch *split = nullptr, *narrow = nullptr, *wide = nullptr, *tall = nullptr;
+  const GemmLaunch *split = nullptr, *narrow = nullptr, *tall = nullptr;
+  llvm::ArrayRef<GemmLaunch> wide; // one for each of SplitForm::wide
 };
 
 /// The split form of `g`: its tile and warps, operand buffers planned as

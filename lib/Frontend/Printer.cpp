@@ -271,10 +271,14 @@ private:
     if (narrow)
       text += "; where S is 1, and for M up to " + n(Rule::narrowRows) +
               " rows, the split tile runs as a kernel of its own (no slices, no reduction)";
-    if (narrow && split.wideTileN)
-      text += "; where S is 1, tiles of " + n(Rule::wideTileM) + " x " + n(split.wideTileN) + " (" +
-              n(split.wideStages) + " stages) run instead where their waves move fewer operand "
-              "rows, ceil(tiles / SMs) x (BM + BN)";
+    if (narrow && !split.wide.empty()) {
+      text += "; where S is 1, tiles of ";
+      for (auto [i, tile] : llvm::enumerate(split.wide))
+        text += (i ? " or " : "") + n(Rule::wideTileM) + " x " + n(tile.tileN) + " (" +
+                n(tile.stages) + " stages)";
+      text += " run instead where their waves move fewer operand rows, ceil(tiles / SMs) x "
+              "(BM + BN), ties keeping the split tile, then the first listed";
+    }
     if (narrow && split.tallStages)
       text += "; for M over " + n(Rule::narrowRows) + " rows, a split form of " +
               n(Rule::tallTileM) + " x " + n(Rule::tallTileN) + " tiles (" + n(split.tallStages) +

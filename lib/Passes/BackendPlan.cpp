@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -89,8 +90,14 @@ DictionaryAttr toAttr(MLIRContext *context, const SplitPlan &split) {
       named(b, "tile_k", split.tileK),     named(b, "warps", split.warps),
       named(b, "stages", split.stages),    named(b, "slices", split.slices),
       named(b, "cluster", split.cluster),  named(b, "beside", split.beside),
-      named(b, "wide_n", split.wideTileN), named(b, "wide_stages", split.wideStages),
       named(b, "tall_stages", split.tallStages)};
+  SmallVector<int64_t> wideN, wideStages;
+  for (const SplitPlan::WideTile &tile : split.wide) {
+    wideN.push_back(tile.tileN);
+    wideStages.push_back(tile.stages);
+  }
+  fields.push_back(b.getNamedAttr("wide_n", b.getDenseI64ArrayAttr(wideN)));
+  fields.push_back(b.getNamedAttr("wide_stages", b.getDenseI64ArrayAttr(wideStages)));
   return b.getDictionaryAttr(fields);
 }
 
@@ -102,13 +109,17 @@ std::optional<SplitPlan> splitPlanFrom(Attribute attr) {
        tileK = getInt(dict, "tile_k"), warps = getInt(dict, "warps"),
        stages = getInt(dict, "stages"), slices = getInt(dict, "slices"),
        cluster = getInt(dict, "cluster"), beside = getInt(dict, "beside"),
-       wideTileN = getInt(dict, "wide_n"), wideStages = getInt(dict, "wide_stages"),
        tallStages = getInt(dict, "tall_stages");
+  auto wideN = dict.getAs<DenseI64ArrayAttr>("wide_n"),
+       wideStages = dict.getAs<DenseI64ArrayAttr>("wide_stages");
   if (!tileM || !tileN || !tileK || !warps || !stages || !slices || !cluster || !beside ||
-      !wideTileN || !wideStages || !tallStages)
+      !tallStages || !wideN || !wideStages || wideN.size() != wideStages.size())
     return std::nullopt;
-  return SplitPlan{*tileM,  *tileN,        *tileK,        *warps,     *stages,     *slices,
-                   *cluster != 0, *beside != 0, *wideTileN, *wideStages, *tallStages};
+  SplitPlan split{*tileM, *tileN, *tileK, *warps, *stages, *slices, *cluster != 0, *beside != 0};
+  for (auto [tileN, stages] : llvm::zip_equal(wideN.asArrayRef(), wideStages.asArrayRef()))
+    split.wide.push_back({tileN, stages});
+  split.tallStages = *tallStages;
+  return split;
 }
 
 bool hasNarrowKernel(const SplitPlan &split, int64_t tileM, int64_t tileN, int64_t stages) {

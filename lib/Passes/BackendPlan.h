@@ -110,16 +110,20 @@ std::optional<StagingBuffer> stagingBufferFrom(mlir::Attribute attr);
 /// the slices are the blocks of a thread-block cluster (sm_90a's wgmma path),
 /// else warp groups of one block. slices == 0: chosen at run time (`split_k auto`
 /// on a cluster). `beside`: the kernel also keeps its own tile, and the host
-/// function picks one of the two by SplitRule. `wideTileN` (not 0): `auto` on a cluster
-/// also has a kernel of SplitRule::wideTileM x wideTileN tiles, `wideStages` stages.
+/// function picks one of the two by SplitRule. `wide` (not empty): `auto` on a cluster
+/// also has kernels of SplitRule::wideTileM-row tiles (SplitRule::wideTiles).
 /// `tallStages` (not 0): and a second split form, of SplitRule::tallTileM x tallTileN
 /// tiles, `tallStages` stages, for M over SplitRule::narrowRows.
 struct SplitPlan {
+  /// A kernel of SplitRule::wideTileM x tileN tiles beside the split form, `stages` stages.
+  struct WideTile {
+    int64_t tileN = 0, stages = 0;
+  };
   int64_t tileM = 0, tileN = 0, tileK = 0, warps = 0, stages = 0;
   int64_t slices = 0;
   bool cluster = false;
   bool beside = false;
-  int64_t wideTileN = 0, wideStages = 0;
+  llvm::SmallVector<WideTile, 2> wide;
   int64_t tallStages = 0;
 };
 
@@ -153,15 +157,22 @@ struct SplitRule {
   static constexpr int64_t narrowRows = 64;
   /// The split form's tile for `split_k auto`: 64 rows (wgmma m64), at most 128 columns.
   static constexpr int64_t tileM = 64, maxTileN = 128;
-  /// Where the narrow kernel runs, a second kernel of 128-row tiles (96 columns; 128
-  /// where B is MN-major, whose wgmma tiles are multiples of 64 wide) runs instead when
-  /// its tiles' waves move fewer operand rows: ceil(tiles / SMs) x (BM + BN) smaller.
-  /// H100, same run, 64 x 128 against 128 x 96 (7 stages): M = 264, N = 4096, K = 4096
-  /// 0.0298 against 0.0230 ms (2 rounds of 160 tiles against 1 of 129), M = 136,
-  /// N = 6144 0.0332 against 0.0254; M = 264, N = 6144 (2 rounds each, 384 against 448
-  /// rows) 0.0323 against 0.0324 (docs/backend.md).
-  static constexpr int64_t wideTileM = 128, wideStages = 7;
-  static int64_t wideTileN(bool bKMajor) { return bKMajor ? 96 : 128; }
+  /// Where the narrow kernel runs, kernels of 128-row tiles run instead when their
+  /// waves move fewer operand rows: ceil(tiles / SMs) x (BM + BN) smaller (ties keep
+  /// the first: the narrow kernel, then these in order). 128 x 96 (7 stages; 128 x 128
+  /// where B is MN-major, whose wgmma tiles are multiples of 64 wide): H100, same run,
+  /// 64 x 128 against 128 x 96: M = 264, N = 4096, K = 4096 0.0298 against 0.0230 ms
+  /// (2 rounds of 160 tiles against 1 of 129), M = 136, N = 6144 0.0332 against 0.0254;
+  /// M = 264, N = 6144 (2 rounds each, 384 against 448 rows) 0.0323 against 0.0324.
+  /// And 128 x 48 (8 stages; B K-major): H200, same run, M = 128, N = 6144 0.0181 ms
+  /// against 0.0203 for 64 x 128 (128 tiles, 176 rows, against 96 tiles, 192 rows;
+  /// docs/backend.md).
+  static constexpr int64_t wideTileM = 128;
+  static llvm::SmallVector<SplitPlan::WideTile, 2> wideTiles(bool bKMajor) {
+    if (!bKMajor)
+      return {{128, 7}};
+    return {{96, 7}, {48, 8}};
+  }
   /// Beside the wide kernel, for M over narrowRows, a split form of 128 x 64 tiles on a
   /// cluster, which the host function runs where it takes 2 slices or more: slices =
   /// min(autoSlices, SMs / its tiles, k-tiles / minKTiles) (all the SMs: 64-row tiles

@@ -447,14 +447,13 @@ LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config 
     split.beside = true;
     if (split.cluster)
       split.stages = Rule::clusterStages(split.tileM, split.tileN, arch);
-    int64_t wideTileN = Rule::wideTileN(problem.rhsKMajor);
     if (plan::hasNarrowKernel(split, config.values[kBM], config.values[kBN],
-                              config.values[kStages]) &&
-        Rule::wideTileM * wideTileN < config.values[kBM] * config.values[kBN]) {
-      split.wideTileN = wideTileN;
-      split.wideStages = Rule::wideStages;
+                              config.values[kStages]))
+      for (plan::SplitPlan::WideTile tile : Rule::wideTiles(problem.rhsKMajor))
+        if (Rule::wideTileM * tile.tileN < config.values[kBM] * config.values[kBN])
+          split.wide.push_back(tile);
+    if (!split.wide.empty())
       split.tallStages = Rule::clusterStages(Rule::tallTileM, Rule::tallTileN, arch);
-    }
   } else {
     int64_t slices = 0;
     asked->getAsInteger(10, slices);

@@ -101,16 +101,18 @@ def assert_ran(name, m, n, k, kernel):
     assert ran is None or any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel} ran: {ran}"
 
 
-def assert_unbatched_ran(shapes, kernel):
+def assert_unbatched_ran(shapes, kernel, mn_major_b=None):
     """On sm_90a with 132 SMs (the rule's sizes are for H100 SXM and H200): each unbatched
-    kernel at each of `shapes` launched NAME`kernel`."""
+    kernel at each of `shapes` launched NAME`kernel` (sk_f16_plain, whose B is MN-major,
+    NAME`mn_major_b` where given)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
             or sms != 132):
         return
     for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
+        expected = mn_major_b if name == "sk_f16_plain" and mn_major_b else kernel
         for m, n, k in shapes:
-            assert_ran(name, m, n, k, name + kernel)
+            assert_ran(name, m, n, k, name + expected)
 
 
 def test_narrow_kernel():
@@ -143,28 +145,34 @@ def test_narrow_kernel_one_slice():
 def test_narrow_kernel_rows():
     """The narrow kernel over several tile rows: 2 rows (M = 97, 128), an odd count whose
     last row holds 1 or 44 rows (M = 129, 300), two rounds of the persistent grid
-    (M = 300, N = 6144: 240 tiles of 64 x 128; the wide kernel's 128-row tiles take two
-    rounds too, of more rows; M = 128 with 4 k-tiles, too few for the tall split form's 2
+    (M = 128, N = 8192: 128 tiles of 64 x 128, one round, where 128 x 48 takes two; M = 300,
+    N = 6000 and 6144: 235 and 240 tiles, two rounds, where the wide kernels' take two or
+    three of more rows; M = 128 with 4 k-tiles, too few for the tall split form's 2
     slices), ragged and aligned N, every kernel (MN-major B and A,
     batches, every epilogue form), checked; then, on sm_90a with 132 SMs, that the
     aligned ones ran the narrow kernel's TMA path (unbatched kernels: with the batch of 3,
     some of these grids cover 3/4 of the SMs at the kernel's own tile)."""
-    shapes = [(97, 4100, 72), (128, 2056, 200), (129, 4104, 520), (300, 2000, 1000),
+    shapes = [(97, 4100, 72), (128, 8192, 200), (129, 4104, 520), (300, 6000, 1000),
               (300, 6144, 136)]
     CASES.sweep(all_kernels(), shapes)
     assert_unbatched_ran(shapes[1:], "_narrow_kernel<true>")
 
 
-def test_wide_kernel():
-    """The wide kernel (128-row tiles, NAME_wide_kernel) where its waves move fewer operand
-    rows than the narrow kernel's (132 SMs, 64 x 128 against 128 x 96, or 128 x 128 where
-    B is MN-major): M = 264, N = 4096 (160 narrow tiles, 2 rounds, against 129 or 96 wide
-    ones, 1 round), M = 136, N = 6144 (144 against 128 or 96); a last tile row of 8 rows
-    (M = 264) and of 1 (M = 257), ragged N; every kernel, checked; then, on sm_90a with
-    132 SMs, that the aligned ones ran the wide kernel."""
-    shapes = [(264, 4096, 520), (136, 6144, 1000), (257, 4100, 264), (200, 6152, 72)]
-    CASES.sweep(all_kernels(), shapes)
-    assert_unbatched_ran(shapes[:2], "_wide_kernel<")
+def test_wide_kernels():
+    """The wide kernels (128-row tiles, NAME_wideN_kernel) where their waves move fewer
+    operand rows than the narrow kernel's, ceil(tiles / SMs) x (BM + BN) on 132 SMs.
+    128 x 96 (128 x 128 where B is MN-major) against 64 x 128: M = 264, N = 4096 (160
+    narrow tiles, 2 rounds, against 129 or 96, 1 round), M = 136, N = 6144 (144 against 128
+    or 96). 128 x 48 (B K-major): M = 128, N = 6144 (128 tiles, 176 rows, against 96 of
+    64 x 128, 192 rows), M = 300, N = 2000 (126 against 80); where B is MN-major the narrow
+    kernel runs there (128 x 128: 256 rows). Last tile rows of 8, 1, 44 and 100 rows,
+    ragged N; every kernel, checked; then, on sm_90a with 132 SMs, which kernel ran."""
+    wide96 = [(264, 4096, 520), (136, 6144, 1000)]
+    wide48 = [(128, 6144, 1000), (300, 2000, 1000)]
+    ragged = [(257, 4100, 264), (200, 6152, 72), (100, 6100, 264)]
+    CASES.sweep(all_kernels(), wide96 + wide48 + ragged)
+    assert_unbatched_ran(wide96, "_wide96_kernel<", mn_major_b="_wide128_kernel<")
+    assert_unbatched_ran(wide48, "_wide48_kernel<", mn_major_b="_narrow_kernel<")
 
 
 def test_tall_split_form():
