@@ -175,6 +175,16 @@ def test_wide_kernels():
     assert_unbatched_ran(wide48, "_wide48_kernel<", mn_major_b="_narrow_kernel<")
 
 
+def test_wide_kernels_short_k():
+    """The wide kernels at short K, small enough for compute-sanitizer (sanitize.sh):
+    128 x 48 where B is K-major at M = 128, N = 2056 (43 tiles, 176 rows, against 34 of
+    64 x 128) and M = 100, N = 6100; 128 x 96 (128 x 128) at M = 136, N = 6144; every
+    kernel, checked."""
+    CASES.sweep(all_kernels(), [(128, 2056, 72), (100, 6100, 72), (136, 6144, 72)])
+    assert_unbatched_ran([(128, 2056, 72), (100, 6100, 72)], "_wide48_kernel<",
+                         mn_major_b="_narrow_kernel<")
+
+
 def test_tall_split_form():
     """The tall split form (128 x 64 tiles, K over a cluster; NAME_tall_splitk_kernel) for M
     over 64 rows where it takes 2 slices or more (132 SMs: M = 128, N = K = 4096: 64 tiles;
