@@ -74,40 +74,62 @@ def projection_case(dtype_name, m, n, k, rows, detail):
     calls = {f"bp_{dtype_name}_{c}": c for c in CONFIGS
              if f"bp_{dtype_name}_{c}" in sketch_gpu.prototypes()}
     timed = {}  # name -> its entry in `detail`
+
+    def launch_of(name):
+        call = sketch_gpu.kernel(name)
+        return lambda i: call(X=data[i][0], W=data[i][1], Y=y, M=m, N=n, K=k)
+
+    def retime(name):
+        """Times `name` again; its entry keeps the faster time."""
+        ms = time_ms(launch_of(name), len(data), graph=True)
+        entry = detail[timed[name]]
+        if ms < entry[2]:
+            detail[timed[name]] = (entry[0], entry[1], ms, entry[3] * entry[2] / ms, entry[4])
+
     for order in (list(calls), list(calls)[::-1]):
         for name in order:
-            call = sketch_gpu.kernel(name)
-            launch = lambda i: call(X=data[i][0], W=data[i][1], Y=y, M=m, N=n, K=k)  # noqa: E731
             if name not in timed:
                 try:
-                    ms, err = measure_kernel(name, launch, y, reference, len(data),
-                                             2.0 * m * n * k, f"M={m} N={n} K={k}", detail,
-                                             graph=True)
+                    measure_kernel(name, launch_of(name), y, reference, len(data),
+                                   2.0 * m * n * k, f"M={m} N={n} K={k}", detail, graph=True)
                 except RuntimeError as error:
                     print(f"  {name}: {error}", flush=True)
                     timed[name] = None
                     continue
                 timed[name] = len(detail) - 1
             elif timed[name] is not None:
-                ms = time_ms(launch, len(data), graph=True)
-                entry = detail[timed[name]]
-                if ms < entry[2]:
-                    detail[timed[name]] = (entry[0], entry[1], ms, entry[3] * entry[2] / ms, entry[4])
+                retime(name)
     lib_ms = min(lib_ms, time_ms(library, len(data), graph=True))
+    best = best_listed(calls, timed, detail)
+    # The default and the best listed configuration, three more rounds side by side: the
+    # large rows still moved 5-10% between identical kernels over two rounds (H100, H200).
+    default = f"bp_{dtype_name}_default"
+    if best[1] and timed.get(default) is not None:
+        for _ in range(3):
+            for name in (default, best[1]):
+                retime(name)
+        best = best_listed(calls, timed, detail, quiet=True)
+    rows.append((label, best[1], best[0], tflops(m, n, k, best[0]) if best[1] else float("nan"),
+                 "torch.matmul (cuBLAS)", lib_ms, tflops(m, n, k, lib_ms), ROW_TARGET))
+    del data, y, reference
+    torch.cuda.empty_cache()
+
+
+def best_listed(calls, timed, detail, quiet=False):
+    """(ms, name) of the fastest listed configuration (not the default) whose error is under
+    1e-2 (the others named unless `quiet`); (inf, None) when there is none."""
     best = (float("inf"), None)
     for name, index in timed.items():
         if index is None:
             continue
         _, _, ms, _, err = detail[index]
         if err >= 1e-2:
-            print(f"  {name}: relative error {err:.2e}, not counted", flush=True)
+            if not quiet:
+                print(f"  {name}: relative error {err:.2e}, not counted", flush=True)
             continue
         if calls[name] != "default" and ms < best[0]:
             best = (ms, name)
-    rows.append((label, best[1], best[0], tflops(m, n, k, best[0]) if best[1] else float("nan"),
-                 "torch.matmul (cuBLAS)", lib_ms, tflops(m, n, k, lib_ms), ROW_TARGET))
-    del data, y, reference
-    torch.cuda.empty_cache()
+    return best
 
 
 def cases():
