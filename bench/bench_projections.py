@@ -13,7 +13,9 @@ best listed configuration (default time <= 1.05 x best).
 Timing: bench_common.time_ms (CUDA events around batches, median; each batch one
 CUDA-graph replay of its calls, ours and cuBLAS alike, since a call from Python takes
 longer than the smallest of these kernels), inputs rotating among sets so that W does
-not sit in L2 between calls; each kernel's output is checked
+not sit in L2 between calls; two rounds over every kernel, the second in reverse order,
+then three more of the default and the best listed configuration side by side, each
+kernel's time the fastest of its rounds; each kernel's output is checked
 against cuBLAS's first (normwise relative error < 1e-2).
     python3 bench/bench_projections.py [--types bf16] [--ms 1,16] [--results FILE]
 bench_all.py runs it as its "projections" group (bench/run.sh --all).
