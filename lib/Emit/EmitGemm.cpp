@@ -609,18 +609,19 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
                                    "path, whose blocks are a cluster's K slices: use fewer stages";
     if (plan::hasNarrowKernel(plan, g.tileM, g.tileN, g.stages))
       split.narrow = ownKernelOf(g, s, "_narrow");
-    for (plan::SplitPlan::WideTile tile : split.narrow ? plan.wide : decltype(plan.wide)()) {
-      int64_t rows = plan::SplitRule::wideTileM;
-      FailureOr<GemmAnalysis> wide =
-          retiled(g, "the wide kernel's tile", rows, tile.tileN, rows / 16, tile.stages);
-      if (failed(wide))
-        return failure();
-      split.wide.push_back(ownKernelOf(g, *wide, "_wide" + std::to_string(tile.tileN)));
-      if (!wgmmaSupports(split.wide.back()))
-        return kernel.emitError() << "split_k auto: the wide kernel's tile " << rows << "x"
-                                  << tile.tileN << " with " << tile.stages
-                                  << " stages does not fit the shared memory of sm_90a's wgmma path";
-    }
+    if (split.narrow)
+      for (plan::SplitPlan::WideTile tile : plan.wide) {
+        int64_t rows = plan::SplitRule::wideTileM;
+        FailureOr<GemmAnalysis> wide =
+            retiled(g, "the wide kernel's tile", rows, tile.tileN, rows / 16, tile.stages);
+        if (failed(wide))
+          return failure();
+        split.wide.push_back(ownKernelOf(g, *wide, "_wide" + std::to_string(tile.tileN)));
+        if (!wgmmaSupports(split.wide.back()))
+          return kernel.emitError() << "split_k auto: the wide kernel's tile " << rows << "x"
+                                    << tile.tileN << " with " << tile.stages
+                                    << " stages does not fit the shared memory of sm_90a's wgmma path";
+      }
     if (!split.wide.empty() && plan.tallStages) {
       using Rule = plan::SplitRule;
       FailureOr<GemmAnalysis> tall = retiled(g, "the tall split form's tile", Rule::tallTileM,
