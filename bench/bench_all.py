@@ -123,6 +123,9 @@ def conv_group(table):
     import bench_conv
     torch.backends.cudnn.benchmark = True
     table.run("conv", 4 * 3 * 4096 * 4096, bench_conv.sgemm_case)
+    # sizes that are not multiples of 4: the scalar kernel (element copies, any alignment)
+    table.run("conv", 4 * 3 * 4095 * 4095,
+              lambda rows, detail: bench_conv.sgemm_case(rows, detail, n=4095))
     n = bench_conv.BATCH
     for dtype_name, elem in [("f16", 2), ("bf16", 2), ("f32", 4)]:
         for layer in bench_conv.LAYERS:

@@ -23,10 +23,13 @@ namespace sketch {
 /// `template <bool kVec> __global__ void __launch_bounds__(...) NAME(PARAMS)`
 /// and its opening brace: the 16-byte path (kVec) asks for tile.minBlocksPerSm()
 /// blocks an SM (8 x 8 a thread: at most 128 registers), the scalar path may
-/// use more registers. A non-empty `flag` adds a second `bool` template
-/// parameter of that name (a loader chosen by the host, see emitSimtLaunch).
+/// use more registers, unless `scalarCopiesAsync` (its loaders copy element by
+/// element with cp.async, holding nothing: the f32 GEMM's), when it asks for as
+/// many. A non-empty `flag` adds a second `bool` template parameter of that name
+/// (a loader chosen by the host, see emitSimtLaunch).
 void openSimtKernel(CudaWriter &w, llvm::StringRef name, const SimtTile &tile,
-                    llvm::StringRef params, llvm::StringRef flag = "");
+                    llvm::StringRef params, llvm::StringRef flag = "",
+                    bool scalarCopiesAsync = false);
 
 /// The tile constants ROWS, COLS, (DEPTH when `depth`,) THREADS.
 void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth);

@@ -28,12 +28,14 @@ namespace sketch {
 //===----------------------------------------------------------------------===//
 
 void openSimtKernel(CudaWriter &w, StringRef name, const SimtTile &tile, StringRef params,
-                    StringRef flag) {
+                    StringRef flag, bool scalarCopiesAsync) {
   std::string threads = std::to_string(tile.threads());
   int64_t minBlocks = tile.minBlocksPerSm();
+  std::string blocks = minBlocks == 1       ? "1"
+                       : scalarCopiesAsync ? str(minBlocks)
+                                           : "kVec ? " + str(minBlocks) + " : 1";
   w.line(flag.empty() ? "template <bool kVec>" : "template <bool kVec, bool " + flag.str() + ">");
-  w.line("__global__ void __launch_bounds__(" + threads +
-         (minBlocks > 1 ? ", kVec ? " + str(minBlocks) + " : 1)" : ", 1)"));
+  w.line("__global__ void __launch_bounds__(" + threads + ", " + blocks + ")");
   w.open(name.str() + "(" + params.str() + ")");
 }
 
@@ -412,7 +414,9 @@ struct SimtGemmWriter {
   void emitKernel() {
     emitHeaderComment();
     auto restrictRead = [](const ParamInfo &param) { return !param.written; };
-    openSimtKernel(w, kernelName(), p.tile, kernelParameterList(p.sig, restrictRead));
+    // the f32 loaders' scalar copies are 4-byte cp.async (simt.cuh): no staging registers
+    openSimtKernel(w, kernelName(), p.tile, kernelParameterList(p.sig, restrictRead), "",
+                   /*scalarCopiesAsync=*/true);
     emitSimtConstants(w, p.tile, true);
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");

@@ -24,13 +24,18 @@
 // chunks of V floats to the block's threads (ChunkDeal: V = 4 where the sizes
 // allow, else 2 or 1; every thread moves as many chunks):
 //   KContiguousLoader<Rows, BK, Threads, Vec>   rows contiguous along k
-//       (A [M, K] row-major, B^T stored [N, K], a kcrs filter [K, C*R*S])
+//       (A [M, K] row-major, B^T stored [N, K], a kcrs filter [K, C*R*S]);
+//       f32 with Vec = false: 4-byte cp.async into the transposed tile, no registers
 //   RowContiguousLoader<Rows, BK, Threads, Vec> k rows contiguous along the tile's rows
-//       (B [K, N] row-major, A^T stored [K, M]); Vec: cp.async, no registers
+//       (B [K, N] row-major, A^T stored [K, M]); cp.async (Vec: whole chunks, else
+//       element by element), no registers
 //   Im2colNchwLoader (sketch/conv.cuh)        nchw activations, the im2col gather
 // Vec = true loads whole chunks and needs the contiguous extent to be a
 // multiple of 4 and the base pointer 16-byte aligned; Vec = false loads
-// scalars. Both zero-fill outside the matrix, so any size works.
+// scalars. Both zero-fill outside the matrix, so any size works. The f32 GEMM's
+// scalar copies are all cp.async, so its scalar kernel needs no more registers
+// than the 16-byte one and takes as many blocks an SM (unaligned sizes, 4096 x
+// 4096 x 4095 on an H200: 4.39 -> 3.52 ms, cuBLAS 2.82).
 //
 //   mainloop<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, micro, acc)
 //       Stages 2: double buffering as above; Stages 1: load, barrier, multiply
@@ -199,8 +204,10 @@ struct KContiguousLoader {
   int row, koff;
   int rows_left;    // rows of the matrix from this thread's first row on
   int depth;
-  float v[kChunks][V];
-  static constexpr bool kAsync = false;
+  /// Scalar f32 copies go element by element straight to their transposed place in
+  /// shared memory (4-byte cp.async, zero-filled outside the matrix): no registers.
+  static constexpr bool kAsync = !Vec && std::is_same<T, float>::value;
+  float v[kAsync ? 1 : kChunks][V];
 
   __device__ KContiguousLoader(const T *base, int ld_, int row0, int extent, int depth_)
       : ld(ld_), depth(depth_) {
@@ -210,14 +217,20 @@ struct KContiguousLoader {
     ptr = base + int64_t(row0 + row) * ld_ + koff;
   }
 
-  __device__ __forceinline__ void fetch(int kt, float (*)[padded(Rows)]) {
+  __device__ __forceinline__ void fetch(int kt, float (*tile)[padded(Rows)]) {
     const int k = kt * BK + koff;
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int dr = Deal::line_step(c), dk = Deal::offset_step(c);
       const bool live = dr < rows_left;
       const T *p = ptr + int64_t(dr) * ld + kt * BK + dk;
-      if (Vec) {
+      if constexpr (kAsync) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const bool in = live && k + dk + e < depth;
+          cp_async_4(smem_addr(&tile[koff + dk + e][row + dr]), in ? p + e : ptr, in);
+        }
+      } else if constexpr (Vec) {
 #pragma unroll
         for (int e = 0; e < V; ++e)
           v[c][e] = 0.f;
@@ -231,34 +244,35 @@ struct KContiguousLoader {
     }
   }
 
-  /// Transposed store: tile[k][row].
+  /// Transposed store: tile[k][row] (kAsync: cp.async did it).
   __device__ __forceinline__ void stash(float (*tile)[padded(Rows)]) const {
+    if constexpr (!kAsync) {
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) {
-      const int dr = Deal::line_step(c), dk = Deal::offset_step(c);
+      for (int c = 0; c < kChunks; ++c) {
+        const int dr = Deal::line_step(c), dk = Deal::offset_step(c);
 #pragma unroll
-      for (int e = 0; e < V; ++e)
-        tile[koff + dk + e][row + dr] = v[c][e];
+        for (int e = 0; e < V; ++e)
+          tile[koff + dk + e][row + dr] = v[c][e];
+      }
     }
   }
 };
 
 /// Operand k rows contiguous along the tile's rows: global `base[k * ld + row]`.
 /// Thread t's chunk c covers k row `krow + dk`, rows `row + dr .. + V-1` of the
-/// tile (dk, dr: the deal's compile-time steps). Vec: the chunks need no transposition, so
-/// they go straight to shared memory (cp.async, zero-filled outside the matrix)
-/// and take no registers.
+/// tile (dk, dr: the deal's compile-time steps). The chunks need no transposition, so
+/// they go straight to shared memory (cp.async, zero-filled outside the matrix; Vec:
+/// one copy a chunk, else one a float) and take no registers.
 template <int Rows, int BK, int Threads, bool Vec>
 struct RowContiguousLoader {
   using Deal = ChunkDeal<BK, Rows, Threads>;
   static constexpr int V = Deal::kVector, kChunks = Deal::kChunks;
-  static constexpr bool kAsync = Vec;
+  static constexpr bool kAsync = true;
   const float *ptr;
   int ld; // < 2^31 (see KContiguousLoader)
   int krow, row;
   int rows_left; // matrix rows from this thread's first row on
   int depth;
-  float v[Vec ? 1 : kChunks][V];
 
   __device__ RowContiguousLoader(const float *base, int ld_, int row0, int extent, int depth_)
       : ld(ld_), depth(depth_) {
@@ -279,22 +293,16 @@ struct RowContiguousLoader {
         cp_async_floats<V>(smem_addr(&tile[krow + dk][row + dr]), in ? p : ptr, in);
       } else {
 #pragma unroll
-        for (int e = 0; e < V; ++e)
-          v[c][e] = k_ok && dr + e < rows_left ? __ldg(p + e) : 0.f;
+        for (int e = 0; e < V; ++e) {
+          const bool in = k_ok && dr + e < rows_left;
+          cp_async_4(smem_addr(&tile[krow + dk][row + dr + e]), in ? p + e : ptr, in);
+        }
       }
     }
   }
 
-  /// Direct store of whole chunks: tile[krow][row..] (Vec: cp.async did it).
-  __device__ __forceinline__ void stash(float (*tile)[padded(Rows)]) const {
-    if constexpr (!Vec) {
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        const int dk = Deal::line_step(c), dr = Deal::offset_step(c);
-        store_vector<V>(&tile[krow + dk][row + dr], v[c]);
-      }
-    }
-  }
+  /// Nothing: cp.async stored the chunks (tile[krow][row..]).
+  __device__ __forceinline__ void stash(float (*)[padded(Rows)]) const {}
 };
 
 /// Waits for the cp.async of the loaders that have any (before the barrier
@@ -327,33 +335,58 @@ __device__ __forceinline__ void load_fragments(const float *a_row, const float *
     load_vector<Micro::kVecCols>(&b_row[t.col(j)], &y[j]);
 }
 
-/// Multiplies one shared k tile into the accumulators. The fragments of k + 1
-/// are loaded before the FMAs of k (two register sets), so shared-memory
-/// latency hides behind the math (with the unguarded prologue below, the
-/// 128 x 128 x 16 SGEMM ran 5% faster on an H200 than loading each k in turn).
+/// The fragments of k + 1 are loaded before the FMAs of k (two register sets) on
+/// sm_90: with the unguarded prologue below, the 128 x 128 x 16 SGEMM ran 5% faster on
+/// an H200 than loading each k in turn. sm_80 loads each k in turn: there the second
+/// set made ptxas spill 8 bytes at 128 registers (64 x 64 x 8 with 2 warps), and no
+/// sm_80 GPU measured a gain.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr bool kPrefetchFragments = false;
+#else
+constexpr bool kPrefetchFragments = true;
+#endif
+
+/// acc += x y^T: one k step of the micro-tile.
+template <int TM, int TN>
+__device__ __forceinline__ void fma_fragments(const float (&x)[TM], const float (&y)[TN],
+                                              float (&acc)[TM][TN]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j)
+      acc[i][j] = fmaf(x[i], y[j], acc[i][j]);
+}
+
+/// Multiplies one shared k tile into the accumulators (see kPrefetchFragments).
 template <int Rows, int Cols, int BK, int TM, int TN>
 __device__ __forceinline__ void multiply_tile(const float (*a)[padded(Rows)],
                                               const float (*b)[padded(Cols)],
                                               const MicroTile<Rows, Cols, TM, TN> &t,
                                               float (&acc)[TM][TN]) {
-  float x[2][TM], y[2][TN];
-  load_fragments(a[0], b[0], t, x[0], y[0]);
+  if constexpr (kPrefetchFragments) {
+    float x[2][TM], y[2][TN];
+    load_fragments(a[0], b[0], t, x[0], y[0]);
 #pragma unroll
-  for (int k = 0; k < BK; ++k) {
-    if (k + 1 < BK)
-      load_fragments(a[k + 1], b[k + 1], t, x[(k + 1) % 2], y[(k + 1) % 2]);
+    for (int k = 0; k < BK; ++k) {
+      if (k + 1 < BK)
+        load_fragments(a[k + 1], b[k + 1], t, x[(k + 1) % 2], y[(k + 1) % 2]);
+      fma_fragments(x[k % 2], y[k % 2], acc);
+    }
+  } else {
 #pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-      for (int j = 0; j < TN; ++j)
-        acc[i][j] = fmaf(x[k % 2][i], y[k % 2][j], acc[i][j]);
+    for (int k = 0; k < BK; ++k) {
+      float x[TM], y[TN];
+      load_fragments(a[k], b[k], t, x, y);
+      fma_fragments(x, y, acc);
+    }
   }
 }
 
 /// The Stages = 2 mainloop (see mainloop below). With ktiles = 0 the prologue
 /// still stages tile 0, all of it zero-filled (the loaders check k < depth);
-/// no `ktiles > 0` branch around it: with one, ptxas scheduled the 128 x 128 x 16
-/// SGEMM 3-4% slower on an H200.
+/// on sm_90 no `ktiles > 0` branch around it: with one, ptxas scheduled the
+/// 128 x 128 x 16 SGEMM 3-4% slower on an H200 (sm_80 keeps it: without it
+/// ptxas spilled 20 bytes at 128 registers in the 64 x 64 x 8, 2-warp tile).
 template <int Rows, int Cols, int BK, typename LoadA, typename LoadB, int TM, int TN>
 __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &load_b, int ktiles,
                                                          const MicroTile<Rows, Cols, TM, TN> &t,
@@ -406,7 +439,7 @@ __device__ __forceinline__ void mainloop_on(LoadA &load_a, LoadB &load_b, int kt
       multiply_tile<Rows, Cols, BK>(a_tile[0], b_tile[0], t, acc);
       __syncthreads();
     }
-  } else {
+  } else if (kPrefetchFragments || ktiles > 0) {  // sm_80 keeps the branch (kPrefetchFragments)
     mainloop_double_buffered<Rows, Cols, BK>(load_a, load_b, ktiles, t, acc, a_tile, b_tile);
   }
 }
