@@ -8,8 +8,10 @@
 // channels:
 //
 //   for each step of BC input channels:
-//     step s + 1's patches and filters: 4-byte cp.async into raw shared buffers,
-//       in flight during step s's math (zero outside the image, C, K)
+//     step s + 1's patches and filters: cp.async into raw shared buffers (4 bytes;
+//       filters 16, four at a time, in the kernel<true> the host launches where C % 4
+//       == 0 and W is 16-byte aligned), in flight during step s's math (zero outside
+//       the image, C, K)
 //     warp w: M[xi] (BK x BT) += U[xi]^T V[xi] for its components xi
 //     each thread transforms the patches and filters it copied into the other
 //       stage of V[xi][BC][BT] and U[xi][BC][LDU]
@@ -33,11 +35,11 @@ std::string kernelName(const WinogradConvSpec &spec, const WinogradBlock &b) {
   return spec.sig->name + "_winograd" + str(b.m) + "x" + str(b.m);
 }
 
-/// The main loop: copies of step s + 1 in flight (4-byte cp.async into the raw
-/// buffers) while the warps multiply step s's components.
+/// The main loop: copies of step s + 1 in flight (cp.async into the raw buffers)
+/// while the warps multiply step s's components.
 void emitMainLoop(CudaWriter &w, bool nhwc) {
-  w.line(std::string("sketch::winograd::WinogradCopies<M, BT, BK, BC, LDU, THREADS") +
-         (nhwc ? ", true>" : ">") + " copies(x_in, w_in, shape, wshape, tile0, k0);" +
+  w.line(std::string("sketch::winograd::WinogradCopies<M, BT, BK, BC, LDU, THREADS, ") +
+         (nhwc ? "true" : "false") + ", kVecFilters> copies(x_in, w_in, shape, wshape, tile0, k0);" +
          (nhwc ? "  // nhwc / krsc" : ""));
   w.line("const int steps = (shape.c + BC - 1) / BC;");
   w.line("copies.copy(0, xr, wr);");
@@ -155,6 +157,9 @@ void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec, const Winog
   w.comment("for all " + comps + " components, " + str(b.depth) + " input channels a step, " +
             str(b.threads()) + " threads (warp w: components " + str(b.componentsPerWarp()) +
             " w ..), " + str(b.smemBytes()) + " bytes of shared memory");
+  w.comment("kVecFilters: the filters copied 16 bytes (four filters) at a time (C % 4 == 0, W 16-byte");
+  w.comment("aligned), else 4 bytes (one filter element) at a time");
+  w.line("template <bool kVecFilters>");
   w.line("__global__ void __launch_bounds__(" + str(b.threads()) + ", 1) " +
          kernelName(spec, b) + "(" + spec.kernelParams +
          ", const __grid_constant__ sketch::winograd::WinogradShape wshape) {");
@@ -169,7 +174,7 @@ void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec, const Winog
          ";  // padded rows of U and of the exchange buffer");
   w.comment("shared memory: U[2][A * A][BC][LDU] transformed filters, V[2][A * A][BC][BT]");
   w.comment("transformed patches (two stages each), the raw copies of one step XR[A * A][BT * BC]");
-  w.comment("and WR[9][BK * BC]; after the loop E[A * A][BK][LDE] over U and V");
+  w.comment("and WR (9 x BK * BC floats); after the loop E[A * A][BK][LDE] over U and V");
   w.line("static_assert(A * A * BK * LDE <= 2 * A * A * BC * (LDU + BT), \"E fits over U and V\");");
   w.line("extern __shared__ __align__(128) unsigned char smem[];");
   w.line("float *const smem_f = reinterpret_cast<float *>(smem);");
@@ -217,10 +222,14 @@ void emitWinogradHost(CudaWriter &w, const WinogradConvSpec &spec, const Winogra
   w.line("  return cudaErrorInvalidValue;");
   w.line("const int smem_bytes = " + str(b.smemBytes()) + ";");
   const std::string name = kernelName(spec, b);
-  w.line("cudaError_t err = sketch::allow_dynamic_smem(" + name + ", smem_bytes);");
+  w.comment("filters by 16-byte copies where four input channels' filters are whole 16-byte chunks");
+  w.line("const bool vec_filters = shape.c % 4 == 0 && sketch::aligned_to(" + spec.w +
+         ", 16);");
+  w.line("const auto kernel = vec_filters ? " + name + "<true> : " + name + "<false>;");
+  w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
   w.line("if (err != cudaSuccess)");
   w.line("  return err;");
-  w.line(name + "<<<dim3(unsigned(blocks)), " + str(b.threads()) + ", smem_bytes, stream>>>(" +
+  w.line("kernel<<<dim3(unsigned(blocks)), " + str(b.threads()) + ", smem_bytes, stream>>>(" +
          spec.kernelArgs + ", wshape);");
   w.line("return cudaGetLastError();");
   w.close();

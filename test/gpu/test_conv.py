@@ -371,11 +371,14 @@ WINOGRAD = lambda: sorted(n for n in kernels()  # noqa: E731
                           if n.startswith(("cv_nchw_wino", "cv_nhwc_wino")))
 # N = 1, C = 1 or 3, odd and tiny H, W (partial 4x4 and 2x2 tiles, 1x1 images), prime C
 # and K (partial channel steps and channel blocks), tile counts off the blocks' 16 and 32;
-# 14x14 and 7x7 leave 2 and 3 rows and columns of the last 4x4 tiles unstored.
+# 14x14 and 7x7 leave 2 and 3 rows and columns of the last 4x4 tiles unstored. C % 4 == 0
+# takes the filters four at a time (16-byte copies); C = 12, 20 (not multiples of the step's 8)
+# and 4 leave the last step's upper quads past C.
 WINOGRAD_SHAPES = [(1, 3, 7, 9, 5, 3, 3), (1, 1, 1, 1, 1, 3, 3), (2, 13, 11, 8, 67, 3, 3),
                    (3, 17, 5, 6, 131, 3, 3), (1, 8, 2, 3, 64, 3, 3), (2, 37, 16, 16, 61, 3, 3),
                    (1, 64, 9, 9, 128, 3, 3), (5, 2, 3, 3, 7, 3, 3), (2, 512, 13, 17, 40, 3, 3),
-                   (1, 96, 14, 6, 72, 3, 3)]
+                   (1, 96, 14, 6, 72, 3, 3), (2, 12, 9, 10, 19, 3, 3), (1, 4, 6, 6, 5, 3, 3),
+                   (1, 20, 7, 5, 130, 3, 3)]
 
 
 def test_winograd_small_and_odd_shapes():

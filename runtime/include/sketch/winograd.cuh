@@ -13,9 +13,11 @@
 //   TileCoord(shape, tile, m)                    a tile's image and first output
 //   Transforms<m>                                the 1-D transforms B^T, G, A^T
 //   Transforms2d<m>::input / filter / output     V = B^T d B, U = G g G^T, Y = A^T M A
-//   WinogradCopies<m, BT, BK, BC, LDU, THREADS>  a block's copies of one channel step:
-//       4-byte cp.async of the patches and filters into raw shared buffers, then the
-//       transforms into the component buffers V and U (each thread its own units)
+//   WinogradCopies<m, BT, BK, BC, LDU, THREADS, NHWC, VEC_FILTERS>
+//                                                a block's copies of one channel step:
+//       cp.async of the patches (4 bytes) and filters (4 bytes, or 16 for quads of
+//       filters) into raw shared buffers, then the transforms into the component
+//       buffers V and U (each thread its own units)
 #ifndef SKETCH_WINOGRAD_CUH
 #define SKETCH_WINOGRAD_CUH
 
@@ -198,25 +200,33 @@ struct Transforms2d {
 };
 
 /// The copies of one channel step of a block: BT * BC input patches (patch p: tile
-/// tile0 + p % BT, channel c0 + p / BT) and BK * BC 3x3 filters (filter f: output
-/// channel k0 + f / BC, input channel c0 + f % BC), dealt to THREADS threads as units
-/// u = threadIdx.x + r * THREADS (patches first). `copy` issues a unit's elements as
-/// 4-byte cp.async (zero-filled outside the image and past C, K or the last tile) into
-/// the raw buffers XR[A * A][BT * BC] and WR[9][BK * BC]; `transform` reads back the
-/// same thread's units (no barrier between them: wait for the thread's own copies) and
-/// stores V[A * A][BC][BT] and U[A * A][BC][LDU], the Winograd components.
+/// tile0 + p % BT, channel c0 + p / BT) and the BK * BC 3x3 filters, dealt to THREADS
+/// threads as units u = threadIdx.x + r * THREADS (patches first). A filter unit is one
+/// filter (output channel k0 + f / BC, input channel c0 + f % BC), or with VEC_FILTERS
+/// four (output channel k0 + q / (BC / 4), input channels c0 + q % (BC / 4) * 4 ..
+/// + 3: 36 floats, nine 16-byte chunks in either layout; the host takes this form where
+/// C % 4 == 0 and W is 16-byte aligned). `copy` issues a unit's elements as cp.async
+/// (4 bytes, or 16 for filter quads; zero-filled outside the image and past C, K or the
+/// last tile) into the raw buffers XR[A * A][BT * BC] and WR (9 x BK * BC floats:
+/// [9][BK * BC], or a quad's 36 floats after another); `transform` reads back the same
+/// thread's units (no barrier between them: wait for the thread's own copies) and stores
+/// V[A * A][BC][BT] and U[A * A][BC][LDU], the Winograd components.
 /// NHWC: X is nhwc and W krsc (else nchw and kcrs); only the strides differ.
-template <int M, int BT, int BK, int BC, int LDU, int THREADS, bool NHWC = false>
+template <int M, int BT, int BK, int BC, int LDU, int THREADS, bool NHWC = false,
+          bool VEC_FILTERS = false>
 struct WinogradCopies {
-  static constexpr int A = M + 2, NP = BT * BC, NF = BK * BC, UNITS = NP + NF;
+  static constexpr int A = M + 2, NP = BT * BC, NF = BK * BC;
+  static constexpr int PER_UNIT = VEC_FILTERS ? 4 : 1; // filters a filter unit
+  static constexpr int UNITS = NP + NF / PER_UNIT;
   static constexpr int ROUNDS = (UNITS + THREADS - 1) / THREADS;
+  static_assert(!VEC_FILTERS || BC % 4 == 0, "filter quads of 4 input channels");
   const float *x, *w;
   int channels;
   int x_channel, x_row, x_col; // element strides of X between channels, rows, columns
   int w_channel, w_tap;        // element strides of W between input channels, filter taps
   int offset[ROUNDS];     // a patch's element (image, channel, h0, w0), a filter's (k, c, 0, 0)
   unsigned mask[ROUNDS];  // patch: rows in the image (bits 0..A-1), columns (bits 8..); filter: k live
-  int chan[ROUNDS];       // the unit's input channel within the step
+  int chan[ROUNDS];       // the unit's (first) input channel within the step
 
   __device__ WinogradCopies(const float *x_, const float *w_, const ConvShape &cs,
                             const WinogradShape &ws, int tile0, int k0)
@@ -249,11 +259,12 @@ struct WinogradCopies {
         offset[r] = NHWC ? ((tc.image * cs.h + h0) * cs.w + w0) * cs.c + chan[r]
                          : (tc.image * cs.c + chan[r]) * x_channel + h0 * cs.w + w0;
       } else if (u < UNITS) {
-        const int f = u - NP;
-        chan[r] = f % BC;
-        if (k0 + f / BC < cs.k) {
+        const int f = (u - NP) * PER_UNIT; // the unit's first filter, as without quads
+        const int k = VEC_FILTERS ? (u - NP) / (BC / 4) : f / BC;
+        chan[r] = VEC_FILTERS ? (u - NP) % (BC / 4) * 4 : f % BC;
+        if (k0 + k < cs.k) {
           mask[r] = 1;
-          offset[r] = (k0 + f / BC) * cs.c * 9 + chan[r] * w_channel;
+          offset[r] = (k0 + k) * cs.c * 9 + chan[r] * w_channel;
         }
       }
     }
@@ -277,9 +288,17 @@ struct WinogradCopies {
       } else if (u < UNITS) {
         const bool in = live && mask[r];
         const float *p = w + (offset[r] + c0 * w_channel);
+        if constexpr (VEC_FILTERS) {
+          // chunk j: kcrs floats 4j .. 4j + 3 of the quad's 36; krsc tap j of its 4 channels
+          const uint32_t quad = smem_addr(&wr[0][0] + (u - NP) * 36);
 #pragma unroll
-        for (int e = 0; e < 9; ++e)
-          cp_async_4(smem_addr(&wr[e][u - NP]), in ? p + e * w_tap : w, in);
+          for (int j = 0; j < 9; ++j)
+            cp_async_16(quad + 16 * j, in ? p + j * (NHWC ? channels : 4) : w, in);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 9; ++e)
+            cp_async_4(smem_addr(&wr[e][u - NP]), in ? p + e * w_tap : w, in);
+        }
       }
     }
   }
@@ -302,15 +321,44 @@ struct WinogradCopies {
         for (int xi = 0; xi < A * A; ++xi)
           v[xi][u / BT][u % BT] = t[xi];
       } else if (u < UNITS) {
-        const int f = u - NP;
-        float g[9], t[A * A];
+        if constexpr (VEC_FILTERS) {
+          const float *quad = &wr[0][0] + (u - NP) * 36;
+          const int k = (u - NP) / (BC / 4);
 #pragma unroll
-        for (int e = 0; e < 9; ++e)
-          g[e] = wr[e][f];
-        Transforms2d<M>::filter(g, t);
+          for (int i = 0; i < 4; ++i) {
+            float g[9], t[A * A];
+            if constexpr (NHWC) {
 #pragma unroll
-        for (int xi = 0; xi < A * A; ++xi)
-          u_out[xi][f % BC][f / BC] = t[xi];
+              for (int e = 0; e < 9; ++e) // krsc: tap e of the 4 channels is chunk e
+                g[e] = quad[4 * e + i];
+            } else {
+              // kcrs: filter i is floats 9i .. 9i + 8, inside the 3 chunks from 9i / 4
+              // (16-byte loads: consecutive quads hit distinct banks)
+              float4 chunk[3];
+#pragma unroll
+              for (int j = 0; j < 3; ++j)
+                chunk[j] = reinterpret_cast<const float4 *>(quad)[9 * i / 4 + j];
+              const float *floats = reinterpret_cast<const float *>(chunk) + 9 * i % 4;
+#pragma unroll
+              for (int e = 0; e < 9; ++e)
+                g[e] = floats[e];
+            }
+            Transforms2d<M>::filter(g, t);
+#pragma unroll
+            for (int xi = 0; xi < A * A; ++xi)
+              u_out[xi][chan[r] + i][k] = t[xi];
+          }
+        } else {
+          const int f = u - NP;
+          float g[9], t[A * A];
+#pragma unroll
+          for (int e = 0; e < 9; ++e)
+            g[e] = wr[e][f];
+          Transforms2d<M>::filter(g, t);
+#pragma unroll
+          for (int xi = 0; xi < A * A; ++xi)
+            u_out[xi][f % BC][f / BC] = t[xi];
+        }
       }
     }
   }
