@@ -207,7 +207,9 @@ struct KContiguousLoader {
   /// Scalar f32 copies go element by element straight to their transposed place in
   /// shared memory (4-byte cp.async, zero-filled outside the matrix): no registers.
   static constexpr bool kAsync = !Vec && std::is_same<T, float>::value;
-  float v[kAsync ? 1 : kChunks][V];
+  struct NoStaging {};
+  /// The floats a fetch stages for stash (none where cp.async copies).
+  std::conditional_t<kAsync, NoStaging, float[kChunks][V]> v;
 
   __device__ KContiguousLoader(const T *base, int ld_, int row0, int extent, int depth_)
       : ld(ld_), depth(depth_) {
@@ -346,6 +348,14 @@ constexpr bool kPrefetchFragments = false;
 constexpr bool kPrefetchFragments = true;
 #endif
 
+/// Whether the Stages = 2 mainloop runs only for ktiles > 0 (see mainloop_double_buffered):
+/// on sm_80, where ptxas spilled without the branch; sm_90 schedules better without it.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr bool kGuardEmptyMainloop = true;
+#else
+constexpr bool kGuardEmptyMainloop = false;
+#endif
+
 /// acc += x y^T: one k step of the micro-tile.
 template <int TM, int TN>
 __device__ __forceinline__ void fma_fragments(const float (&x)[TM], const float (&y)[TN],
@@ -439,7 +449,7 @@ __device__ __forceinline__ void mainloop_on(LoadA &load_a, LoadB &load_b, int kt
       multiply_tile<Rows, Cols, BK>(a_tile[0], b_tile[0], t, acc);
       __syncthreads();
     }
-  } else if (kPrefetchFragments || ktiles > 0) {  // sm_80 keeps the branch (kPrefetchFragments)
+  } else if (!kGuardEmptyMainloop || ktiles > 0) {
     mainloop_double_buffered<Rows, Cols, BK>(load_a, load_b, ktiles, t, acc, a_tile, b_tile);
   }
 }
