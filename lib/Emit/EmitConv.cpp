@@ -262,6 +262,10 @@ struct TensorCoreLaunch {
   int64_t persistentThreads = 0, persistentSmemBytes = 0;
   /// The persistent kernel splits its tail along K over clusters (sketch::tail_split).
   bool splitTail = false;
+  /// The persistent kernel stores its tiles by TMA through `y_map` (boxes of 128 bytes by
+  /// tileM pixels of the output as the matrix [N*P*Q, K]); its elements' bytes.
+  bool storesByTma = false;
+  int64_t outBytes = 2;
 };
 
 struct ConvWriterBase {
@@ -359,8 +363,9 @@ struct ConvWriterBase {
 
   /// The launch itself, after emitAllowSmem; `cluster`: blocks a cluster (an expression).
   void emitLaunchCall(const std::string &kernel, const std::string &grid, int64_t threads,
-                      bool maps, const std::string &dependent, const std::string &cluster = "1") {
-    std::string args = kernelArgs() + (maps ? ", x_map, w_map" : "");
+                      bool maps, const std::string &dependent, const std::string &cluster = "1",
+                      bool outputMap = false) {
+    std::string args = kernelArgs() + (maps ? ", x_map, w_map" : "") + (outputMap ? ", y_map" : "");
     if (!dependent.empty()) {
       w.comment("one wave of one-tile blocks: a programmatic dependent launch");
       w.line("return sketch::launch_kernel(" + kernel + ", dim3(unsigned(" + grid + ")), " +
@@ -395,7 +400,8 @@ struct ConvWriterBase {
            ", smem_bytes, cluster, cluster == 2 ? resident_pairs : resident_quads);");
     w.line("});");
     w.line("const int64_t grid = split.grid;");
-    emitLaunchCall(kernel, "grid", l.persistentThreads, true, "blocks <= grid", "split.slices");
+    emitLaunchCall(kernel, "grid", l.persistentThreads, true, "blocks <= grid", "split.slices",
+                   l.storesByTma);
   }
 
   /// The filter's k-tile copy: krsc rows of C*R*S, one per output channel.
@@ -460,13 +466,23 @@ struct ConvWriterBase {
            "2, 64, " + str(l.tileN) + ", 2);");
     if (!l.persistentName.empty()) {
       w.comment("persistent and warp-specialized: a block a multiprocessor (at most one a tile)");
-      w.open("if (tma)");
+      if (l.storesByTma) {
+        std::string ob = str(l.outBytes);
+        w.comment("its tiles stored by TMA: the output as the matrix [N*P*Q, K] in boxes of " +
+                  str(l.tileM) + " pixels x 128 bytes");
+        w.line("CUtensorMap y_map{};");
+        w.open("if (tma && sketch::encode_tensor_map_2d(&y_map, " + p.y->cname + ", shape.k, pixels, shape.k * " +
+               ob + ", " + str(128 / l.outBytes) + ", " + str(l.tileM) + ", " + ob + "))");
+      } else {
+        w.open("if (tma)");
+      }
       if (l.splitTail)
         emitTailSplitLaunch(l);
       else {
         w.line("const int64_t grid = std::min<int64_t>(blocks, std::max(sketch::sm_count(), 1));");
-        emitLaunch(l.persistentName, "grid", l.persistentThreads, l.persistentSmemBytes, true,
-                   "blocks <= grid");
+        emitAllowSmem(l.persistentName, l.persistentSmemBytes);
+        emitLaunchCall(l.persistentName, "grid", l.persistentThreads, true, "blocks <= grid", "1",
+                       l.storesByTma);
       }
       w.close();
     }
@@ -944,6 +960,10 @@ struct WgmmaConvWriter : ConvWriterBase {
     return persistentBarriersOffset() + 16 * persistentStages;
   }
   bool persistentFits() const { return persistentSmemBytes() <= plan::smemLimitBytes("sm_90a"); }
+  /// The persistent kernel stores a register epilogue's tiles by TMA (denseStagingFits).
+  bool persistentStoresByTma() const {
+    return !p.stagedEpilogue && denseStagingFits(persistentStaging(), plan::elementBytes(p.y->type));
+  }
   std::string persistentName() const { return p.sig.name + "_ws" + suffix; }
 
   /// The persistent, warp-specialized TMA kernel (the GEMM's form): warpgroup 0's thread
@@ -1016,7 +1036,8 @@ struct WgmmaConvWriter : ConvWriterBase {
     w.line("__global__ void __launch_bounds__(" + str(ws.launchThreads()) + ", 1) " +
            persistentName() + "(" + kernelParams() +
            ", const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap "
-           "w_map) {");
+           "w_map" + std::string(persistentStoresByTma() ? ", const __grid_constant__ CUtensorMap y_map" : "") +
+           ") {");
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     emitGridDependencyWait(w);
@@ -1043,10 +1064,16 @@ struct WgmmaConvWriter : ConvWriterBase {
     StoreSpec store = storeSpec();
     store.staging = persistentStaging();
     store.barrier = kWgmmaConsumerBarrier;
+    if (persistentStoresByTma()) {
+      store.tmaMap = "y_map";
+      store.tmaStaging = "b_smem + STAGES * B_STAGE_BYTES";
+    }
     emitAccumulatorStore(w, ws.storeConfig(), folded.rest(), store);
     w.close();
     if (tail)
       emitSplitTileConsumer(ws);
+    if (persistentStoresByTma())
+      emitTmaStoreDrain(w);
     w.indentLess();
     w.line("}");
   }
@@ -1101,6 +1128,10 @@ struct WgmmaConvWriter : ConvWriterBase {
     emitWgmmaZeroAccumulators(w);
     emitWgmmaConsumerTile(w, ws);
     w.close();
+    if (persistentStoresByTma()) {
+      w.comment("the partial tile may reach the staging tile's first bytes");
+      emitTmaStoreDrain(w);
+    }
     StoreSpec store = storeSpec();
     store.staging = partialTile();
     emitSplitReduceStore(w, ws.storeConfig(), epilogue, store, clusterSlices());
@@ -1153,6 +1184,8 @@ struct WgmmaConvWriter : ConvWriterBase {
       l.persistentThreads = persistentBlock().launchThreads();
       l.persistentSmemBytes = persistentSmemBytes();
       l.splitTail = splitsTail();
+      l.storesByTma = persistentStoresByTma();
+      l.outBytes = plan::elementBytes(p.y->type);
     }
     return l;
   }

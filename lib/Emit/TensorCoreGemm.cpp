@@ -729,48 +729,35 @@ struct OutputChunks {
   }
 };
 
-/// The start of both epilogues: the pipeline drained, its buffers free for staging.
+/// The start of both epilogues: the pipeline drained, its buffers free for staging (and,
+/// where the tile is stored by TMA, the previous tile's stores done reading it).
 void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
   w.line("sketch::cp_async_wait_all();");
+  if (s.storesByTma())
+    w.line("if (kVec && tid == 0) sketch::tma_store_wait_read();  // the last tile's stores have read the staging tile");
   w.line(s.barrier + "  // the pipeline buffers (or the last tile's staging) become the staging tile");
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
 }
 
-/// Epilogue on the fragments, result staged in the output type, then stored.
-void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
-                          const StoreSpec &s) {
-  const plan::StagingBuffer &st = s.staging;
-  OutputChunks out(s, c);
+/// The register epilogue's loop over a thread's fragments: the statements on each
+/// accumulator pair into `out[2]`, then `stage` (a line of r, c and out) writes the pair
+/// to the staging tile. In passes, only the warps whose rows are in pass `pass`.
+void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
+                          StringRef tileRow, StringRef stage) {
   bool needRow = false, needCol = false;
   for (const EpilogueOperand &operand : epilogue.operands())
     if (operand.usesRow && operand.usesCol)
       needRow = needCol = true;
-
-  w.comment("epilogue (sketch-fuse-epilogue): on the accumulators in registers, then one store");
-  w.comment("through shared memory");
-  emitEpilogueStart(w, s);
-  emitOperandPreloads(w, epilogue, s);
-  w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
-  w.line(s.outType + " *staged = reinterpret_cast<" + s.outType + " *>(smem + " + str(st.offset) +
-         ");");
   bool passes = s.rowPasses > 1;
-  if (passes) {
-    w.line("constexpr int PASS_ROWS = BM / " + str(s.rowPasses) + ";  // the staging tile's rows");
-    w.comment("in " + str(s.rowPasses) + " passes of PASS_ROWS rows: the warps whose rows are in the "
-              "pass stage them, then every thread stores them");
-    w.line("#pragma unroll 1");
-    w.open("for (int pass = 0; pass < " + str(s.rowPasses) + "; ++pass)");
-    w.line("if (pass > 0) " + s.barrier + "  // the previous pass is stored");
+  if (passes)
     w.open("if (warp_m * WM / PASS_ROWS == pass)");
-    out.tileRow = "pass * PASS_ROWS + r";
-  }
   unrolledFor(w, "mi", "MI");
   unrolledFor(w, "ni", "NI");
   unrolledFor(w, "h", "2");
   w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" + std::string(passes ? " - pass * PASS_ROWS" : "") +
          ", c = warp_n * WN + ni * 8 + 2 * t;");
   if (needRow)
-    w.line("const int64_t row = " + s.m0 + " + " + out.tileRow + ";");
+    w.line("const int64_t row = " + s.m0 + " + " + tileRow.str() + ";");
   w.line("float out[2];");
   unrolledFor(w, "j", "2");
   if (needCol)
@@ -779,14 +766,90 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
       w, "acc[mi][ni][2 * h + j]",
       [&](const EpilogueOperand &operand) { return operandValue(epilogue, operand, s); }, "out[j]");
   w.close();
-  if (s.outBytes == 4)
-    w.line("*reinterpret_cast<float2 *>(staged + r * LD + c) = make_float2(out[0], out[1]);");
+  w.line(stage.str());
+  w.close();
+  w.close();
+  w.close();
+}
+
+/// Opens the loop over the staging passes (where there are several), each starting once
+/// the previous one is stored (`waitStored`: what the storing thread waits for first).
+void openPasses(CudaWriter &w, const StoreSpec &s, StringRef waitStored = "") {
+  if (s.rowPasses == 1)
+    return;
+  w.line("constexpr int PASS_ROWS = BM / " + str(s.rowPasses) + ";  // the staging tile's rows");
+  w.comment("in " + str(s.rowPasses) + " passes of PASS_ROWS rows: the warps whose rows are in the "
+            "pass stage them, then they are stored");
+  w.line("#pragma unroll 1");
+  w.open("for (int pass = 0; pass < " + str(s.rowPasses) + "; ++pass)");
+  if (waitStored.empty()) {
+    w.line("if (pass > 0) " + s.barrier + "  // the previous pass is stored");
+    return;
+  }
+  w.open("if (pass > 0)");
+  w.line(waitStored.str());
+  w.line(s.barrier + "  // the previous pass is read");
+  w.close();
+}
+
+/// The 16-byte path's store by TMA (StoreSpec::storesByTma): each pass staged densely in
+/// 128B-swizzled boxes of 128 bytes by its rows, fenced for the copy engine, then thread 0
+/// stores the boxes (the copy engine skips what lies past the matrix) and goes on; the
+/// next pass (or tile) waits until they have read the staging tile.
+void emitTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
+  const plan::StagingBuffer &st = s.staging;
+  int64_t boxCols = 128 / s.outBytes, boxes = st.cols / boxCols;
+  bool passes = s.rowPasses > 1;
+  std::string rows = str(st.rows);
+  w.comment("the tile stored by TMA: staged in " + str(boxes) + " boxes of " + rows + " rows x " +
+            str(boxCols) + " columns (128-byte rows, 128B-swizzled), then one thread stores them");
+  w.line("const uint32_t staged_smem = " + s.tmaStaging + ";  // 1024-byte aligned");
+  w.line(s.outType + " *staged = reinterpret_cast<" + s.outType +
+         " *>(smem + (staged_smem - sketch::smem_addr(smem)));");
+  openPasses(w, s, "if (tid == 0) sketch::tma_store_wait_read();");
+  std::string at = "staged + sketch::Swizzle128<" + rows + ", " + s.outType + ">::offset(r, c)";
+  std::string stage =
+      s.outBytes == 4
+          ? "*reinterpret_cast<float2 *>(" + at + ") = make_float2(out[0], out[1]);"
+          : "*reinterpret_cast<uint32_t *>(" + at + ") = sketch::pack2<" + s.outType + ">(out[0], out[1]);";
+  emitFragmentEpilogue(w, epilogue, s, passes ? "pass * PASS_ROWS + r" : "r", stage);
+  w.line("sketch::fence_async_shared();  // the staged tile, visible to the copy engine");
+  if (passes)
+    w.close();
+  w.line(s.barrier);
+  w.open("if (tid == 0)");
+  unrolledFor(w, "b", str(boxes));
+  std::string row = "(int)" + s.m0 + (passes ? " + pass * PASS_ROWS" : "");
+  std::string to = "staged_smem + b * " + str(st.rows * 128) + ", (int)" + s.n0 + " + b * " + str(boxCols) + ", " + row;
+  if (s.tmaBatch.empty())
+    w.line("sketch::tma_store_2d(&" + s.tmaMap + ", " + to + ");");
   else
-    w.line("*reinterpret_cast<uint32_t *>(staged + r * LD + c) = sketch::pack2<" + s.outType +
-           ">(out[0], out[1]);");
+    w.line("sketch::tma_store_3d(&" + s.tmaMap + ", " + to + ", " + s.tmaBatch + ");");
   w.close();
+  w.line("sketch::tma_store_commit();");
   w.close();
-  w.close();
+  if (passes)
+    w.close();
+}
+
+/// The staged tile's coalesced 16-byte stores (element stores at the edges).
+void emitChunkedStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
+                      const StoreSpec &s) {
+  const plan::StagingBuffer &st = s.staging;
+  OutputChunks out(s, c);
+  bool passes = s.rowPasses > 1;
+  if (passes)
+    out.tileRow = "pass * PASS_ROWS + r";
+  w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
+  w.line(s.outType + " *staged = reinterpret_cast<" + s.outType + " *>(smem + " + str(st.offset) +
+         ");");
+  openPasses(w, s);
+  std::string stage =
+      s.outBytes == 4
+          ? "*reinterpret_cast<float2 *>(staged + r * LD + c) = make_float2(out[0], out[1]);"
+          : "*reinterpret_cast<uint32_t *>(staged + r * LD + c) = sketch::pack2<" + s.outType +
+                ">(out[0], out[1]);";
+  emitFragmentEpilogue(w, epilogue, s, out.tileRow, stage);
   if (passes)
     w.close();
   w.line(s.barrier);
@@ -798,6 +861,25 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   out.closeLoop(w, c);
   if (passes)
     w.close();
+}
+
+/// Epilogue on the fragments, result staged in the output type, then stored.
+void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
+                          const StoreSpec &s) {
+  w.comment("epilogue (sketch-fuse-epilogue): on the accumulators in registers, then one store");
+  w.comment("through shared memory");
+  emitEpilogueStart(w, s);
+  emitOperandPreloads(w, epilogue, s);
+  if (!s.storesByTma()) {
+    emitChunkedStore(w, c, epilogue, s);
+    return;
+  }
+  w.open("if constexpr (kVec)");
+  emitTmaStore(w, epilogue, s);
+  w.close();
+  w.open("else");
+  emitChunkedStore(w, c, epilogue, s);
+  w.close();
 }
 
 /// The f32 accumulators into the shared tile `tile` (LD floats a row), each thread its fragments.
@@ -1015,6 +1097,16 @@ void FoldedEpilogue::emitWiden(CudaWriter &w) const {
     w.line("acc[mi][ni][" + str(e) + "] = " + sums[e] + ";");
   w.close();
   w.close();
+}
+
+bool denseStagingFits(const plan::StagingBuffer &padded, int64_t outBytes) {
+  return (outBytes == 2 || outBytes == 4) && padded.cols * outBytes % 128 == 0 &&
+         padded.rows % 8 == 0 && padded.rows <= 256 &&
+         padded.rows * padded.cols * outBytes <= padded.rows * padded.ld * padded.elementBytes;
+}
+
+void emitTmaStoreDrain(CudaWriter &w) {
+  w.line("if (kVec && tid == 0) sketch::tma_store_wait_read();  // the last stores have read the staging tile");
 }
 
 void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,

@@ -141,7 +141,26 @@ struct StoreSpec {
   /// (`staging` holds one pass; each warp's rows lie in one pass), so a persistent
   /// kernel's staging tile takes less shared memory beside its stages.
   int64_t rowPasses = 1;
+  /// Where set (the persistent wgmma GEMM), the 16-byte path (`kVec`) of a register
+  /// epilogue stages each pass densely, 128B-swizzled (sketch::Swizzle128), at the
+  /// 1024-byte aligned shared address `tmaStaging`, and thread `tid` 0 stores it by TMA
+  /// through the tensor map `tmaMap` (boxes of 128 bytes by the pass's rows; matrix
+  /// `tmaBatch` of a 3-D map where that is set). The element path keeps the chunk store.
+  std::string tmaMap, tmaStaging, tmaBatch;
+  bool storesByTma() const { return !tmaMap.empty(); }
 };
+
+/// Whether a persistent kernel's register epilogue can store its tile by TMA
+/// (StoreSpec::storesByTma) from a dense 128B-swizzled staging tile placed where `padded`
+/// (its padded staging, which starts at the end of the stages plus the up to 1023 bytes
+/// that align them) lies: 2- or 4-byte outputs, whole 128-byte boxes a row, whole
+/// 8-row swizzle groups, and the dense tile no larger than the padded one.
+bool denseStagingFits(const plan::StagingBuffer &padded, int64_t outBytes);
+
+/// Before a kernel whose tiles are stored by TMA leaves (or reuses) the staging tile's
+/// shared memory: thread 0 waits until its last stores have read it. Their writes to
+/// global memory need no wait: they complete with the grid.
+void emitTmaStoreDrain(CudaWriter &w);
 
 /// The epilogue as a tensor-core kernel runs it: where `fold` and the first statement
 /// adds a global tensor to the accumulator (EpilogueEmitter::splitStart), the accumulators

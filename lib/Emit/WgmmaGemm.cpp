@@ -464,6 +464,11 @@ private:
   /// Persistent and warp-specialized (the TMA GEMM where its staging fits beside the stages;
   /// the split form on the TMA path is warp-specialized, one tile a block).
   bool persistent() const { return passes > 0; }
+  /// The persistent kernel's 16-byte path stores a register epilogue's tile by TMA.
+  bool storesByTma() const {
+    return persistent() && !g.stagedEpilogue &&
+           denseStagingFits(persistentStaging(g, passes), plan::elementBytes(g.out->type));
+  }
   std::string kernelName() const { return split ? splitKernelName(g) : g.sig.name + "_kernel"; }
   std::string kExtent() const { return split ? "k_len" : "size_k"; }
   /// The K coordinate of k-tile kt in the tensor maps (a split-K slice starts at k_first).
@@ -528,7 +533,23 @@ private:
       if (t.kMajor())
         encode(tailMapName(t), "sketch::tma_tail_box_rows(" + mn + ", " + str(t.mnExtent) + ")");
     }
+    if (storesByTma()) {
+      maps.names.push_back("d_map");
+      maps.encodes.push_back(outputMapEncode());
+    }
     return maps;
+  }
+
+  /// The output's map for the TMA store: boxes of 128 bytes by a staging pass's rows.
+  std::string outputMapEncode() const {
+    int64_t outBytes = plan::elementBytes(g.out->type);
+    std::string m = g.sig.dim(g.m), n = g.sig.dim(g.n), ob = str(outBytes);
+    std::string tensor = "&d_map, " + g.out->cname + ", " + n + ", " + m;
+    std::string box = str(128 / outBytes) + ", " + str(persistentStaging(g, passes).rows) + ", " + ob;
+    if (g.batchDims.empty())
+      return "sketch::encode_tensor_map_2d(" + tensor + ", " + n + " * " + ob + ", " + box + ")";
+    return "sketch::encode_tensor_map_3d(" + tensor + ", batch, " + n + " * " + ob + ", " + n + " * " +
+           m + " * " + ob + ", " + box + ")";
   }
 
   static std::string mapName(const OperandTile &t) { return t.isA ? "a_map" : "b_map"; }
@@ -721,8 +742,16 @@ private:
     store.staging = persistentStaging(g, passes);
     store.rowPasses = passes;
     store.barrier = kWgmmaConsumerBarrier;
+    if (storesByTma()) {
+      store.tmaMap = "d_map";
+      store.tmaStaging = "b_smem + STAGES * B_STAGE_BYTES";
+      if (!g.batchDims.empty())
+        store.tmaBatch = "(int)blockIdx.z";
+    }
     emitAccumulatorStore(w, block.storeConfig(), folded.rest(), store);
     w.close();
+    if (storesByTma())
+      emitTmaStoreDrain(w);
   }
 
   void writeKernel() {

@@ -21,10 +21,19 @@
 //                                    convolution's stride inside the output's bounding box),
 //                                    each shifted by the filter tap (off_w, off_h), channels
 //                                    c .. c + channels-per-pixel - 1 of each: one row a pixel
+//   tma_store_2d(map, src, x, y)     the box at shared `src` (1024-byte aligned, laid out
+//                                    as Swizzle128 says) to column x, row y of the tensor
+//                                    `map`; elements past the tensor are not written. One
+//                                    thread issues it, after the writers' fence_async_shared
+//                                    and a barrier; asynchronous: a bulk group (below)
+//   tma_store_3d(map, src, x, y, z)  the same into matrix z of a batch of matrices
+//   tma_store_commit()               closes this thread's stores issued so far into a group
+//   tma_store_wait_read()            until this thread's groups have read their shared
+//                                    memory (it may be written again, or the block leave)
 //   Swizzle128<ROWS, E>::offset(row, col)
 //                                    where element (row, col) of a ROWS-row tile lies when
-//                                    it was loaded as 128-byte wide column panels with
-//                                    SWIZZLE_128B (see below)
+//                                    it was loaded (or is stored) as 128-byte wide column
+//                                    panels with SWIZZLE_128B (see below)
 // Host side:
 //   encode_tensor_map(map, base, elem_bytes, rank, dims, strides, box)
 //                                    the general form the two below call: a rank-2 or -3
@@ -140,20 +149,44 @@ __device__ __forceinline__ void tma_load_im2col_4d(uint32_t dst, const CUtensorM
                : "memory");
 }
 
-/// A ROWS x COLS tile of 2-byte elements loaded as COLS / 64 column panels (boxes of
-/// 64 columns = 128 bytes by ROWS rows, one after the other) with SWIZZLE_128B: in
-/// each 1024-byte group of 8 rows, the 16-byte chunk c of row r lies at chunk
-/// c ^ (r % 8). 16-byte pieces (ldmatrix rows, 8 elements from a multiple of 8) stay
-/// whole; the 8 rows an ldmatrix reads at one chunk column hit 8 distinct chunks.
+/// The box at shared `src` to column x, row y of the 2-D tensor `map` (bulk group).
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int x, int y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::
+                   "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(x), "r"(y)
+               : "memory");
+}
+
+/// tma_store_2d into matrix z of a 3-D map (encode_tensor_map_3d).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, uint32_t src, int x, int y,
+                                             int z) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::
+                   "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(x), "r"(y), "r"(z)
+               : "memory");
+}
+
+__device__ __forceinline__ void tma_store_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+
+/// A ROWS x COLS tile of 2- or 4-byte elements moved as 128-byte wide column panels
+/// (boxes of 128 bytes by ROWS rows, one after the other) with SWIZZLE_128B: in each
+/// 1024-byte group of 8 rows, the 16-byte chunk c of row r lies at chunk c ^ (r % 8).
+/// 16-byte pieces (ldmatrix rows, 8 two-byte elements from a multiple of 8) stay whole;
+/// the 8 rows an ldmatrix reads (or an accumulator fragment writes) at one chunk column
+/// hit 8 distinct chunks.
 template <int ROWS, typename E>
 struct Swizzle128 {
-  static_assert(sizeof(E) == 2, "128-byte panels of 64 two-byte elements");
+  static_assert(sizeof(E) == 2 || sizeof(E) == 4, "128-byte panels of 2- or 4-byte elements");
   static_assert(ROWS % 8 == 0, "whole 1024-byte swizzle groups");
-  static constexpr int kPanelCols = 64;
+  static constexpr int kPanelCols = 128 / (int)sizeof(E), kChunkCols = 16 / (int)sizeof(E);
   __device__ __forceinline__ static int offset(int row, int col) {
     const int panel = col / kPanelCols, c = col % kPanelCols;
-    return panel * (ROWS * kPanelCols) + row * kPanelCols + (((c >> 3) ^ (row & 7)) << 3) +
-           (c & 7);
+    return panel * (ROWS * kPanelCols) + row * kPanelCols +
+           (((c / kChunkCols) ^ (row & 7)) * kChunkCols) + (c % kChunkCols);
   }
 };
 
