@@ -263,9 +263,8 @@ struct TensorCoreLaunch {
   /// The persistent kernel splits its tail along K over clusters (sketch::tail_split).
   bool splitTail = false;
   /// The persistent kernel stores its tiles by TMA through `y_map` (boxes of 128 bytes by
-  /// tileM pixels of the output as the matrix [N*P*Q, K]); its elements' bytes.
+  /// tileM pixels of the output as the matrix [N*P*Q, K]).
   bool storesByTma = false;
-  int64_t outBytes = 2;
 };
 
 struct ConvWriterBase {
@@ -467,12 +466,13 @@ struct ConvWriterBase {
     if (!l.persistentName.empty()) {
       w.comment("persistent and warp-specialized: a block a multiprocessor (at most one a tile)");
       if (l.storesByTma) {
-        std::string ob = str(l.outBytes);
+        int64_t outBytes = plan::elementBytes(p.y->type);
+        std::string ob = str(outBytes);
         w.comment("its tiles stored by TMA: the output as the matrix [N*P*Q, K] in boxes of " +
                   str(l.tileM) + " pixels x 128 bytes");
         w.line("CUtensorMap y_map{};");
         w.open("if (tma && sketch::encode_tensor_map_2d(&y_map, " + p.y->cname + ", shape.k, pixels, shape.k * " +
-               ob + ", " + str(128 / l.outBytes) + ", " + str(l.tileM) + ", " + ob + "))");
+               ob + ", " + str(128 / outBytes) + ", " + str(l.tileM) + ", " + ob + "))");
       } else {
         w.open("if (tma)");
       }
@@ -1185,7 +1185,6 @@ struct WgmmaConvWriter : ConvWriterBase {
       l.persistentSmemBytes = persistentSmemBytes();
       l.splitTail = splitsTail();
       l.storesByTma = persistentStoresByTma();
-      l.outBytes = plan::elementBytes(p.y->type);
     }
     return l;
   }

@@ -772,6 +772,15 @@ void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const 
   w.close();
 }
 
+/// The line that stages a fragment's pair `out[0]`, `out[1]` at the element pointer `at`
+/// in the output type (one 8-byte f32 store, or one packed 4-byte store).
+std::string stagePair(const StoreSpec &s, StringRef at) {
+  if (s.outBytes == 4)
+    return "*reinterpret_cast<float2 *>(" + at.str() + ") = make_float2(out[0], out[1]);";
+  return "*reinterpret_cast<uint32_t *>(" + at.str() + ") = sketch::pack2<" + s.outType +
+         ">(out[0], out[1]);";
+}
+
 /// Opens the loop over the staging passes (where there are several), each starting once
 /// the previous one is stored (`waitStored`: what the storing thread waits for first).
 void openPasses(CudaWriter &w, const StoreSpec &s, StringRef waitStored = "") {
@@ -808,11 +817,7 @@ void emitTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpe
          " *>(smem + (staged_smem - sketch::smem_addr(smem)));");
   openPasses(w, s, "if (tid == 0) sketch::tma_store_wait_read();");
   std::string at = "staged + sketch::Swizzle128<" + rows + ", " + s.outType + ">::offset(r, c)";
-  std::string stage =
-      s.outBytes == 4
-          ? "*reinterpret_cast<float2 *>(" + at + ") = make_float2(out[0], out[1]);"
-          : "*reinterpret_cast<uint32_t *>(" + at + ") = sketch::pack2<" + s.outType + ">(out[0], out[1]);";
-  emitFragmentEpilogue(w, epilogue, s, passes ? "pass * PASS_ROWS + r" : "r", stage);
+  emitFragmentEpilogue(w, epilogue, s, passes ? "pass * PASS_ROWS + r" : "r", stagePair(s, at));
   w.line("sketch::fence_async_shared();  // the staged tile, visible to the copy engine");
   if (passes)
     w.close();
@@ -844,12 +849,7 @@ void emitChunkedStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEm
   w.line(s.outType + " *staged = reinterpret_cast<" + s.outType + " *>(smem + " + str(st.offset) +
          ");");
   openPasses(w, s);
-  std::string stage =
-      s.outBytes == 4
-          ? "*reinterpret_cast<float2 *>(staged + r * LD + c) = make_float2(out[0], out[1]);"
-          : "*reinterpret_cast<uint32_t *>(staged + r * LD + c) = sketch::pack2<" + s.outType +
-                ">(out[0], out[1]);";
-  emitFragmentEpilogue(w, epilogue, s, out.tileRow, stage);
+  emitFragmentEpilogue(w, epilogue, s, out.tileRow, stagePair(s, "staged + r * LD + c"));
   if (passes)
     w.close();
   w.line(s.barrier);
