@@ -256,8 +256,9 @@ def markdown(table, commit, copy_bw):
     lines = [f"\n## All benchmarks: {date}, {device}, commit {commit}\n",
              f"torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN "
              f"{torch.backends.cudnn.version()}; TF32 off. One process: ours and the library "
-             "timed in the same run (medians). Ratio = library time / our time (> 1: we are "
-             "faster). Chart: ratios.png (bars in table order)."
+             "timed in the same run (medians; the GEMM and attention rows' library, default and "
+             "best again in alternating batches, which gives them the same clocks). Ratio = "
+             "library time / our time (> 1: we are faster). Chart: ratios.png (bars in table order)."
              + (f" Device-to-device copy: {copy_bw / 1e9:.0f} GB/s." if copy_bw else "") + "\n",
              "\"Ours\" is the kernel sketchc generates with no directives (the `*_default` "
              "sketches); the best listed configuration stands beside it. Ratios and targets are "
