@@ -9,7 +9,7 @@ bench_conv.py: ResNet-50 convolutions against cuDNN and the SIMT SGEMM against
 cuBLAS; bench_conv_b2b.py: back-to-back convolutions against two cuDNN convolutions; bench_attention.py: attention against torch SDPA's flash backend;
 bench_projections.py: Y = X W^T at LLM projection shapes against cuBLAS);
 this script calls them in turn, in one process, and gathers their rows into
-one table. The GEMM and attention rows' library and our default and best are
+one table. The GEMM, convolution and attention rows' library and our default and best are
 timed once more in alternating batches (bench_common.head_to_head), which
 gives them the same clocks; those times are reported:
 
@@ -256,9 +256,10 @@ def markdown(table, commit, copy_bw):
     lines = [f"\n## All benchmarks: {date}, {device}, commit {commit}\n",
              f"torch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN "
              f"{torch.backends.cudnn.version()}; TF32 off. One process: ours and the library "
-             "timed in the same run (medians; the GEMM and attention rows' library, default and "
-             "best again in alternating batches, which gives them the same clocks). Ratio = "
-             "library time / our time (> 1: we are faster). Chart: ratios.png (bars in table order)."
+             "timed in the same run (medians; the GEMM, convolution and attention rows' library, "
+             "default and best again in alternating batches, which gives them the same clocks). "
+             "Ratio = library time / our time (> 1: we are faster). Chart: ratios.png (bars "
+             "in table order)."
              + (f" Device-to-device copy: {copy_bw / 1e9:.0f} GB/s." if copy_bw else "") + "\n",
              "\"Ours\" is the kernel sketchc generates with no directives (the `*_default` "
              "sketches); the best listed configuration stands beside it. Ratios and targets are "

@@ -51,36 +51,49 @@ def time_ms(run, sets, batches=7, per_batch=10, warmup=5, graph=False):
     return statistics.median(times)
 
 
-def time_interleaved_ms(runs, sets, batches=15, per_batch=10, warmup=5):
+def time_interleaved_ms(runs, sets, batches=15, per_batch=10, warmup=5, graph=False):
     """Median per-call times in ms of several runs ({name: run(i)}) timed in alternating
     batches: batch b of each run before batch b + 1 of any. A large GEMM draws enough power
     to lower the clocks within a run, so a kernel timed right after an idle gap gets faster
-    clocks than one timed after it; alternating gives every run the same GPU state."""
+    clocks than one timed after it; alternating gives every run the same GPU state.
+    `graph` as for time_ms: a batch is one replay of a CUDA graph of its calls (eager where
+    the capture fails); "best": each run's lower of the eager and the graph time."""
+    if graph == "best":
+        eager = time_interleaved_ms(runs, sets, batches, per_batch, warmup, graph=False)
+        graphs = time_interleaved_ms(runs, sets, batches, per_batch, warmup, graph=True)
+        return {name: min(eager[name], graphs[name]) for name in runs}
     for run in runs.values():
         for i in range(warmup):
             run(i % sets)
     torch.cuda.synchronize()
+    batch_of = {}
+    for name, run in runs.items():
+        replay = captured(run, sets, per_batch) if graph else None
+        batch_of[name] = replay or (lambda run=run: [run(i % sets) for i in range(per_batch)])
     times = {name: [] for name in runs}
     for _ in range(batches):
-        for name, run in runs.items():
+        for name, batch in batch_of.items():
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            for i in range(per_batch):
-                run(i % sets)
+            batch()
             end.record()
             end.synchronize()
             times[name].append(start.elapsed_time(end) / per_batch)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def head_to_head(libraries, ours, sets, detail):
+def head_to_head(libraries, ours, sets, detail, graph=False):
     """The libraries' calls ({label: run(i)}) and our kernels ({kernel name: run(i)}) timed
-    again in alternating batches (time_interleaved_ms); the kernels' entries in `detail`
-    take their new times. Returns the libraries' times ({label: ms})."""
-    times = time_interleaved_ms({**libraries, **ours}, sets)
-    for j, (name, case, ms, tf, err) in enumerate(detail):
-        if name in ours:
+    again in alternating batches (time_interleaved_ms, `graph` as there); the kernels'
+    last entries in `detail` (this case's) take their new times. Returns the libraries'
+    times ({label: ms})."""
+    times = time_interleaved_ms({**libraries, **ours}, sets, graph=graph)
+    left = set(ours)
+    for j in reversed(range(len(detail))):  # each kernel's last entry: this case's
+        name, case, ms, tf, err = detail[j]
+        if name in left:
             detail[j] = (name, case, times[name], tf * ms / times[name], err)
+            left.discard(name)
     return {label: times[label] for label in libraries}
 
 
