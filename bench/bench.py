@@ -154,8 +154,8 @@ def bias_relu_case(rows, detail):
     label = f"f16 GEMM+bias+ReLU {m}x{n}x{k}"
     print(f"{label}: cuBLASLt fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms", flush=True)
     best = best_of_ours("bbr_f16", data, m, n, k, dtype, reference, detail)
-    times, (ms, name, err) = again_head_to_head({"fused": (fused, fused_ms), "unfused": (unfused, unfused_ms)},
-                                                best, data, detail)
+    libraries = {"fused": (fused, fused_ms), "unfused": (unfused, unfused_ms)}
+    times, (ms, name, err) = again_head_to_head(libraries, best, data, detail)
     fused_ms, unfused_ms = times["fused"], times["unfused"]
     rows.append((label, name, ms, tflops(m, n, k, ms), "torch._addmm_activation (cuBLASLt)",
                  fused_ms, tflops(m, n, k, fused_ms), 0.6))
