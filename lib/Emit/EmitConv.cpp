@@ -699,29 +699,16 @@ struct SimtConvWriter : ConvWriterBase {
       w.line("  " + operand.var + "[j] = k0 + micro.col(j) < shape.k ? sketch::to_float(" +
              operand.param->cname + "[k0 + micro.col(j)]) : 0.0f;");
     }
-    w.line("#pragma unroll");
-    w.open("for (int i = 0; i < " + str(t.microRows) + "; ++i)");
-    w.line("const int64_t pixel = pix0 + micro.row(i);");
-    w.line("if (pixel >= pixels)");
-    w.line("  continue;");
-    w.line("float out[" + cols + "];");
-    w.line("#pragma unroll");
-    w.open("for (int j = 0; j < " + cols + "; ++j)");
-    if (hasFullOperand())
-      w.line("const int channel = k0 + micro.col(j);");
-    epilogue.emitElement(
-        w, "acc[i][j]",
-        [&](const EpilogueOperand &operand) -> std::string {
-          if (perChannel(operand))
-            return operand.var + "[j]";
-          return "(channel < shape.k ? sketch::to_float(" + operand.param->cname +
-                 "[pixel * shape.k + channel]) : 0.0f)";
-        },
-        "out[j]");
-    w.close();
-    w.line("sketch::simt::store_row<kVec>(" + p.y->cname +
-           " + pixel * shape.k, micro, k0, shape.k, out);");
-    w.close();
+    SimtRowEpilogue rows{"pixel", "pix0", "pixels",
+                         hasFullOperand() ? "const int channel = k0 + micro.col(j);" : "",
+                         "sketch::simt::store_row<kVec>(" + p.y->cname +
+                             " + pixel * shape.k, micro, k0, shape.k, out);"};
+    emitSimtRowEpilogue(w, t, epilogue, rows, [&](const EpilogueOperand &operand) -> std::string {
+      if (perChannel(operand))
+        return operand.var + "[j]";
+      return "(channel < shape.k ? sketch::to_float(" + operand.param->cname +
+             "[pixel * shape.k + channel]) : 0.0f)";
+    });
   }
 
   void emitHost() {

@@ -12,6 +12,7 @@
 #define SKETCH_EMIT_EMITSIMT_H
 
 #include "lib/Emit/CudaWriter.h"
+#include "lib/Emit/EmitEpilogue.h"
 #include "lib/Emit/KernelAnalysis.h"
 #include "lib/Passes/SimtTile.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -57,6 +58,17 @@ struct SimtLoader {
 void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
                       llvm::StringRef ktiles, llvm::function_ref<void()> setup = {},
                       const SimtTile &tile = SimtTile());
+
+/// The rows of a thread's micro-tile through the fused epilogue and `store_row`:
+/// `const int64_t ROW = ORIGIN + micro.row(i);` (rows at or past `rowCount` skipped),
+/// `columnLine` (where not empty) in the column loop, the statements on acc[i][j] into
+/// out[j] (`value` gives each operand's expression), then `store` (a line of ROW and out).
+struct SimtRowEpilogue {
+  std::string row, origin, rowCount, columnLine, store;
+};
+void emitSimtRowEpilogue(CudaWriter &w, const SimtTile &tile, const EpilogueEmitter &epilogue,
+                         const SimtRowEpilogue &rows,
+                         llvm::function_ref<std::string(const EpilogueOperand &)> value);
 
 /// The includes the SIMT kernels need (written once per file is enough; the
 /// headers have include guards).

@@ -76,6 +76,26 @@ void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef arg
          ", stream>>>(" + args.str() + ");");
 }
 
+void emitSimtRowEpilogue(CudaWriter &w, const SimtTile &tile, const EpilogueEmitter &epilogue,
+                         const SimtRowEpilogue &rows,
+                         llvm::function_ref<std::string(const EpilogueOperand &)> value) {
+  std::string cols = str(tile.microCols);
+  w.line("#pragma unroll");
+  w.open("for (int i = 0; i < " + str(tile.microRows) + "; ++i)");
+  w.line("const int64_t " + rows.row + " = " + rows.origin + " + micro.row(i);");
+  w.line("if (" + rows.row + " >= " + rows.rowCount + ")");
+  w.line("  continue;");
+  w.line("float out[" + cols + "];");
+  w.line("#pragma unroll");
+  w.open("for (int j = 0; j < " + cols + "; ++j)");
+  if (!rows.columnLine.empty())
+    w.line(rows.columnLine);
+  epilogue.emitElement(w, "acc[i][j]", value, "out[j]");
+  w.close();
+  w.line(rows.store);
+  w.close();
+}
+
 void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
                       StringRef ktiles, llvm::function_ref<void()> setup, const SimtTile &tile) {
   w.line("float acc[" + str(tile.microRows) + "][" + str(tile.microCols) + "];");
@@ -392,23 +412,11 @@ struct SimtGemmWriter {
     emitOperandPreloads();
     std::string outType = cTypeOf(p.out->type);
     w.line(outType + " *d_dst = " + pointer(*p.out, outputBatchOffset()) + ";");
-    std::string rows = str(p.tile.microRows), cols = str(p.tile.microCols);
-    w.line("#pragma unroll");
-    w.open("for (int i = 0; i < " + rows + "; ++i)");
-    w.line("const int64_t row = m0 + micro.row(i);");
-    w.line("if (row >= size_m)");
-    w.line("  continue;");
-    w.line("float out[" + cols + "];");
-    w.line("#pragma unroll");
-    w.open("for (int j = 0; j < " + cols + "; ++j)");
-    if (needsColumn())
-      w.line("const int64_t col = n0 + micro.col(j);");
-    epilogue.emitElement(
-        w, "acc[i][j]", [&](const EpilogueOperand &operand) { return operandValue(operand); },
-        "out[j]");
-    w.close();
-    w.line("sketch::simt::store_row<kVec>(d_dst + row * size_n, micro, n0, size_n, out);");
-    w.close();
+    SimtRowEpilogue rows{"row", "m0", "size_m",
+                         needsColumn() ? "const int64_t col = n0 + micro.col(j);" : "",
+                         "sketch::simt::store_row<kVec>(d_dst + row * size_n, micro, n0, size_n, out);"};
+    emitSimtRowEpilogue(w, p.tile, epilogue, rows,
+                        [&](const EpilogueOperand &operand) { return operandValue(operand); });
   }
 
   void emitKernel() {
