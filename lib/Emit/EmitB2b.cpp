@@ -871,12 +871,7 @@ private:
     w.line("__syncthreads();");
     if (failed(emitRegisterSecondGemm(true)))
       return failure();
-    w.line("__syncthreads();");
-    w.comment("Copy " + plan.d1 +
-              " from register to global: whole rows with 16-byte stores; rows past M are skipped.");
-    w.line(formatv("sketch_b2b::store_tile<BM, N1, OUT_LD, kThreads>({0}, N1, m0, m_size, out_s);",
-                   ident(plan.out.getName()))
-               .str());
+    emitStoreTile("N1", "", ": whole rows with 16-byte stores");
     w.line("__syncthreads(); // the staging tile is read: the next epilogue tiles may replace it");
     w.line("m0 += int64_t(gridDim.x) * BM;");
     w.line("if (u + 1 < steps)");
@@ -1341,30 +1336,31 @@ private:
       if (failed(emitSecondEpilogue("pass * NC1", plan.outPerPass)))
         return failure();
       if (plan.outPerPass) {
-        w.line("__syncthreads();");
-        w.comment("Copy " + plan.d1 + " from register to global, this pass's NC1 columns: "
-                  "16-byte stores; rows past M are skipped.");
-        w.line(formatv("sketch_b2b::store_tile<BM, NC1, OUT_LD, kThreads>({0} + pass * NC1, N1, "
-                       "m0, m_size, out_s);",
-                       ident(plan.out.getName()))
-                   .str());
+        emitStoreTile("NC1", " + pass * NC1", ", this pass's NC1 columns: 16-byte stores");
       }
       w.close();
       w.close();
     }
     if (plan.outPerPass)
       return success();
-    w.line("__syncthreads();");
-    w.comment("Copy " + plan.d1 +
-              " from register to global: whole rows with 16-byte stores; rows past M are skipped.");
-    w.line(formatv("sketch_b2b::store_tile<BM, N1, OUT_LD, kThreads>({0}, N1, m0, m_size, out_s);",
-                   ident(plan.out.getName()))
-               .str());
+    emitStoreTile("N1", "", ": whole rows with 16-byte stores");
     return success();
   }
 
   /// GEMM-II with D0's A fragments in registers (indexed by the chunk: the loop
   /// unrolls), then the epilogue. `tilesReady`: the epilogue tiles were waited for.
+  /// After a barrier, the staged output tile's `cols` columns to global memory from
+  /// column offset `col` (`how`: the comment's words).
+  void emitStoreTile(StringRef cols, StringRef col, StringRef how) {
+    w.line("__syncthreads();");
+    w.comment("Copy " + plan.d1 + " from register to global" + how.str() +
+              "; rows past M are skipped.");
+    w.line(formatv("sketch_b2b::store_tile<BM, {0}, OUT_LD, kThreads>({1}{2}, N1, m0, m_size, "
+                   "out_s);",
+                   cols, ident(plan.out.getName()), col)
+               .str());
+  }
+
   LogicalResult emitRegisterSecondGemm(bool tilesReady) {
     auto waitTiles = [&] {
       if (tilesReady)
