@@ -17,8 +17,9 @@ batches' per-call times. Inputs rotate among several sets so that they do not
 sit in L2 between calls (both sides use the same sets). Every configuration is
 timed alone; then the library, our default and our best configuration are timed
 again in alternating batches (bench_common.head_to_head: the same clocks for all
-three, which a GEMM this size lowers within a run), and those times are reported. Before timing, each
-kernel's output is checked against torch's (normwise relative error).
+three, which a GEMM this size lowers within a run), and those times are reported.
+Before timing, each kernel's output is checked against torch's (normwise relative
+error).
 Results: a table on stdout and a section appended to bench/RESULTS.md (and
 $OUT/RESULTS.md when OUT is set) with the device, date and commit.
 """
