@@ -37,7 +37,7 @@ import sketch_gpu  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "gemm"))
 from make_sketches import CONFIGS, F32_CONFIGS, MMA_CONFIGS  # noqa: E402  (the sketches' configurations)
-from bench_common import comparison_markdown, head_to_head, measure_kernel, time_ms  # noqa: E402
+from bench_common import Contenders, comparison_markdown, head_to_head, measure_kernel, time_ms  # noqa: E402
 
 
 def tflops(m, n, k, ms):
@@ -60,7 +60,7 @@ def best_of_ours(prefix, data, m, n, k, dtype, reference, rows_detail, configs=N
     """Times every configuration of `prefix`; returns (best ms, best name, error, run of
     the best and of the default: {name: run(i)})."""
     best = (float("inf"), None, None)
-    runs = {}
+    contenders = Contenders()
     d = torch.empty(m, n, device="cuda", dtype=dtype)
     for config in configs if configs is not None else list(CONFIGS) + ["sgemm"] + F32_CONFIGS:
         name = f"{prefix}_{config}"
@@ -74,13 +74,11 @@ def best_of_ours(prefix, data, m, n, k, dtype, reference, rows_detail, configs=N
         except (AttributeError, RuntimeError, LookupError) as error:
             print(f"  {name}: {error}", flush=True)
             continue
-        if err < 1e-2 and config == "default":
-            runs[name] = run
+        if err < 1e-2:
+            contenders.add(name, run, ms)
         if err < 1e-2 and ms < best[0]:
             best = (ms, name, err)
-            runs = {n: r for n, r in runs.items() if n.endswith("_default")}
-            runs[name] = run
-    return best + (runs,)
+    return best + (contenders.runs,)
 
 
 def again_head_to_head(libraries, best, data, detail):
@@ -90,13 +88,9 @@ def again_head_to_head(libraries, best, data, detail):
     ms, name, err, runs = best
     if name is None:
         return {label: alone for label, (_, alone) in libraries.items()}, best[:3]
-    times = head_to_head({label: run for label, (run, _) in libraries.items()}, runs, len(data),
-                         detail)
-    ours = {e[0]: e[2] for e in detail if e[0] in runs}
-    print("  head to head: " + ", ".join(f"{n} {t:.3f} ms" for n, t in {**times, **ours}.items()),
-          flush=True)
-    name = min(ours, key=ours.get)  # the default may win this time
-    return times, (ours[name], name, err)
+    times, (ms, name) = head_to_head({label: run for label, (run, _) in libraries.items()}, runs,
+                                     len(data), detail)
+    return times, (ms, name, err)
 
 
 def gemm_case(dtype_name, size, rows, detail):

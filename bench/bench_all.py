@@ -159,7 +159,7 @@ def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False):
     tflops = lambda ms: flops / (ms * 1e-3) / 1e12
     label = (f"f16 attention B={b} H={h}{f' HK={hk}' if hk else ''} S={s} D={d}"
              f"{' causal' if causal else ''}{', K and V stored [D, L]' if key_columns else ''}")
-    libraries, library_runs, our_runs = {}, {}, {}
+    libraries, library_runs, contenders = {}, {}, bench_common.Contenders()
     # SDPA takes grouped K/V with enable_gqa where the backend has it; else repeated heads
     kk, vv = (k, v) if not hk else (t.repeat_interleave(h // hk, dim=1) for t in (k, v))
     for backend, what in [(SDPBackend.CUDNN_ATTENTION, "torch SDPA cuDNN"),
@@ -194,15 +194,15 @@ def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False):
         if status == 0 and err < 1e-2:
             ms = bench_attention.time_ms(run)
             detail.append((name, label, ms, tflops(ms), err))
-            if name.endswith("_default"):
-                our_runs[name] = run
+            contenders.add(name, run, ms)
             if best[1] is None or ms < best[0]:
                 best = (ms, name)
-                our_runs = {n: r for n, r in our_runs.items() if n.endswith("_default")}
-                our_runs[name] = run
         print(f"  {name}: status {status}, rel err {err:.1e}, {ms:.3f} ms", flush=True)
-    if our_runs and library_runs:
-        times, best = attention_head_to_head(library_runs, our_runs, detail)
+    if contenders.runs and library_runs:
+        # the libraries, our default and our best again in alternating batches (the same clocks)
+        times, best = bench_common.head_to_head(
+            {w: (lambda i, f=f: f()) for w, f in library_runs.items()},
+            {n: (lambda i, r=r: r()) for n, r in contenders.runs.items()}, 1, detail)
         libraries.update(times)
     print(f"{label}: " + ", ".join(f"{w} {t:.3f} ms" for w, t in libraries.items()), flush=True)
     for what, lib_ms in libraries.items():
@@ -210,20 +210,6 @@ def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False):
                      lib_ms, tflops(lib_ms), None))  # no target was set for attention
     del q, k, v, o, kk, vv
     torch.cuda.empty_cache()
-
-
-def attention_head_to_head(library_runs, our_runs, detail):
-    """The libraries and our default and best attention kernels (zero-argument runs) timed
-    again in alternating batches (bench_common.head_to_head, as the GEMM rows are); returns
-    the libraries' times and (ms, name) of the faster of ours."""
-    times = bench_common.head_to_head({w: (lambda i, f=f: f()) for w, f in library_runs.items()},
-                                      {n: (lambda i, r=r: r()) for n, r in our_runs.items()}, 1,
-                                      detail)
-    ours = {e[0]: e[2] for e in detail if e[0] in our_runs}
-    print("  head to head: " + ", ".join(f"{n} {t:.3f} ms" for n, t in {**times, **ours}.items()),
-          flush=True)
-    name = min(ours, key=ours.get)
-    return times, (ours[name], name)
 
 
 def attention_group(table):

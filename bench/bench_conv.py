@@ -33,7 +33,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
 import sketch_gpu  # noqa: E402
-from bench_common import comparison_markdown, head_to_head, measure_kernel, time_ms  # noqa: E402
+from bench_common import Contenders, comparison_markdown, head_to_head, measure_kernel, time_ms  # noqa: E402
 
 # (C, H = W, K, R = S, stride, pad)
 LAYERS = [(64, 56, 64, 3, 1, 1), (256, 56, 64, 1, 1, 0), (128, 28, 128, 3, 1, 1),
@@ -82,7 +82,7 @@ def conv_case(dtype_name, layer, rows, detail):
     y = torch.empty_like(ref)
     y_ours = y.permute(0, 2, 3, 1) if nhwc else y
     best = (float("inf"), None, None)
-    runs = {}  # the default's and the best's launches
+    contenders = Contenders()
     prefix = f"bc_{dtype_name}_s{stride}p{pad}_"
     for name in our_kernels(prefix):
         call = sketch_gpu.kernel(name)
@@ -92,21 +92,16 @@ def conv_case(dtype_name, layer, rows, detail):
             xs, ws = (x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1)) if nhwc else (x, w)
             return call(X=xs, Wt=ws, Y=y_ours, N=BATCH, C=c, H=hw, W=hw, K=k, R=r, S=r)
         ms, err = measure_kernel(name, launch, y, ref, sets, flop, label, detail, graph="best")
-        if err < 1e-2 and name.endswith("_default"):
-            runs[name] = launch
+        if err < 1e-2:
+            contenders.add(name, launch, ms)
         if err < 1e-2 and ms < best[0]:
             best = (ms, name, err)
-            runs = {n: r for n, r in runs.items() if n.endswith("_default")}
-            runs[name] = launch
-    if runs:
+    if contenders.runs:
         # the library, our default and our best again in alternating batches (the same clocks)
         library = lambda i: F.conv2d(data[i][0], data[i][1], stride=stride, padding=pad)  # noqa: E731
-        torch_ms = head_to_head({"torch": library}, runs, sets, detail, graph="best")["torch"]
-        ours = {e[0]: e[2] for e in detail if e[0] in runs}
-        print("  head to head: " + ", ".join(f"{n} {t:.3f} ms" for n, t in
-                                              {"torch": torch_ms, **ours}.items()), flush=True)
-        name = min(ours, key=ours.get)
-        best = (ours[name], name, best[2])
+        times, (ms, name) = head_to_head({"torch": library}, contenders.runs, sets, detail,
+                                         graph="best")
+        torch_ms, best = times["torch"], (ms, name, best[2])
     target = 0.5 if nhwc else 0.6
     rows.append((label, best[1], best[0], flop / best[0] / 1e9 if best[1] else 0.0,
                  "torch conv2d (cuDNN)", torch_ms, flop / torch_ms / 1e9, target))
