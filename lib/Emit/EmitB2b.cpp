@@ -1347,8 +1347,6 @@ private:
     return success();
   }
 
-  /// GEMM-II with D0's A fragments in registers (indexed by the chunk: the loop
-  /// unrolls), then the epilogue. `tilesReady`: the epilogue tiles were waited for.
   /// After a barrier, the staged output tile's `cols` columns to global memory from
   /// column offset `col` (`how`: the comment's words).
   void emitStoreTile(StringRef cols, StringRef col, StringRef how) {
@@ -1361,6 +1359,8 @@ private:
                .str());
   }
 
+  /// GEMM-II with D0's A fragments in registers (indexed by the chunk: the loop
+  /// unrolls), then the epilogue. `tilesReady`: the epilogue tiles were waited for.
   LogicalResult emitRegisterSecondGemm(bool tilesReady) {
     auto waitTiles = [&] {
       if (tilesReady)

@@ -734,7 +734,7 @@ struct OutputChunks {
 void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
   w.line("sketch::cp_async_wait_all();");
   if (s.storesByTma())
-    w.line("if (kVec && tid == 0) sketch::tma_store_wait_read();  // the last tile's stores have read the staging tile");
+    emitTmaStoreDrain(w, "the last tile's stores have read the staging tile");
   w.line(s.barrier + "  // the pipeline buffers (or the last tile's staging) become the staging tile");
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
 }
@@ -1105,8 +1105,8 @@ bool denseStagingFits(const plan::StagingBuffer &padded, int64_t outBytes) {
          padded.rows * padded.cols * outBytes <= padded.rows * padded.ld * padded.elementBytes;
 }
 
-void emitTmaStoreDrain(CudaWriter &w) {
-  w.line("if (kVec && tid == 0) sketch::tma_store_wait_read();  // the last stores have read the staging tile");
+void emitTmaStoreDrain(CudaWriter &w, StringRef why) {
+  w.line("if (kVec && tid == 0) sketch::tma_store_wait_read();  // " + why.str());
 }
 
 void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,

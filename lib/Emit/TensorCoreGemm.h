@@ -160,7 +160,8 @@ bool denseStagingFits(const plan::StagingBuffer &padded, int64_t outBytes);
 /// Before a kernel whose tiles are stored by TMA leaves (or reuses) the staging tile's
 /// shared memory: thread 0 waits until its last stores have read it. Their writes to
 /// global memory need no wait: they complete with the grid.
-void emitTmaStoreDrain(CudaWriter &w);
+void emitTmaStoreDrain(CudaWriter &w,
+                       llvm::StringRef why = "the last stores have read the staging tile");
 
 /// The epilogue as a tensor-core kernel runs it: where `fold` and the first statement
 /// adds a global tensor to the accumulator (EpilogueEmitter::splitStart), the accumulators
