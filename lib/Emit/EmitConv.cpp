@@ -65,22 +65,14 @@ struct ConvReader {
   KernelOp kernel;
   ConvPlan p;
 
+  static constexpr KernelKindNames kNames = {"the convolution's main loop", "the convolution",
+                                             "convolution"};
+
   LogicalResult readLoop(ForOp loop) {
-    for (Operation &op : loop.getBodyBlock()) {
-      if (auto conv = dyn_cast<Conv2dOp>(op))
-        p.conv = conv;
-      else if (!isa<CopyOp>(op))
-        return op.emitError() << "the convolution's main loop holds only Copy statements and "
-                                 "the Conv2d";
-    }
-    if (!p.conv)
-      return loop.emitError() << "the main loop's Conv2d must be directly in the loop";
-    for (Operation &op : kernel.getBodyBlock()) {
-      if (&op == loop.getOperation())
-        break;
-      if (!isa<TensorParamOp, ScalarParamOp, AllocateOp>(op))
-        return op.emitError() << "the convolution takes no statements before its main loop";
-    }
+    FailureOr<Conv2dOp> conv = readMainLoopOp<Conv2dOp>(kernel, loop, kNames, "Conv2d");
+    if (failed(conv))
+      return failure();
+    p.conv = *conv;
     for (StringRef name : {p.conv.getInput(), p.conv.getFilter()}) {
       bool staged = false;
       loop.walk([&](CopyOp copy) {
@@ -96,8 +88,7 @@ struct ConvReader {
   }
 
   LogicalResult readEpilogue(ForOp loop) {
-    return readEpilogueInto(
-        p, kernel, loop, {"the convolution's main loop", "the convolution", "convolution"});
+    return readEpilogueInto(p, kernel, loop, kNames);
   }
 
   /// Layouts and element types: nchw/kcrs f32 (SIMT) or nhwc/krsc f16/bf16 (tensor cores).

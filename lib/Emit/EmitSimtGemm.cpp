@@ -169,26 +169,18 @@ struct SimtGemmReader {
     return success();
   }
 
+  static constexpr KernelKindNames kNames = {"the GEMM main loop", "the f32 GEMM", "GEMM"};
+
   LogicalResult readLoop(ForOp loop, GemmOp &gemm) {
-    for (Operation &op : loop.getBodyBlock()) {
-      if (auto found = dyn_cast<GemmOp>(op))
-        gemm = found;
-      else if (!isa<CopyOp>(op))
-        return op.emitError() << "the GEMM main loop holds only Copy statements and the GEMM";
-    }
-    if (!gemm)
-      return loop.emitError() << "the main loop's GEMM must be directly in the loop";
-    for (Operation &op : kernel.getBodyBlock()) {
-      if (&op == loop.getOperation())
-        break;
-      if (!isa<TensorParamOp, ScalarParamOp, AllocateOp>(op))
-        return op.emitError() << "the f32 GEMM takes no statements before its main loop";
-    }
+    FailureOr<GemmOp> found = readMainLoopOp<GemmOp>(kernel, loop, kNames, "GEMM");
+    if (failed(found))
+      return failure();
+    gemm = *found;
     return success();
   }
 
   LogicalResult readEpilogue(ForOp loop) {
-    if (failed(readEpilogueInto(p, kernel, loop, {"the GEMM main loop", "the f32 GEMM", "GEMM"})))
+    if (failed(readEpilogueInto(p, kernel, loop, kNames)))
       return failure();
     p.out = p.sig.find(p.store.getName());
     if (!p.out || !p.out->isTensor || p.out->dims.size() < 2)

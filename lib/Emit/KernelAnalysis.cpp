@@ -320,21 +320,7 @@ struct GemmReader {
     return success();
   }
 
-  LogicalResult readEpilogue(ForOp loop) {
-    return readEpilogueInto(g, kernel, loop,
-                            {"the GEMM main loop", "the tensor-core GEMM", "GEMM"});
-  }
-
-  LogicalResult readPrologue(ForOp loop) {
-    for (Operation &op : kernel.getBodyBlock()) {
-      if (&op == loop.getOperation())
-        return success();
-      if (isa<TensorParamOp, ScalarParamOp, AllocateOp>(op))
-        continue;
-      return error(&op) << "the tensor-core GEMM takes no statements before its main loop";
-    }
-    return success();
-  }
+  static constexpr KernelKindNames kNames = {"the GEMM main loop", "the tensor-core GEMM", "GEMM"};
 
   LogicalResult run() {
     g.kernel = kernel;
@@ -342,17 +328,12 @@ struct GemmReader {
     ForOp loop = plan::findMainLoop(kernel);
     if (!loop)
       return error(kernel) << "kernel '" << g.sig.name << "' has no main loop with a GEMM";
-    GemmOp gemm;
-    for (Operation &op : loop.getBodyBlock()) {
-      if (auto found = dyn_cast<GemmOp>(op))
-        gemm = found;
-      else if (!isa<CopyOp>(op))
-        return error(&op) << "the GEMM main loop holds only Copy statements and the GEMM";
-    }
-    if (!gemm)
-      return error(loop) << "the main loop's GEMM must be directly in the loop";
+    FailureOr<GemmOp> found = readMainLoopOp<GemmOp>(kernel, loop, kNames, "GEMM");
+    if (failed(found))
+      return failure();
+    GemmOp gemm = *found;
     g.accumulator = gemm.getResult().str();
-    if (failed(readDirectives()) || failed(readPrologue(loop)) || failed(readEpilogue(loop)))
+    if (failed(readDirectives()) || failed(readEpilogueInto(g, kernel, loop, kNames)))
       return failure();
     auto store = cast<CopyOp>(g.store);
     g.out = g.sig.find(store.getName());

@@ -108,9 +108,40 @@ struct EpilogueStatements {
 /// e.g. {"the GEMM main loop", "the f32 GEMM", "GEMM"}.
 struct KernelKindNames {
   llvm::StringRef mainLoop; // "unexpected Copy after <mainLoop>"
-  llvm::StringRef storer;   // "<storer> stores one result"
+  llvm::StringRef storer;   // "<storer> stores one result", "... takes no statements before"
   llvm::StringRef kind;     // "a <kind> kernel ends with ..."
 };
+
+/// The one `Op` statement (GemmOp, Conv2dOp) of a kernel's main loop `loop`, which
+/// holds only Copy statements besides it, with nothing but parameters and Allocates
+/// before the loop; located errors otherwise, naming `opName` ("GEMM", "Conv2d"),
+/// `names.mainLoop` and `names.storer`.
+template <typename Op>
+mlir::FailureOr<Op> readMainLoopOp(KernelOp kernel, ForOp loop, const KernelKindNames &names,
+                                   llvm::StringRef opName) {
+  Op found;
+  for (mlir::Operation &op : loop.getBodyBlock()) {
+    if (auto match = llvm::dyn_cast<Op>(op)) {
+      found = match;
+    } else if (!llvm::isa<CopyOp>(op)) {
+      op.emitError() << names.mainLoop << " holds only Copy statements and the " << opName;
+      return mlir::failure();
+    }
+  }
+  if (!found) {
+    loop.emitError() << "the main loop's " << opName << " must be directly in the loop";
+    return mlir::failure();
+  }
+  for (mlir::Operation &op : kernel.getBodyBlock()) {
+    if (&op == loop.getOperation())
+      break;
+    if (!llvm::isa<TensorParamOp, ScalarParamOp, AllocateOp>(op)) {
+      op.emitError() << names.storer << " takes no statements before its main loop";
+      return mlir::failure();
+    }
+  }
+  return found;
+}
 
 /// Reads the statements after `loop`; located errors for anything but fused
 /// elementwise/assign statements followed by one register-to-global Copy.
