@@ -22,75 +22,91 @@ static std::optional<int64_t> getInt(DictionaryAttr dict, StringRef name) {
   return std::nullopt;
 }
 
+/// An integer field of a plan struct and its attribute's name: each struct's list below
+/// serves both its toAttr and its ...From.
+template <typename Struct>
+struct IntField {
+  const char *name;
+  int64_t Struct::*member;
+};
+
+constexpr IntField<SmemBuffer> kSmemBufferFields[] = {
+    {"offset", &SmemBuffer::offset},       {"stage_bytes", &SmemBuffer::stageBytes},
+    {"stages", &SmemBuffer::stages},       {"rows", &SmemBuffer::rows},
+    {"cols", &SmemBuffer::cols},           {"element_bytes", &SmemBuffer::elementBytes},
+    {"row_bytes", &SmemBuffer::rowBytes},  {"xor_shift", &SmemBuffer::xorShift},
+    {"xor_mask", &SmemBuffer::xorMask}};
+
+constexpr IntField<StagingBuffer> kStagingBufferFields[] = {
+    {"offset", &StagingBuffer::offset}, {"rows", &StagingBuffer::rows},
+    {"cols", &StagingBuffer::cols},     {"ld", &StagingBuffer::ld},
+    {"element_bytes", &StagingBuffer::elementBytes}};
+
+constexpr IntField<SplitPlan> kSplitPlanFields[] = {
+    {"tile_m", &SplitPlan::tileM},   {"tile_n", &SplitPlan::tileN},
+    {"tile_k", &SplitPlan::tileK},   {"warps", &SplitPlan::warps},
+    {"stages", &SplitPlan::stages},  {"slices", &SplitPlan::slices},
+    {"tall_stages", &SplitPlan::tallStages}};
+
+template <typename Struct, size_t N>
+static SmallVector<NamedAttribute> intFields(Builder &b, const Struct &value,
+                                             const IntField<Struct> (&fields)[N]) {
+  SmallVector<NamedAttribute> attrs;
+  for (const IntField<Struct> &field : fields)
+    attrs.push_back(named(b, field.name, value.*field.member));
+  return attrs;
+}
+
+/// Whether `dict` has every field; reads them into `value`.
+template <typename Struct, size_t N>
+static bool readIntFields(DictionaryAttr dict, const IntField<Struct> (&fields)[N],
+                          Struct &value) {
+  for (const IntField<Struct> &field : fields) {
+    std::optional<int64_t> read = getInt(dict, field.name);
+    if (!read)
+      return false;
+    value.*field.member = *read;
+  }
+  return true;
+}
+
 DictionaryAttr toAttr(MLIRContext *context, const SmemBuffer &buffer) {
   Builder b(context);
-  SmallVector<NamedAttribute> fields = {b.getNamedAttr("layout", b.getStringAttr(buffer.layout)),
-                                        named(b, "offset", buffer.offset),
-                                        named(b, "stage_bytes", buffer.stageBytes),
-                                        named(b, "stages", buffer.stages),
-                                        named(b, "rows", buffer.rows),
-                                        named(b, "cols", buffer.cols),
-                                        named(b, "element_bytes", buffer.elementBytes),
-                                        named(b, "row_bytes", buffer.rowBytes),
-                                        named(b, "xor_shift", buffer.xorShift),
-                                        named(b, "xor_mask", buffer.xorMask)};
+  SmallVector<NamedAttribute> fields = intFields(b, buffer, kSmemBufferFields);
+  fields.push_back(b.getNamedAttr("layout", b.getStringAttr(buffer.layout)));
   return b.getDictionaryAttr(fields);
 }
 
 std::optional<SmemBuffer> smemBufferFrom(Attribute attr) {
   auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
-  if (!dict)
-    return std::nullopt;
   SmemBuffer buffer;
+  if (!dict || !readIntFields(dict, kSmemBufferFields, buffer))
+    return std::nullopt;
   auto layout = dict.getAs<StringAttr>("layout");
-  auto offset = getInt(dict, "offset"), stageBytes = getInt(dict, "stage_bytes"),
-       stages = getInt(dict, "stages"), rows = getInt(dict, "rows"), cols = getInt(dict, "cols"),
-       elementBytes = getInt(dict, "element_bytes"), rowBytes = getInt(dict, "row_bytes"),
-       xorShift = getInt(dict, "xor_shift"), xorMask = getInt(dict, "xor_mask");
-  if (!layout || !offset || !stageBytes || !stages || !rows || !cols || !elementBytes ||
-      !rowBytes || !xorShift || !xorMask)
+  if (!layout)
     return std::nullopt;
   buffer.layout = layout.str();
-  buffer.offset = *offset;
-  buffer.stageBytes = *stageBytes;
-  buffer.stages = *stages;
-  buffer.rows = *rows;
-  buffer.cols = *cols;
-  buffer.elementBytes = *elementBytes;
-  buffer.rowBytes = *rowBytes;
-  buffer.xorShift = *xorShift;
-  buffer.xorMask = *xorMask;
   return buffer;
 }
 
 DictionaryAttr toAttr(MLIRContext *context, const StagingBuffer &buffer) {
   Builder b(context);
-  SmallVector<NamedAttribute> fields = {named(b, "offset", buffer.offset),
-                                        named(b, "rows", buffer.rows),
-                                        named(b, "cols", buffer.cols), named(b, "ld", buffer.ld),
-                                        named(b, "element_bytes", buffer.elementBytes)};
-  return b.getDictionaryAttr(fields);
+  return b.getDictionaryAttr(intFields(b, buffer, kStagingBufferFields));
 }
 
 std::optional<StagingBuffer> stagingBufferFrom(Attribute attr) {
   auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
-  if (!dict)
+  StagingBuffer buffer;
+  if (!dict || !readIntFields(dict, kStagingBufferFields, buffer))
     return std::nullopt;
-  auto offset = getInt(dict, "offset"), rows = getInt(dict, "rows"), cols = getInt(dict, "cols"),
-       ld = getInt(dict, "ld"), elementBytes = getInt(dict, "element_bytes");
-  if (!offset || !rows || !cols || !ld || !elementBytes)
-    return std::nullopt;
-  return StagingBuffer{*offset, *rows, *cols, *ld, *elementBytes};
+  return buffer;
 }
 
 DictionaryAttr toAttr(MLIRContext *context, const SplitPlan &split) {
   Builder b(context);
-  SmallVector<NamedAttribute> fields = {
-      named(b, "tile_m", split.tileM),     named(b, "tile_n", split.tileN),
-      named(b, "tile_k", split.tileK),     named(b, "warps", split.warps),
-      named(b, "stages", split.stages),    named(b, "slices", split.slices),
-      named(b, "cluster", split.cluster),  named(b, "beside", split.beside),
-      named(b, "tall_stages", split.tallStages)};
+  SmallVector<NamedAttribute> fields = intFields(b, split, kSplitPlanFields);
+  fields.push_back(named(b, "cluster", split.cluster));
+  fields.push_back(named(b, "beside", split.beside));
   SmallVector<int64_t> wideN, wideStages;
   for (const SplitPlan::WideTile &tile : split.wide) {
     wideN.push_back(tile.tileN);
@@ -103,22 +119,18 @@ DictionaryAttr toAttr(MLIRContext *context, const SplitPlan &split) {
 
 std::optional<SplitPlan> splitPlanFrom(Attribute attr) {
   auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
-  if (!dict)
+  SplitPlan split;
+  if (!dict || !readIntFields(dict, kSplitPlanFields, split))
     return std::nullopt;
-  auto tileM = getInt(dict, "tile_m"), tileN = getInt(dict, "tile_n"),
-       tileK = getInt(dict, "tile_k"), warps = getInt(dict, "warps"),
-       stages = getInt(dict, "stages"), slices = getInt(dict, "slices"),
-       cluster = getInt(dict, "cluster"), beside = getInt(dict, "beside"),
-       tallStages = getInt(dict, "tall_stages");
+  auto cluster = getInt(dict, "cluster"), beside = getInt(dict, "beside");
   auto wideN = dict.getAs<DenseI64ArrayAttr>("wide_n"),
        wideStages = dict.getAs<DenseI64ArrayAttr>("wide_stages");
-  if (!tileM || !tileN || !tileK || !warps || !stages || !slices || !cluster || !beside ||
-      !tallStages || !wideN || !wideStages || wideN.size() != wideStages.size())
+  if (!cluster || !beside || !wideN || !wideStages || wideN.size() != wideStages.size())
     return std::nullopt;
-  SplitPlan split{*tileM, *tileN, *tileK, *warps, *stages, *slices, *cluster != 0, *beside != 0};
+  split.cluster = *cluster != 0;
+  split.beside = *beside != 0;
   for (auto [tileN, stages] : llvm::zip_equal(wideN.asArrayRef(), wideStages.asArrayRef()))
     split.wide.push_back({tileN, stages});
-  split.tallStages = *tallStages;
   return split;
 }
 
