@@ -155,13 +155,11 @@ struct ConvReader {
   }
 
   LogicalResult readDirectives(ForOp loop) {
-    auto tm = kernel.getTileM(), tn = kernel.getTileN(), tk = kernel.getTileK();
-    auto warps = kernel.getWarps(), stages = kernel.getStages();
-    if (!tm || !tn || !tk || !warps || !stages)
-      return kernel.emitError() << "kernel '" << p.sig.name
-                                << "' has no tile, warps or stages directive; the compile "
-                                   "pipeline chooses them";
-    p.tileM = *tm, p.tileN = *tn, p.tileK = *tk, p.warps = *warps, p.stages = *stages;
+    FailureOr<TileDirectives> tile = readTileDirectives(kernel);
+    if (failed(tile))
+      return failure();
+    p.tileM = tile->tileM, p.tileN = tile->tileN, p.tileK = tile->tileK, p.warps = tile->warps,
+    p.stages = tile->stages;
     if (auto pipeline = loop->getAttrOfType<StringAttr>(plan::kPipelineAttr))
       p.pipeline = pipeline.str();
     else

@@ -152,19 +152,16 @@ struct SimtGemmReader {
   /// The tile by deriveSimtTile's rules (sketch-choose-defaults checked them
   /// already, naming where each value came from).
   LogicalResult readDirectives() {
-    auto tm = kernel.getTileM(), tn = kernel.getTileN(), tk = kernel.getTileK();
-    auto warps = kernel.getWarps(), stages = kernel.getStages();
-    if (!tm || !tn || !tk || !warps || !stages)
-      return kernel.emitError() << "kernel '" << p.sig.name
-                                << "' has no tile, warps or stages directive; the compile "
-                                   "pipeline chooses them";
-    p.stages = std::min<int64_t>(*stages, 2);
+    FailureOr<TileDirectives> d = readTileDirectives(kernel);
+    if (failed(d))
+      return failure();
+    p.stages = std::min<int64_t>(d->stages, 2);
     std::string broken;
-    auto tile = deriveSimtTile(int64_t(*tm), int64_t(*tn), int64_t(*tk), int64_t(*warps),
-                               p.stages, plan::smemLimitBytes(arch), broken);
+    auto tile = deriveSimtTile(d->tileM, d->tileN, d->tileK, d->warps, p.stages,
+                               plan::smemLimitBytes(arch), broken);
     if (!tile)
-      return kernel.emitError() << "f32 GEMM tile " << *tm << "x" << *tn << "x" << *tk
-                                << " with " << *warps << " warps: " << broken;
+      return kernel.emitError() << "f32 GEMM tile " << d->tileM << "x" << d->tileN << "x"
+                                << d->tileK << " with " << d->warps << " warps: " << broken;
     p.tile = *tile;
     return success();
   }

@@ -122,6 +122,19 @@ static void readBindings(KernelOp kernel, llvm::StringMap<int64_t> &bound) {
           bound.try_emplace(entry.getName().getValue(), value.getInt());
 }
 
+FailureOr<TileDirectives> readTileDirectives(KernelOp kernel) {
+  auto tm = kernel.getTileM(), tn = kernel.getTileN(), tk = kernel.getTileK();
+  auto warps = kernel.getWarps(), stages = kernel.getStages();
+  if (!tm || !tn || !tk || !warps || !stages) {
+    kernel.emitError() << "kernel '" << kernel.getSymName()
+                       << "' has no tile, warps or stages directive; the compile pipeline "
+                          "chooses them";
+    return failure();
+  }
+  return TileDirectives{int64_t(*tm), int64_t(*tn), int64_t(*tk), int64_t(*warps),
+                        int64_t(*stages)};
+}
+
 KernelSignature analyzeSignature(KernelOp kernel, ArrayRef<std::string> derived) {
   KernelSignature sig;
   sig.name = kernel.getSymName().str();

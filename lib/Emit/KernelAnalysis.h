@@ -112,6 +112,14 @@ struct KernelKindNames {
   llvm::StringRef kind;     // "a <kind> kernel ends with ..."
 };
 
+/// A kernel's tile, warps and stages directives (sketch-choose-defaults sets them all).
+struct TileDirectives {
+  int64_t tileM = 0, tileN = 0, tileK = 0, warps = 0, stages = 0;
+};
+
+/// The kernel's TileDirectives; a located error where one is missing.
+mlir::FailureOr<TileDirectives> readTileDirectives(KernelOp kernel);
+
 /// The one `Op` statement (GemmOp, Conv2dOp) of a kernel's main loop `loop`, which
 /// holds only Copy statements besides it, with nothing but parameters and Allocates
 /// before the loop; located errors otherwise, naming `opName` ("GEMM", "Conv2d"),
