@@ -734,6 +734,9 @@ private:
     w.close();
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");
+    // Without it ptxas serialized the wgmma of a 64 x 64 tile's element path (C7515: the
+    // accumulators' start defined inside the pipeline; check_ptxas.sh fails on it).
+    w.line("sketch::wgmma_fence_operands(acc[0]);  // the accumulators' start, before the pipeline");
     emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, block.threads()), OperandLoader(b, block.threads()),
                          kWgmmaConsumerBarrier);
     emitWgmmaDrain(w);
