@@ -153,6 +153,9 @@ void emitWgmmaMultiply(CudaWriter &w, const WgmmaBlock &b, StringRef step) {
 
 void emitWgmmaCpAsyncLoop(CudaWriter &w, const WgmmaBlock &b, const TileLoader &loadA,
                           const TileLoader &loadB, StringRef barrier) {
+  // Without it ptxas ran the wgmma of some cp.async pipelines one after another (C7515:
+  // the accumulators' start defined inside the pipeline; check_ptxas.sh fails on it).
+  w.line("sketch::wgmma_fence_operands(acc[0]);  // the accumulators' start, before the pipeline");
   w.open("auto load_a = [&](int kt, uint32_t dst)");
   loadA.emitLoad(w);
   w.close(";");
@@ -734,9 +737,6 @@ private:
     w.close();
     w.open("else");
     w.comment("element path: the consumers copy by cp.async themselves (the producer has left)");
-    // Without it ptxas serialized the wgmma of a 64 x 64 tile's element path (C7515: the
-    // accumulators' start defined inside the pipeline; check_ptxas.sh fails on it).
-    w.line("sketch::wgmma_fence_operands(acc[0]);  // the accumulators' start, before the pipeline");
     emitWgmmaCpAsyncLoop(w, block, OperandLoader(a, block.threads()), OperandLoader(b, block.threads()),
                          kWgmmaConsumerBarrier);
     emitWgmmaDrain(w);
