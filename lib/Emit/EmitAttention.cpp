@@ -723,7 +723,8 @@ private:
               "reads zeros past it.");
     w.comment("A tile stored a key per column is BN / 64 panels of 64 keys x its head "
               "dimension's rows.");
-    w.line("constexpr int QK_PANELS = (DQK + 63) / 64, V_PANELS = (DV + 63) / 64;");
+    w.line(plan.v.keyRows ? "constexpr int QK_PANELS = (DQK + 63) / 64, V_PANELS = (DV + 63) / 64;"
+                          : "constexpr int QK_PANELS = (DQK + 63) / 64;");
     w.line(std::string("constexpr int TILE_Q = BM * QK_PANELS * 128, TILE_K = ") +
            (plan.k.keyRows ? "BN * QK_PANELS * 128" : "BN * DQK * 2") +
            ", TILE_V = " + (plan.v.keyRows ? "BN * V_PANELS * 128" : "BN * DV * 2") +
@@ -751,7 +752,7 @@ private:
   }
 
   void writeHopperSetup() {
-    w.line("extern __shared__ __align__(1024) unsigned char smem[];");
+    w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     w.line("const uint32_t Q_s = (smem_addr(smem) + 1023u) & ~1023u;");
     w.line("const uint32_t K_s = Q_s + TILE_Q;     // stage i at K_s + i * TILE_K: " +
            describeLayout(plan.k, "DQK"));

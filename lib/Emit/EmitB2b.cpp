@@ -1511,7 +1511,8 @@ private:
       w.line(formatv("constexpr int OUT_LD = {0};  // the BM x NC1 staging tile of {1}", f.outLd,
                      plan.d1)
                  .str());
-    w.line("constexpr int MT = MI, NC = BN;  // the epilogues' names: m16 tiles, D0's columns");
+    w.line("constexpr int MT = MI;  // the epilogues' names: m16 tiles, D0's columns");
+    w.line("[[maybe_unused]] constexpr int NC = BN;");
     w.line("const int warp_row = warp * WM;  // this warp's first row in the block");
     if (plan.conv) {
       w.line("const int64_t m_size = int64_t(shape.n) * shape.p * shape.q; // output pixels");
@@ -1818,7 +1819,9 @@ private:
       w.line("if (" + sig.dim(geometry->c) + " % 8 != 0) // im2col copies 8 channels of " +
              plan.a0.getName().str() + " (16 bytes) at a time");
       w.line("  return cudaErrorInvalidValue;");
-      w.line("const int64_t m_size = pixels, k0_size = " + std::string(kConvK0Size) + ";");
+      w.line("const int64_t m_size = pixels;");
+      if (plan.wgmma || plan.persistent) // the tensor maps and the prefetch rule read it
+        w.line("const int64_t k0_size = " + std::string(kConvK0Size) + ";");
     } else {
       w.line("const int64_t m_size = " + size(plan.m) + ", k0_size = " + size(plan.k0) + ";");
       w.line("if (k0_size % 8 != 0) // rows of " + plan.a0.getName().str() +

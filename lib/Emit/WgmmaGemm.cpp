@@ -784,7 +784,8 @@ private:
       emitGemmBlockCoordinates(w, g, "(int)blockIdx.x / slices");
       emitGemmOperandPointers(w, g);
       emitSplitKWindow(w, g, "slices", "slice");
-      w.line("const int k_first = (int)(k0 / BK);  // the slice's first k-tile (tensor-map coordinates)");
+      if (usesTma(g)) // kCoord's
+        w.line("const int k_first = (int)(k0 / BK);  // the slice's first k-tile (tensor-map coordinates)");
       SplitSlices slices = clusterSlices();
       if (block.producer)
         writeSpecializedMainloop(slices);

@@ -3,8 +3,8 @@
 # Compiles every .sketch under the DIRs to CUDA (sketchc) and with nvcc for
 # each architecture of $ARCHS (default sm_80 and sm_90a; -Xptxas -v), JOBS
 # (default nproc) at a time. Prints one line per file and architecture: "ok",
-# or what failed (sketchc, nvcc, a kernel with spills, or one whose wgmma ptxas
-# serialized: C7515). Exits 1 when
+# or what failed (sketchc, nvcc, a compiler warning, a kernel with spills, or one
+# whose wgmma ptxas serialized: C7515). Exits 1 when
 # anything failed. The lit tests run it, and test/gpu/run.sh on the GPU machine.
 set -u
 sketchc=$1 nvcc=$2 runtime=$3 work=$4
@@ -29,6 +29,9 @@ one() {  # one SKETCH ARCH
   local serialized  # ptxas C7515: the wgmma of a kernel run one after another
   serialized=$(grep -o "(C7515).*in the function '[^']*'" "$out.ptxas" | grep -o "'[^']*'" | sort -u | tr '\n' ' ')
   if [ -n "$serialized" ]; then echo "FAIL serialized wgmma $sketch $arch: $serialized"; return 1; fi
+  local warning  # the generated code compiles without warnings
+  warning=$(grep -m1 -E 'warning #[0-9]+-D' "$out.ptxas")
+  if [ -n "$warning" ]; then echo "FAIL warning $sketch $arch: $warning"; return 1; fi
   echo "ok $sketch $arch ($(grep -c 'bytes spill stores' "$out.ptxas") kernels)"
 }
 export -f one
