@@ -19,8 +19,7 @@ cuDNN's eager calls ran faster than its graphs: 30.3 against 33.5 us at stride 2
 the library, our default and our best are timed again in alternating batches, eager and
 graph, and those times are reported (bench_common.head_to_head: the same clocks for all;
 cuDNN's stride-2 layer had moved 30-35 us between runs); the SGEMM's likewise, eager
-only. Each kernel's output is first
-checked against torch's (normwise relative error).
+only. Each kernel's output is first checked against torch's (normwise relative error).
 Prints a table and writes it to $OUT/RESULTS_conv.md when OUT is set.
 """
 import argparse
@@ -70,10 +69,9 @@ def conv_case(dtype_name, layer, rows, detail):
     ref = F.conv2d(data[0][0], data[0][1], stride=stride, padding=pad)
     # eager and CUDA-graph times, the lower, on both sides: a layer takes 30-40 us, about
     # what a call from Python takes
-    torch_ms = time_ms(lambda i: F.conv2d(data[i][0], data[i][1], stride=stride, padding=pad), sets,
-                       graph="best")
-    library_kernels = cuda_kernels(lambda: F.conv2d(data[0][0], data[0][1], stride=stride,
-                                                    padding=pad))
+    library = lambda i: F.conv2d(data[i][0], data[i][1], stride=stride, padding=pad)  # noqa: E731
+    torch_ms = time_ms(library, sets, graph="best")
+    library_kernels = cuda_kernels(lambda: library(0))
     p = ref.shape[2]
     flop = 2.0 * BATCH * k * p * p * c * r * r
     label = f"{dtype_name} {'nhwc' if nhwc else 'nchw'} C{c} {hw}x{hw} K{k} {r}x{r} s{stride}"
@@ -99,7 +97,6 @@ def conv_case(dtype_name, layer, rows, detail):
             best = (ms, name, err)
     if contenders.runs:
         # the library, our default and our best again in alternating batches (the same clocks)
-        library = lambda i: F.conv2d(data[i][0], data[i][1], stride=stride, padding=pad)  # noqa: E731
         times, (ms, name) = head_to_head({"torch": library}, contenders.runs, sets, detail,
                                          graph="best")
         torch_ms, best = times["torch"], (ms, name, best[2])
@@ -113,7 +110,8 @@ def sgemm_case(rows, detail, n=4096):
     data = [(torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda") / n ** 0.5)
             for _ in range(sets)]
     out = torch.empty(n, n, device="cuda")
-    torch_ms = time_ms(lambda i: torch.matmul(data[i][0], data[i][1], out=out), sets)
+    library = lambda i: torch.matmul(data[i][0], data[i][1], out=out)  # noqa: E731
+    torch_ms = time_ms(library, sets)
     ref = torch.matmul(data[0][0].double(), data[0][1].double())
     flop = 2.0 * n ** 3
     label = f"f32 GEMM {n}^3"
@@ -132,7 +130,6 @@ def sgemm_case(rows, detail, n=4096):
             best = (ms, name, err)
     if contenders.runs:
         # cuBLAS, our default and our best again in alternating batches (the same clocks)
-        library = lambda i: torch.matmul(data[i][0], data[i][1], out=out)  # noqa: E731
         times, (ms, name) = head_to_head({"cuBLAS": library}, contenders.runs, sets, detail)
         torch_ms, best = times["cuBLAS"], (ms, name, best[2])
     rows.append((label, best[1], best[0], flop / best[0] / 1e9 if best[1] else 0.0,
