@@ -1511,8 +1511,8 @@ private:
       w.line(formatv("constexpr int OUT_LD = {0};  // the BM x NC1 staging tile of {1}", f.outLd,
                      plan.d1)
                  .str());
-    w.line("constexpr int MT = MI;  // the epilogues' names: m16 tiles, D0's columns");
-    w.line("[[maybe_unused]] constexpr int NC = BN;");
+    w.line("constexpr int MT = MI;  // the epilogues' names: m16 tiles");
+    w.line("[[maybe_unused]] constexpr int NC = BN;  // ... and D0's columns (not every epilogue's)");
     w.line("const int warp_row = warp * WM;  // this warp's first row in the block");
     if (plan.conv) {
       w.line("const int64_t m_size = int64_t(shape.n) * shape.p * shape.q; // output pixels");
