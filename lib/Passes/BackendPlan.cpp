@@ -285,11 +285,11 @@ AttentionTiles AttentionTiles::withMostStages(StringRef arch) const {
 AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, bool masked,
                                         StringRef arch) {
   // sm_90a (FlashAttention-3's tiles): 128 keys a step where O and the scores fit the
-  // consumers' registers, else 64; three consumer warpgroups while that still holds
-  // within the registers ptxas compiles a thread for (65536 / threads under
-  // __launch_bounds__(threads, 1): setmaxnreg raises them only at run time). With the
-  // scores of the next key tile in flight beside P V (the pipelined loop), d = 64 at
-  // 192 rows (128 registers) spills, at 128 rows (168) it does not.
+  // consumers' registers, else 64; three consumer warpgroups while the estimate also
+  // stays within 65536 / threads (128 at 512 threads), stricter than the 160 setmaxnreg
+  // gives them there (ptxas allocates the consumers' code by it): with the scores of the
+  // next key tile in flight beside P V (the pipelined loop), d = 64 at 192 x 128 spills
+  // 316 bytes at 160 registers, while two warpgroups (240) do not.
   if (arch == "sm_90a" && wgmmaTakes(dqk, dv)) {
     AttentionTiles tiles{128, 128, 8, dqk, dv, alike, true};
     if (!tiles.wgmmaFits(arch))
