@@ -729,13 +729,21 @@ struct OutputChunks {
   }
 };
 
+/// Before the threads that store write the shared staging tile: the pipeline and the
+/// last tile's store are done with it.
+void emitStagingBarrier(CudaWriter &w, const StoreSpec &s) {
+  w.line(s.barrier + "  // the pipeline buffers (or the last tile's staging) become the staging tile");
+}
+
 /// The start of both epilogues: the pipeline drained, its buffers free for staging (and,
-/// where the tile is stored by TMA, the previous tile's stores done reading it).
+/// where the block's tile is stored by TMA, the previous tile's stores done reading it;
+/// warpgroups with their own slots wait for their own stores instead, emitWarpgroupTmaStore).
 void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
   w.line("sketch::cp_async_wait_all();");
-  if (s.storesByTma())
-    emitTmaStoreDrain(w, "the last tile's stores have read the staging tile");
-  w.line(s.barrier + "  // the pipeline buffers (or the last tile's staging) become the staging tile");
+  if (s.storesByTma() && s.tmaSlots == 0)
+    emitTmaStoreDrain(w, false, "the last tile's stores have read the staging tile");
+  if (!s.storesByTma() || s.tmaSlots == 0)
+    emitStagingBarrier(w, s);
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
 }
 
@@ -743,7 +751,8 @@ void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
 /// accumulator pair into `out[2]`, then `stage` (a line of r, c and out) writes the pair
 /// to the staging tile. In passes, only the warps whose rows are in pass `pass`.
 void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
-                          StringRef tileRow, StringRef stage) {
+                          StringRef tileRow, StringRef stage, StringRef niFirst = "",
+                          int64_t niCount = 0) {
   bool needRow = false, needCol = false;
   for (const EpilogueOperand &operand : epilogue.operands())
     if (operand.usesRow && operand.usesCol)
@@ -752,7 +761,12 @@ void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const 
   if (passes)
     w.open("if (warp_m * WM / PASS_ROWS == pass)");
   unrolledFor(w, "mi", "MI");
-  unrolledFor(w, "ni", "NI");
+  if (niFirst.empty()) {
+    unrolledFor(w, "ni", "NI");
+  } else {
+    unrolledFor(w, "nb", str(niCount));
+    w.line("const int ni = " + niFirst.str() + " + nb;");
+  }
   unrolledFor(w, "h", "2");
   w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" + std::string(passes ? " - pass * PASS_ROWS" : "") +
          ", c = warp_n * WN + ni * 8 + 2 * t;");
@@ -801,11 +815,20 @@ void openPasses(CudaWriter &w, const StoreSpec &s, StringRef waitStored = "") {
   w.close();
 }
 
-/// The 16-byte path's store by TMA (StoreSpec::storesByTma): each pass staged densely in
-/// 128B-swizzled boxes of 128 bytes by its rows, fenced for the copy engine, then thread 0
-/// stores the boxes (the copy engine skips what lies past the matrix) and goes on; the
-/// next pass (or tile) waits until they have read the staging tile.
-void emitTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
+/// One box's TMA store from shared memory: `to` is "source, column, row" (C++ expressions).
+void emitTmaStoreCall(CudaWriter &w, const StoreSpec &s, const std::string &to) {
+  if (s.tmaBatch.empty())
+    w.line("sketch::tma_store_2d(&" + s.tmaMap + ", " + to + ");");
+  else
+    w.line("sketch::tma_store_3d(&" + s.tmaMap + ", " + to + ", " + s.tmaBatch + ");");
+}
+
+/// The 16-byte path's store by TMA of the block's tile (StoreSpec::storesByTma, no
+/// tmaSlots): each pass staged densely in 128B-swizzled boxes of 128 bytes by its rows,
+/// fenced for the copy engine, then thread 0 stores the boxes (the copy engine skips what
+/// lies past the matrix) and goes on; the next pass (or tile) waits until they have read
+/// the staging tile.
+void emitBlockTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
   const plan::StagingBuffer &st = s.staging;
   int64_t boxCols = 128 / s.outBytes, boxes = st.cols / boxCols;
   bool passes = s.rowPasses > 1;
@@ -826,15 +849,54 @@ void emitTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpe
   unrolledFor(w, "b", str(boxes));
   std::string row = "(int)" + s.m0 + (passes ? " + pass * PASS_ROWS" : "");
   std::string to = "staged_smem + b * " + str(st.rows * 128) + ", (int)" + s.n0 + " + b * " + str(boxCols) + ", " + row;
-  if (s.tmaBatch.empty())
-    w.line("sketch::tma_store_2d(&" + s.tmaMap + ", " + to + ");");
-  else
-    w.line("sketch::tma_store_3d(&" + s.tmaMap + ", " + to + ", " + s.tmaBatch + ");");
+  emitTmaStoreCall(w, s, to);
   w.close();
   w.line("sketch::tma_store_commit();");
   w.close();
   if (passes)
     w.close();
+}
+
+/// The 16-byte path's store by TMA with StoreSpec::tmaSlots: each consumer warpgroup
+/// stages its 64 rows a 128-byte box at a time in its own slots (128B-swizzled), fences
+/// them for the copy engine, and its first thread stores the box and goes on; a slot is
+/// written again once its last store has read it. Only the warpgroup's own barrier
+/// orders these steps, so one warpgroup's epilogue runs beside the other's next tile.
+void emitWarpgroupTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
+  int64_t boxCols = 128 / s.outBytes, boxes = s.staging.cols / boxCols, slots = s.tmaSlots;
+  int64_t slotBytes = kTmaStoreBoxRows * 128;
+  std::string rows = str(kTmaStoreBoxRows);
+  w.comment("the tile stored by TMA: each warpgroup stages its " + rows + " rows in " + str(boxes) +
+            " boxes of " + str(boxCols) + " columns (128-byte rows, 128B-swizzled), one at a time");
+  w.comment("in its own " + str(slots) + " slot(s), and its first thread stores each box");
+  w.line("const uint32_t staged_smem = " + s.tmaStaging + " + wg * " + str(slots * slotBytes) +
+         ";  // this warpgroup's slots, 1024-byte aligned");
+  w.line(s.outType + " *staged = reinterpret_cast<" + s.outType +
+         " *>(smem + (staged_smem - sketch::smem_addr(smem)));");
+  w.line("const bool wg_leader = tid % 128 == 0;");
+  unrolledFor(w, "b", str(boxes));
+  std::string wait = "sketch::tma_store_wait_read<" + str(slots - 1) + ">();";
+  if (boxes % slots != 0)  // the previous tile's last box may lie in box 0's slot
+    wait = "b == 0 ? sketch::tma_store_wait_read<0>() : " + wait;
+  w.line("if (wg_leader) " + wait + "  // box b's slot has been read");
+  w.line("sketch::named_barrier_sync(2 + wg, 128);");
+  StoreSpec boxSpec = s;
+  boxSpec.rowPasses = 1;
+  std::string slotStart = slots == 1 ? "" : "(b % " + str(slots) + ") * " + str(slotBytes / s.outBytes) + " + ";
+  std::string at = "staged + " + slotStart + "sketch::Swizzle128<" + rows + ", " + s.outType + ">::offset(r - wg * " + rows +
+                   ", c - b * " + str(boxCols) + ")";
+  emitFragmentEpilogue(w, epilogue, boxSpec, "r", stagePair(s, at), "b * " + str(boxCols / 8),
+                       boxCols / 8);
+  w.line("sketch::fence_async_shared();  // the staged box, visible to the copy engine");
+  w.line("sketch::named_barrier_sync(2 + wg, 128);");
+  w.open("if (wg_leader)");
+  std::string source = slots == 1 ? "staged_smem" : "staged_smem + (b % " + str(slots) + ") * " + str(slotBytes);
+  std::string to = source + ", (int)" + s.n0 +
+                   " + b * " + str(boxCols) + ", (int)" + s.m0 + " + wg * " + rows;
+  emitTmaStoreCall(w, s, to);
+  w.line("sketch::tma_store_commit();");
+  w.close();
+  w.close();
 }
 
 /// The staged tile's coalesced 16-byte stores (element stores at the edges).
@@ -875,9 +937,14 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
     return;
   }
   w.open("if constexpr (kVec)");
-  emitTmaStore(w, epilogue, s);
+  if (s.tmaSlots > 0)
+    emitWarpgroupTmaStore(w, epilogue, s);
+  else
+    emitBlockTmaStore(w, epilogue, s);
   w.close();
   w.open("else");
+  if (s.tmaSlots > 0)
+    emitStagingBarrier(w, s);
   emitChunkedStore(w, c, epilogue, s);
   w.close();
 }
@@ -1105,8 +1172,20 @@ bool denseStagingFits(const plan::StagingBuffer &padded, int64_t outBytes) {
          padded.rows * padded.cols * outBytes <= padded.rows * padded.ld * padded.elementBytes;
 }
 
-void emitTmaStoreDrain(CudaWriter &w, StringRef why) {
-  w.line("if (kVec && tid == 0) sketch::tma_store_wait_read();  // " + why.str());
+int64_t tmaStoreSlots(const plan::StagingBuffer &padded, int64_t outBytes, int64_t warpgroups) {
+  if ((outBytes != 2 && outBytes != 4) || padded.cols * outBytes % 128 != 0)
+    return 0;
+  int64_t boxes = padded.cols * outBytes / 128;
+  int64_t room = padded.rows * padded.ld * padded.elementBytes;
+  for (int64_t slots : {2, 1})
+    if (slots <= boxes && warpgroups * slots * kTmaStoreBoxRows * 128 <= room)
+      return slots;
+  return 0;
+}
+
+void emitTmaStoreDrain(CudaWriter &w, bool warpgroupSlots, StringRef why) {
+  std::string storer = warpgroupSlots ? "tid % 128 == 0" : "tid == 0";
+  w.line("if (kVec && " + storer + ") sketch::tma_store_wait_read();  // " + why.str());
 }
 
 void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,

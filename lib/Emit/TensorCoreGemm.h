@@ -141,26 +141,41 @@ struct StoreSpec {
   /// (`staging` holds one pass; each warp's rows lie in one pass), so a persistent
   /// kernel's staging tile takes less shared memory beside its stages.
   int64_t rowPasses = 1;
-  /// Where set (the persistent wgmma GEMM), the 16-byte path (`kVec`) of a register
-  /// epilogue stages each pass densely, 128B-swizzled (sketch::Swizzle128), at the
-  /// 1024-byte aligned shared address `tmaStaging`, and thread `tid` 0 stores it by TMA
-  /// through the tensor map `tmaMap` (boxes of 128 bytes by the pass's rows; matrix
-  /// `tmaBatch` of a 3-D map where that is set). The element path keeps the chunk store.
+  /// Where set (the persistent wgmma GEMM and nhwc convolution), the 16-byte path
+  /// (`kVec`) of a register epilogue stores by TMA through the tensor map `tmaMap` (boxes
+  /// of 128 bytes by rows; matrix `tmaBatch` of a 3-D map where that is set), staging at
+  /// the 1024-byte aligned shared address `tmaStaging` (128B-swizzled, sketch::Swizzle128).
+  /// With `tmaSlots` (the GEMM): each consumer warpgroup stages its kTmaStoreBoxRows rows a
+  /// box at a time in its own tmaSlots slots and its first thread stores each box; the
+  /// warpgroups never wait for each other. Without (the convolution): each pass staged
+  /// densely, then thread `tid` 0 stores its boxes (boxes of the pass's rows). The
+  /// element path keeps the chunk store.
   std::string tmaMap, tmaStaging, tmaBatch;
+  int64_t tmaSlots = 0;
   bool storesByTma() const { return !tmaMap.empty(); }
 };
 
-/// Whether a persistent kernel's register epilogue can store its tile by TMA
-/// (StoreSpec::storesByTma) from a dense 128B-swizzled staging tile placed where `padded`
-/// (its padded staging, which starts at the end of the stages plus the up to 1023 bytes
-/// that align them) lies: 2- or 4-byte outputs, whole 128-byte boxes a row, whole
+/// The rows of a TMA store's box: one consumer warpgroup's accumulator rows.
+inline constexpr int64_t kTmaStoreBoxRows = 64;
+
+/// Whether a persistent kernel's register epilogue can store its tile by TMA from one
+/// dense 128B-swizzled staging tile (StoreSpec::storesByTma without tmaSlots) placed where
+/// `padded` (its padded staging, which starts at the end of the stages plus the up to 1023
+/// bytes that align them) lies: 2- or 4-byte outputs, whole 128-byte boxes a row, whole
 /// 8-row swizzle groups, and the dense tile no larger than the padded one.
 bool denseStagingFits(const plan::StagingBuffer &padded, int64_t outBytes);
 
+/// The slots (1 or 2) each of `warpgroups` consumer warpgroups stages its output boxes
+/// in for the TMA store (StoreSpec::tmaSlots), 0 where it cannot store by TMA: 2- or
+/// 4-byte outputs, whole 128-byte boxes a row, and the slots (64 rows x 128 bytes each,
+/// from the 1024-byte aligned end of the stages) within the end of the padded staging tile
+/// `padded`, which starts up to 1024 bytes after that address; no more slots than boxes.
+int64_t tmaStoreSlots(const plan::StagingBuffer &padded, int64_t outBytes, int64_t warpgroups);
+
 /// Before a kernel whose tiles are stored by TMA leaves (or reuses) the staging tile's
-/// shared memory: thread 0 waits until its last stores have read it. Their writes to
-/// global memory need no wait: they complete with the grid.
-void emitTmaStoreDrain(CudaWriter &w,
+/// shared memory: each warpgroup's first thread (thread 0 alone where one thread stores)
+/// waits until its last stores have read it. Their writes to global memory need no wait: they complete with the grid.
+void emitTmaStoreDrain(CudaWriter &w, bool warpgroupSlots = false,
                        llvm::StringRef why = "the last stores have read the staging tile");
 
 /// The epilogue as a tensor-core kernel runs it: where `fold` and the first statement

@@ -468,9 +468,10 @@ private:
   /// the split form on the TMA path is warp-specialized, one tile a block).
   bool persistent() const { return passes > 0; }
   /// The persistent kernel's 16-byte path stores a register epilogue's tile by TMA.
-  bool storesByTma() const {
-    return persistent() && !g.stagedEpilogue &&
-           denseStagingFits(persistentStaging(g, passes), plan::elementBytes(g.out->type));
+  bool storesByTma() const { return persistent() && !g.stagedEpilogue && tmaSlots() > 0; }
+  /// Each consumer warpgroup's staging slots for the TMA store (tmaStoreSlots).
+  int64_t tmaSlots() const {
+    return tmaStoreSlots(persistentStaging(g, passes), plan::elementBytes(g.out->type), g.tileM / 64);
   }
   std::string kernelName() const { return split ? splitKernelName(g) : g.sig.name + "_kernel"; }
   std::string kExtent() const { return split ? "k_len" : "size_k"; }
@@ -543,12 +544,12 @@ private:
     return maps;
   }
 
-  /// The output's map for the TMA store: boxes of 128 bytes by a staging pass's rows.
+  /// The output's map for the TMA store: boxes of 128 bytes by a warpgroup's rows.
   std::string outputMapEncode() const {
     int64_t outBytes = plan::elementBytes(g.out->type);
     std::string m = g.sig.dim(g.m), n = g.sig.dim(g.n), ob = str(outBytes);
     std::string tensor = "&d_map, " + g.out->cname + ", " + n + ", " + m;
-    std::string box = str(128 / outBytes) + ", " + str(persistentStaging(g, passes).rows) + ", " + ob;
+    std::string box = str(128 / outBytes) + ", " + str(kTmaStoreBoxRows) + ", " + ob;
     if (g.batchDims.empty())
       return "sketch::encode_tensor_map_2d(" + tensor + ", " + n + " * " + ob + ", " + box + ")";
     return "sketch::encode_tensor_map_3d(" + tensor + ", batch, " + n + " * " + ob + ", " + n + " * " +
@@ -748,13 +749,14 @@ private:
     if (storesByTma()) {
       store.tmaMap = "d_map";
       store.tmaStaging = "b_smem + STAGES * B_STAGE_BYTES";
+      store.tmaSlots = tmaSlots();
       if (!g.batchDims.empty())
         store.tmaBatch = "(int)blockIdx.z";
     }
     emitAccumulatorStore(w, block.storeConfig(), folded.rest(), store);
     w.close();
     if (storesByTma())
-      emitTmaStoreDrain(w);
+      emitTmaStoreDrain(w, /*warpgroupSlots=*/true);
   }
 
   void writeKernel() {

@@ -28,8 +28,9 @@
 //                                    and a barrier; asynchronous: a bulk group (below)
 //   tma_store_3d(map, src, x, y, z)  the same into matrix z of a batch of matrices
 //   tma_store_commit()               closes this thread's stores issued so far into a group
-//   tma_store_wait_read()            until this thread's groups have read their shared
-//                                    memory (it may be written again, or the block leave)
+//   tma_store_wait_read<P = 0>()     until all but this thread's P latest groups have read
+//                                    their shared memory (it may be written again, or the
+//                                    block leave)
 //   Swizzle128<ROWS, E>::offset(row, col)
 //                                    where element (row, col) of a ROWS-row tile lies when
 //                                    it was loaded (or is stored) as 128-byte wide column
@@ -168,8 +169,9 @@ __device__ __forceinline__ void tma_store_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 
+template <int kPending = 0>
 __device__ __forceinline__ void tma_store_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
 }
 
 /// A ROWS x COLS tile of 2- or 4-byte elements moved as 128-byte wide column panels

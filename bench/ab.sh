@@ -1,0 +1,27 @@
+#!/bin/bash
+# Generates a same-run A/B (bench/bench_ab.py) of the default GEMM and nhwc convolution
+# kernels: each compiled by SKETCHC (the working tree's) and by SKETCHC_AB (another
+# build, e.g. of the last commit), the latter's kernels renamed NAME_ab, into .gen/ab.
+#   SKETCHC=new/sketchc SKETCHC_AB=old/sketchc bench/ab.sh
+# then on the GPU machine (carry .gen/ab):
+#   test/gpu/build_generated.sh .gen/ab /tmp/ab libab.so &&
+#   SKETCH_GPU_LIB=/tmp/ab/libab.so SKETCH_GPU_GEN=.gen/ab python3 bench/bench_ab.py
+source "$(dirname "$0")/../test/gpu/generate_common.sh"
+generate_begin "$root/.gen/ab"
+defaults=$out/defaults.sketch
+# the *_default kernels of the GEMM benchmarks and the 16-bit nhwc convolution ones
+python3 - "$root" > "$defaults" <<'PY'
+import re, sys
+root = sys.argv[1]
+files = [f"{root}/bench/gemm/bench_{n}_1.sketch" for n in ("f16_gemm", "bf16_gemm", "f16_bias_relu")]
+files.append(f"{root}/bench/conv/bench_conv_defaults.sketch")
+for path in files:
+    for block in re.split(r"\n(?=kernel )", open(path).read()):
+        m = re.match(r"kernel (bg_(f16|bf16)_default|bbr_f16_default|bc_(f16|bf16)_s\dp\d_default)\(", block)
+        if m:
+            print(block.rstrip() + "\n")
+PY
+generate_one "$defaults" "$arch" new
+sed 's/^kernel \([a-z0-9_]*\)(/kernel \1_ab(/' "$defaults" > "$out/defaults_ab.sketch"
+sketchc=$SKETCHC_AB generate_one "$out/defaults_ab.sketch" "$arch" old
+generate_end

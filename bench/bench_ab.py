@@ -1,0 +1,102 @@
+"""Same-run A/B of two compilers' kernels: every generated GEMM or convolution kernel
+NAME that has a twin NAME_ab (the same sketch compiled by another sketchc and renamed,
+see bench/ab.sh) is timed against the twin and the library in alternating batches
+(bench_common.time_interleaved_ms: the same clocks), for several rounds, after both
+outputs are checked against the library's. Prints one line a round and case.
+
+  SKETCH_GPU_LIB=... SKETCH_GPU_GEN=... python3 bench/bench_ab.py [--rounds 3]
+"""
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
+import sketch_gpu  # noqa: E402
+from bench_common import rel_error, time_interleaved_ms  # noqa: E402
+from bench import input_sets  # noqa: E402
+from bench_conv import BATCH, LAYERS  # noqa: E402
+
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def gemm_cases(name):
+    """(label, library run, kernel run builder, reference, out, sets) for a bg_/bbr_ kernel."""
+    dtype = DTYPES[name.split("_")[1]]
+    bias = name.startswith("bbr_")
+    sizes = [(8192, 4096, 4096)] if bias else [(4096, 4096, 4096), (8192, 8192, 8192),
+                                                (4000, 3000, 2000)]
+    for m, n, k in sizes:
+        sets = 2 if m >= 8192 else 3
+        data = input_sets(m, n, k, dtype, sets, bias=bias)
+        out = torch.empty(m, n, device="cuda", dtype=dtype)
+        if bias:
+            library = lambda i, d=data: torch._addmm_activation(d[i]["bias"], d[i]["A"], d[i]["B"])
+        else:
+            library = lambda i, d=data, o=out: torch.matmul(d[i]["A"], d[i]["B"], out=o)
+        ref = library(0).clone()
+
+        def ours(call, d=data, o=out, m=m, n=n, k=k):
+            return lambda i: call(**d[i], D=o, M=m, N=n, K=k)
+        yield f"{name} {m}x{n}x{k}", library, ours, ref, out, sets
+
+
+def conv_cases(name):
+    dtype = DTYPES[name.split("_")[1]]
+    window = name.split("_")[2]  # s1p1, s1p0, s2p1
+    for c, hw, k, r, stride, pad in LAYERS:
+        if f"s{stride}p{pad}" != window:
+            continue
+        sets = 3
+        data = []
+        for _ in range(sets):
+            x = torch.randn(BATCH, c, hw, hw, device="cuda").to(dtype)
+            w = (torch.randn(k, c, r, r, device="cuda") / (c * r * r) ** 0.5).to(dtype)
+            data.append((x.contiguous(memory_format=torch.channels_last),
+                         w.contiguous(memory_format=torch.channels_last)))
+        library = lambda i, d=data, s=stride, p=pad: F.conv2d(d[i][0], d[i][1], stride=s, padding=p)
+        ref = library(0).clone()
+        out = torch.empty_like(ref)
+
+        def ours(call, d=data, o=out, c=c, hw=hw, k=k, r=r):
+            return lambda i: call(X=d[i][0].permute(0, 2, 3, 1), Wt=d[i][1].permute(0, 2, 3, 1),
+                                  Y=o.permute(0, 2, 3, 1), N=BATCH, C=c, H=hw, W=hw, K=k, R=r, S=r)
+        yield f"{name} C{c} {hw}x{hw} K{k} {r}x{r} s{stride}", library, ours, ref, out, sets
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", default="", help="substring of the kernel names to time")
+    args = parser.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    names = sorted(p for p in sketch_gpu.prototypes()
+                   if p + "_ab" in sketch_gpu.prototypes() and args.only in p)
+    for name in names:
+        cases = conv_cases(name) if name.startswith("bc_") else gemm_cases(name)
+        for label, library, ours, ref, out, sets in cases:
+            runs = {"library": library}
+            for kernel in (name, name + "_ab"):
+                run = ours(sketch_gpu.kernel(kernel))
+                out.fill_(float("nan"))
+                status = run(0)
+                torch.cuda.synchronize()
+                err = rel_error(out, ref)
+                print(f"{label}: {kernel} status {status} error {err:.2e}", flush=True)
+                if status == 0 and err < 1e-2:
+                    runs[kernel] = run
+            for round_ in range(args.rounds):
+                times = time_interleaved_ms(runs, sets)
+                new, old = times.get(name), times.get(name + "_ab")
+                line = ", ".join(f"{k} {v:.4f}" for k, v in times.items())
+                ratio = f"  new/old {new / old:.3f}" if new and old else ""
+                print(f"{label} round {round_}: {line}{ratio}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
