@@ -26,6 +26,7 @@ files=${SKETCH_FILES:-"gemm_* sgemm_* conv_* attention_variants attention_hopper
 tests=${SANITIZE_TESTS:-"\
 test_gemm::test_every_kernel_small_sizes,test_gemm::test_k_zero_and_one,\
 test_gemm::test_misaligned_base_pointers,test_gemm::test_rejects_bad_arguments,\
+test_gemm::test_persistent_store_slots,\
 test_sgemm::test_every_kernel_small_sizes,test_sgemm::test_k_zero_and_one,\
 test_sgemm::test_misaligned_base_pointers,test_sgemm::test_rejects_bad_arguments,\
 test_conv::test_nchw_small_and_odd_shapes,test_conv::test_nhwc_small_and_odd_shapes,\

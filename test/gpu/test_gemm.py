@@ -105,6 +105,17 @@ def test_short_operands_tma():
                  "tc_bf16_128x256x64"], [(5, 256 * (sms + 8), 72)])
 
 
+def test_persistent_store_slots():
+    """More tiles than SMs and one k-tile, so that each block of a persistent kernel stores
+    several tiles and the warpgroups' TMA-store slots are reused across tiles: two slots
+    (tc_f16_plain, 128 x 256), an odd box count (tc_f16w192_plain), one slot
+    (tc_f16_64x64) and an f32 output (tc_f16_f32bias_f32out). Small enough for
+    compute-sanitizer racecheck (test/gpu/sanitize.sh's subset)."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    CASES.sweep(["tc_f16_plain", "tc_f16w192_plain", "tc_f16_64x64", "tc_f16_f32bias_f32out"],
+                [(256, 256 * (sms // 2 + 4), 64)])
+
+
 def test_large_4000x3000x2000():
     CASES.sweep(BIG, [(4000, 3000, 2000)])
 
