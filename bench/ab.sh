@@ -1,5 +1,5 @@
 #!/bin/bash
-# Generates a same-run A/B (bench/bench_ab.py) of the default GEMM and nhwc convolution
+# Generates a same-run A/B (bench/bench_ab.py) of the default GEMM, projection and nhwc convolution
 # kernels: each compiled by SKETCHC (the working tree's) and by SKETCHC_AB (another
 # build, e.g. of the last commit), the latter's kernels renamed NAME_ab, into .gen/ab.
 #   SKETCHC=new/sketchc SKETCHC_AB=old/sketchc bench/ab.sh
@@ -15,9 +15,11 @@ import re, sys
 root = sys.argv[1]
 files = [f"{root}/bench/gemm/bench_{n}_1.sketch" for n in ("f16_gemm", "bf16_gemm", "f16_bias_relu")]
 files.append(f"{root}/bench/conv/bench_conv_defaults.sketch")
+files += [f"{root}/bench/projections/bench_projections_{t}.sketch" for t in ("f16", "bf16")]
 for path in files:
     for block in re.split(r"\n(?=kernel )", open(path).read()):
-        m = re.match(r"kernel (bg_(f16|bf16)_default|bbr_f16_default|bc_(f16|bf16)_s\dp\d_default)\(", block)
+        m = re.match(r"kernel (bg_(f16|bf16)_default|bbr_f16_default|bp_(f16|bf16)_default"
+                     r"|bc_(f16|bf16)_s\dp\d_default)\(", block)
         if m:
             print(block.rstrip() + "\n")
 PY

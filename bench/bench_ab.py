@@ -1,8 +1,9 @@
-"""Same-run A/B of two compilers' kernels: every generated GEMM or convolution kernel
+"""Same-run A/B of two compilers' kernels: every generated GEMM, projection or convolution kernel
 NAME that has a twin NAME_ab (the same sketch compiled by another sketchc and renamed,
 see bench/ab.sh) is timed against the twin and the library in alternating batches
 (bench_common.time_interleaved_ms: the same clocks), for several rounds, after both
-outputs are checked against the library's. Prints one line a round and case.
+outputs are checked against the library's (projection rows by CUDA-graph replay, as
+bench_projections.py times them). Prints one line a round and case.
 
   SKETCH_GPU_LIB=... SKETCH_GPU_GEN=... python3 bench/bench_ab.py [--rounds 3]
 """
@@ -19,6 +20,8 @@ import sketch_gpu  # noqa: E402
 from bench_common import rel_error, time_interleaved_ms  # noqa: E402
 from bench import input_sets  # noqa: E402
 from bench_conv import BATCH, LAYERS  # noqa: E402
+from bench_projections import cases as projection_shapes  # noqa: E402
+from bench_projections import input_sets as projection_inputs  # noqa: E402
 
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
 
@@ -42,6 +45,22 @@ def gemm_cases(name):
         def ours(call, d=data, o=out, m=m, n=n, k=k):
             return lambda i: call(**d[i], D=o, M=m, N=n, K=k)
         yield f"{name} {m}x{n}x{k}", library, ours, ref, out, sets
+
+
+def projection_cases(name):
+    """The LLM projection rows of bench_projections.py for a bp_ kernel (Y = X W^T)."""
+    dtype_name = name.split("_")[1]
+    for t, m, n, k in projection_shapes():
+        if t != dtype_name:
+            continue
+        data = projection_inputs(m, n, k, DTYPES[t])
+        out = torch.empty(m, n, device="cuda", dtype=DTYPES[t])
+        library = lambda i, d=data: torch.matmul(d[i][0], d[i][1].t())
+        ref = library(0).clone()
+
+        def ours(call, d=data, o=out, m=m, n=n, k=k):
+            return lambda i: call(X=d[i][0], W=d[i][1], Y=o, M=m, N=n, K=k)
+        yield f"{name} M={m} N={n} K={k}", library, ours, ref, out, len(data)
 
 
 def conv_cases(name):
@@ -78,7 +97,9 @@ def main():
     names = sorted(p for p in sketch_gpu.prototypes()
                    if p + "_ab" in sketch_gpu.prototypes() and args.only in p)
     for name in names:
-        cases = conv_cases(name) if name.startswith("bc_") else gemm_cases(name)
+        kind = name.split("_")[0]
+        cases = {"bc": conv_cases, "bp": projection_cases}.get(kind, gemm_cases)(name)
+        graph = kind == "bp"  # these kernels take less time than a call from Python
         for label, library, ours, ref, out, sets in cases:
             runs = {"library": library}
             for kernel in (name, name + "_ab"):
@@ -91,7 +112,7 @@ def main():
                 if status == 0 and err < 1e-2:
                     runs[kernel] = run
             for round_ in range(args.rounds):
-                times = time_interleaved_ms(runs, sets)
+                times = time_interleaved_ms(runs, sets, graph=graph)
                 new, old = times.get(name), times.get(name + "_ab")
                 line = ", ".join(f"{k} {v:.4f}" for k, v in times.items())
                 ratio = f"  new/old {new / old:.3f}" if new and old else ""
