@@ -740,10 +740,11 @@ void emitStagingBarrier(CudaWriter &w, const StoreSpec &s) {
 /// warpgroups with their own slots wait for their own stores instead, emitWarpgroupTmaStore).
 void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
   w.line("sketch::cp_async_wait_all();");
-  if (s.storesByTma() && s.tmaSlots == 0)
-    emitTmaStoreDrain(w, false, "the last tile's stores have read the staging tile");
-  if (!s.storesByTma() || s.tmaSlots == 0)
+  if (!s.storesByWarpgroup()) {
+    if (s.storesByTma())
+      emitTmaStoreDrain(w, false, "the last tile's stores have read the staging tile");
     emitStagingBarrier(w, s);
+  }
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
 }
 
@@ -882,16 +883,18 @@ void emitWarpgroupTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const
   w.line("sketch::named_barrier_sync(2 + wg, 128);");
   StoreSpec boxSpec = s;
   boxSpec.rowPasses = 1;
-  std::string slotStart = slots == 1 ? "" : "(b % " + str(slots) + ") * " + str(slotBytes / s.outBytes) + " + ";
-  std::string at = "staged + " + slotStart + "sketch::Swizzle128<" + rows + ", " + s.outType + ">::offset(r - wg * " + rows +
+  // box b's slot from the first, in `unit`s (none with one slot)
+  auto slotOffset = [&](int64_t unit) {
+    return slots == 1 ? std::string() : " + (b % " + str(slots) + ") * " + str(unit);
+  };
+  std::string at = "staged" + slotOffset(slotBytes / s.outBytes) + " + sketch::Swizzle128<" + rows + ", " + s.outType + ">::offset(r - wg * " + rows +
                    ", c - b * " + str(boxCols) + ")";
   emitFragmentEpilogue(w, epilogue, boxSpec, "r", stagePair(s, at), "b * " + str(boxCols / 8),
                        boxCols / 8);
   w.line("sketch::fence_async_shared();  // the staged box, visible to the copy engine");
   w.line("sketch::named_barrier_sync(2 + wg, 128);");
   w.open("if (wg_leader)");
-  std::string source = slots == 1 ? "staged_smem" : "staged_smem + (b % " + str(slots) + ") * " + str(slotBytes);
-  std::string to = source + ", (int)" + s.n0 +
+  std::string to = "staged_smem" + slotOffset(slotBytes) + ", (int)" + s.n0 +
                    " + b * " + str(boxCols) + ", (int)" + s.m0 + " + wg * " + rows;
   emitTmaStoreCall(w, s, to);
   w.line("sketch::tma_store_commit();");
@@ -937,13 +940,13 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
     return;
   }
   w.open("if constexpr (kVec)");
-  if (s.tmaSlots > 0)
+  if (s.storesByWarpgroup())
     emitWarpgroupTmaStore(w, epilogue, s);
   else
     emitBlockTmaStore(w, epilogue, s);
   w.close();
   w.open("else");
-  if (s.tmaSlots > 0)
+  if (s.storesByWarpgroup()) // emitEpilogueStart left the staging barrier to this path
     emitStagingBarrier(w, s);
   emitChunkedStore(w, c, epilogue, s);
   w.close();

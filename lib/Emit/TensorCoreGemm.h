@@ -153,6 +153,8 @@ struct StoreSpec {
   std::string tmaMap, tmaStaging, tmaBatch;
   int64_t tmaSlots = 0;
   bool storesByTma() const { return !tmaMap.empty(); }
+  /// Each consumer warpgroup stores its own rows by TMA (tmaSlots), not the block its tile.
+  bool storesByWarpgroup() const { return storesByTma() && tmaSlots > 0; }
 };
 
 /// The rows of a TMA store's box: one consumer warpgroup's accumulator rows.
@@ -174,7 +176,8 @@ int64_t tmaStoreSlots(const plan::StagingBuffer &padded, int64_t outBytes, int64
 
 /// Before a kernel whose tiles are stored by TMA leaves (or reuses) the staging tile's
 /// shared memory: each warpgroup's first thread (thread 0 alone where one thread stores)
-/// waits until its last stores have read it. Their writes to global memory need no wait: they complete with the grid.
+/// waits until its last stores have read it. Their writes to global memory need no wait:
+/// they complete with the grid.
 void emitTmaStoreDrain(CudaWriter &w, bool warpgroupSlots = false,
                        llvm::StringRef why = "the last stores have read the staging tile");
 
