@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/CudaWriter.h"
+#include "lib/Emit/EmitEpilogue.h"
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
 #include "lib/Passes/BackendPlan.h"
@@ -73,6 +74,11 @@ struct AttentionPlan {
   std::string loopVar;            // j
   std::vector<std::string> scale; // factors of `Compute P = P * s` / `Compute Scale P, s`
   std::vector<std::string> after; // those after the Softmax (on the probabilities)
+  /// The statements on the scores before the Softmax (or the value GEMM), Mask
+  /// excluded, in program order; `elementwise`: one is not a scaling, so all of them
+  /// run on every score (KernelWriter's P_steps) and `scale` is empty.
+  std::vector<Operation *> steps;
+  bool elementwise = false;
   bool softmax = true;            // false: no Softmax, P is the scaled scores
   bool causal = false;
   plan::AttentionTiles tiles;
@@ -113,6 +119,11 @@ StringRef cudaType(ElementType type) {
 // Recognition
 //===----------------------------------------------------------------------===//
 
+/// The statements on the scores as code on one score (`plan.elementwise`).
+FailureOr<EpilogueEmitter> scoreSteps(const AttentionPlan &plan, Location loc) {
+  return EpilogueEmitter::create(plan.sig, plan.steps, plan.scores, plan.scores, loc);
+}
+
 class Matcher {
 public:
   Matcher(KernelOp kernel, StringRef arch, AttentionPlan &plan)
@@ -143,7 +154,8 @@ public:
                                 "and the GEMM accumulating them times the values");
     }
     plan.loopVar = loop.getVar().str();
-    if (failed(matchLoop(loop, softmax)) || failed(matchOutside(loop)))
+    if (failed(matchLoop(loop, softmax)) || failed(matchOutside(loop)) ||
+        failed(checkSteps(loop)))
       return failure();
     if (failed(matchTensors(loop)) || failed(chooseTiles()))
       return failure();
@@ -236,28 +248,84 @@ private:
     return success();
   }
 
-  /// `Compute Mask P causal`, `Compute Scale P, s`, `Compute P = P * s`.
+  /// `Compute Mask P causal`, or an elementwise statement on P in place (`Compute
+  /// Scale P, s`, `Compute Tanh P`, `Compute P = EXPR`) reading only P, scalars and
+  /// numbers: a scaling (P times a factor) or, beside the Mask, a step on every score.
   LogicalResult matchScoreStatement(Operation &op) {
+    const std::string &p = plan.scores;
     if (auto mask = dyn_cast<MaskOp>(op)) {
-      if (mask.getName() != plan.scores)
-        return mask.emitError("attention: Mask of '") << mask.getName() << "', expected '"
-                                                      << plan.scores << "'";
+      if (mask.getName() != p)
+        return mask.emitError("attention: Mask of '") << mask.getName() << "', expected '" << p
+                                                      << "'";
       plan.causal = true;
+      maskSeen = true;
       return success();
     }
     if (auto ew = dyn_cast<ElementwiseOp>(op)) {
-      if (ew.getKind() != ElementwiseKind::scale || ew.getTarget() != plan.scores)
-        return ew.emitError("attention: only Scale of the scores '")
-               << plan.scores << "' is supported between the GEMMs";
+      if (ew.getTarget() != p)
+        return ew.emitError("attention: only statements on the scores '")
+               << p << "' are supported between the GEMMs";
+      ElementwiseKind kind = ew.getKind();
+      if (kind == ElementwiseKind::bias || kind == ElementwiseKind::add)
+        return ew.emitError("attention: ")
+               << stringifyElementwiseKind(kind) << " adds a tensor; a statement on the scores '"
+               << p << "' between the GEMMs may read only scalars and numbers";
+      if (kind != ElementwiseKind::scale)
+        return addStep(&op, std::nullopt);
       auto factor = scalarFactor(ew, cast<StringAttr>(ew.getOperands()[0]).getValue());
-      if (!factor)
-        return failure();
-      plan.scale.push_back(*factor);
-      return success();
+      return factor ? addStep(&op, factor) : failure();
     }
-    if (auto assign = dyn_cast<AssignOp>(op))
-      return matchScaleExpression(assign, plan.scale);
+    if (auto assign = dyn_cast<AssignOp>(op)) {
+      if (assign.getTarget() != p)
+        return assign.emitError("attention: only `Compute ")
+               << p << " = ...` (the scores in place) is supported between the GEMMs";
+      if (failed(checkScoreOperands(assign)))
+        return failure();
+      auto result = linear(cast<YieldOp>(assign.getExpression().front().back()).getValue());
+      if (result && !result->hasScores)
+        return assign.emitError("attention: the new scores must be computed from the old ones");
+      return addStep(&op, result ? std::optional<std::string>(result->factor) : std::nullopt);
+    }
     return op.emitError("attention: this statement is not supported between the GEMMs");
+  }
+
+  /// A statement on the scores: a scaling by `factor`, or (none) a step on each score,
+  /// which must come before the Mask (masked scores are skipped, not computed).
+  LogicalResult addStep(Operation *op, std::optional<std::string> factor) {
+    if (!factor && maskSeen)
+      return op->emitError("attention: this statement on the scores '")
+             << plan.scores << "' must come before `Compute Mask " << plan.scores
+             << " causal`: the kernel skips the masked scores, so only a scaling may follow it";
+    if (factor)
+      plan.scale.push_back(*factor);
+    else
+      plan.elementwise = true;
+    plan.steps.push_back(op);
+    return success();
+  }
+
+  /// With a step that is not a scaling, every statement on the scores runs on each
+  /// score in program order (the factors are not folded): they must compile as such.
+  LogicalResult checkSteps(ForOp loop) {
+    if (!plan.elementwise)
+      return success();
+    plan.scale.clear();
+    return failure(failed(scoreSteps(plan, loop.getLoc())));
+  }
+
+  /// The names an expression on the scores reads: the scores and scalar parameters.
+  LogicalResult checkScoreOperands(AssignOp assign) {
+    WalkResult walk = assign.walk([&](RefOp ref) {
+      if (ref.getName() == plan.scores ||
+          isa_and_nonnull<ScalarParamOp>(kernel.lookupTensorParam(ref.getName())))
+        return WalkResult::advance();
+      ref.emitError("attention: '")
+          << ref.getName() << "' in a statement on the scores '" << plan.scores
+          << "' must be a scalar parameter or a number (the only tile between the GEMMs is "
+          << "the scores)";
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
   }
 
   /// After the Softmax, before the value GEMM: `Compute Scale P, s`, `Compute P =
@@ -273,7 +341,7 @@ private:
       return success();
     }
     if (auto assign = dyn_cast<AssignOp>(op); assign && assign.getTarget() == p)
-      return matchScaleExpression(assign, plan.after);
+      return matchProbabilityScaling(assign);
     if (isa<MaskOp>(op))
       return op.emitError("attention: Mask after the Softmax is not supported: a masked "
                           "probability must not count in the row sums; mask the scores '")
@@ -317,6 +385,8 @@ private:
     if (auto ref = dyn_cast<RefOp>(def)) {
       if (ref.getName() == plan.scores)
         return Linear{true, "1.0f"};
+      if (!isa_and_nonnull<ScalarParamOp>(kernel.lookupTensorParam(ref.getName())))
+        return std::nullopt;
       auto factor = scalarFactor(def, ref.getName());
       return factor ? std::optional<Linear>(Linear{false, *factor}) : std::nullopt;
     }
@@ -341,22 +411,17 @@ private:
         return Linear{false, "(" + lhs->factor + (kind == BinaryKind::add ? " + " : " - ") +
                                  rhs->factor + ")"};
     }
-    def->emitError("attention: the scores '")
-        << plan.scores << "' may only be multiplied or divided by scalars and numbers here";
-    return std::nullopt;
+    return std::nullopt; // not P times a factor
   }
 
-  LogicalResult matchScaleExpression(AssignOp assign, std::vector<std::string> &factors) {
-    if (assign.getTarget() != plan.scores)
-      return assign.emitError("attention: only `Compute ")
-             << plan.scores << " = " << plan.scores << " * scale` is supported between the GEMMs";
+  /// After the Softmax: `Compute P = P * s` (P times scalars and numbers).
+  LogicalResult matchProbabilityScaling(AssignOp assign) {
     auto yield = cast<YieldOp>(assign.getExpression().front().back());
     auto result = linear(yield.getValue());
-    if (!result)
-      return failure();
-    if (!result->hasScores)
-      return assign.emitError("attention: the new scores must be a multiple of the old ones");
-    factors.push_back(result->factor);
+    if (!result || !result->hasScores)
+      return assign.emitError("attention: after the Softmax the probabilities '")
+             << plan.scores << "' may only be multiplied or divided by scalars and numbers";
+    plan.after.push_back(result->factor);
     return success();
   }
 
@@ -552,6 +617,7 @@ private:
   KernelOp kernel;
   StringRef arch;
   AttentionPlan &plan;
+  bool maskSeen = false; // matchScoreStatement passed the Mask
 };
 
 //===----------------------------------------------------------------------===//
@@ -1149,6 +1215,7 @@ private:
   /// P_after, that of the probabilities (folded into the final division).
   void writeScaleFactors() {
     const std::string &p = plan.scores;
+    writeScoreSteps();
     std::string scale = scaleExpr(plan), after = afterExpr(plan);
     if (plan.softmax)
       w.comment("The scaling of " + p + ", with log2(e) folded in: the softmax uses exp2.");
@@ -1168,6 +1235,19 @@ private:
     w.comment("The scaling of " + p + " after the Softmax (the probabilities): folded into the "
               "final division by the row sums.");
     w.line("const float P_after = " + after + ";");
+  }
+
+  /// The statements on the scores as a function of one score (`plan.elementwise`).
+  void writeScoreSteps() {
+    if (!plan.elementwise)
+      return;
+    w.comment("The statements on " + plan.scores + " before the " +
+              (plan.softmax ? "Softmax" : "value GEMM") + ", on one score, in program order.");
+    w.open("const auto P_steps = [&](float &score)");
+    scoreSteps(plan, plan.kernel.getLoc())
+        ->emitElement(
+            w, "score", [](const EpilogueOperand &) { return std::string(); }, "score");
+    w.close(";");
   }
 
   /// After the loop: O divided by the row sums of the online softmax (and scaled
@@ -1226,14 +1306,19 @@ private:
 
   void writeScaleAndMask() {
     const std::string &p = plan.scores;
+    if (plan.elementwise) {
+      for (const std::string &line : scoreSteps(plan, plan.kernel.getLoc())->describe())
+        w.comment(line);
+      w.line("map_tile(P, P_steps); // on every score, in program order");
+    }
+    // With element steps the scaling is the softmax's log2(e) alone.
+    std::string scaling = plan.elementwise ? "log2(e) for the softmax's exp2"
+                                           : formatv("Compute {0} = {0} * scale", p).str();
     if (foldsScale()) {
-      w.comment(formatv("Compute {0} = {0} * scale (times log2(e)): in the softmax's exponent "
-                        "(P_fold)",
-                        p)
-                    .str());
+      w.comment(scaling + (plan.elementwise ? "" : " (times log2(e))") +
+                ": in the softmax's exponent (P_fold)");
     } else if (!scaleExpr(plan).empty()) {
-      w.comment(formatv("Compute {0} = {0} * scale{1}", p, plan.softmax ? " (times log2(e))" : "")
-                    .str());
+      w.comment(scaling + (plan.softmax && !plan.elementwise ? " (times log2(e))" : ""));
       w.line("scale_tile(P, P_scale);");
     }
     w.comment(formatv("Compute Mask {0}{1}: keys past L too, only on the tiles that need it{2}.",

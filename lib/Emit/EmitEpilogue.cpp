@@ -1,5 +1,6 @@
 //===- EmitEpilogue.cpp - fused statements as per-element CUDA ------------===//
 #include "lib/Emit/EmitEpilogue.h"
+#include "lib/Frontend/Printer.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -65,7 +66,9 @@ std::string statementText(Operation *op) {
       text += ", " + cast<StringAttr>(operand).str();
     return text;
   }
-  return "Compute " + cast<AssignOp>(op).getTarget().str() + " = ...";
+  auto assign = cast<AssignOp>(op);
+  auto yield = cast<YieldOp>(assign.getExpression().front().getTerminator());
+  return "Compute " + assign.getTarget().str() + " = " + printExpression(yield.getValue());
 }
 
 std::string indexText(const std::vector<std::string> &index) {

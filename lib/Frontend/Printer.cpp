@@ -491,6 +491,8 @@ private:
 
 } // namespace
 
+std::string sketch::printExpression(Value value) { return printExpr(value).text; }
+
 void sketch::printSketch(ModuleOp module, raw_ostream &os) {
   SketchPrinter(os).printModule(module);
 }

@@ -11,6 +11,9 @@ namespace sketch {
 /// the same module.
 void printSketch(mlir::ModuleOp module, llvm::raw_ostream &os);
 
+/// The expression computing `value` in sketch syntax (`tanh(P * s) * c`).
+std::string printExpression(mlir::Value value);
+
 } // namespace sketch
 
 #endif

@@ -22,7 +22,7 @@ tools=${1:-all}
 [ "$tools" = all ] && tools="memcheck racecheck"
 gen=${SKETCH_GPU_GEN:-$root/.gen/gpu}
 build=${SKETCH_GPU_BUILD:-/tmp/sketch_gpu_sanitize}
-files=${SKETCH_FILES:-"gemm_* sgemm_* conv_* attention_variants attention_hopper attention_layouts b2b_variants"}
+files=${SKETCH_FILES:-"gemm_* sgemm_* conv_* attention_variants attention_hopper attention_layouts attention_steps b2b_variants"}
 tests=${SANITIZE_TESTS:-"\
 test_gemm::test_every_kernel_small_sizes,test_gemm::test_k_zero_and_one,\
 test_gemm::test_misaligned_base_pointers,test_gemm::test_rejects_bad_arguments,\
@@ -35,7 +35,7 @@ test_conv::test_winograd_small_and_odd_shapes,test_conv::test_winograd_misaligne
 test_conv::test_winograd_rejects_bad_arguments,\
 test_attention::test_scale_and_batch,test_attention::test_rejects_bad_sizes,\
 test_attention::test_default_kernels_ragged,test_attention::test_default_kernels_reject_bad_sizes,\
-test_attention::test_layouts_kernel_by_keys,\
+test_attention::test_layouts_kernel_by_keys,test_attention::test_steps_ragged,\
 test_b2b::test_n64_reference_program,test_b2b::test_offset_operands,test_b2b::test_rejects_bad_sizes,\
 test_conv_b2b::test_small_and_odd_shapes,test_conv_b2b::test_rejects_bad_arguments,\
 test_conv_b2b::test_window_larger_than_input"}

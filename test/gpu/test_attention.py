@@ -33,14 +33,17 @@ MODES = {"mha": HEADS, "gqa": 2, "mqa": 1}
 TOLERANCE = {"f16": (4e-3, 2e-3), "bf16": (3e-2, 1.2e-2)}
 
 
-def reference(q, k, v, scale, causal, softmax=True, gain=1.0):
+def reference(q, k, v, scale, causal, softmax=True, gain=1.0, steps=None):
     """q [B, H, S, Dqk], k [B, HK, L, Dqk], v [B, HK, L, Dv] (logical layouts) -> f32 O.
     Without softmax (a looped back-to-back GEMM) the scaled scores, masked ones 0,
-    times V; gain: the scaling of the probabilities after the softmax."""
+    times V; gain: the scaling of the probabilities after the softmax; steps: a
+    function of the scaled scores applied before the mask (the statements on them)."""
     group = q.shape[1] // k.shape[1]
     k = k.float().repeat_interleave(group, dim=1)
     v = v.float().repeat_interleave(group, dim=1)
     scores = q.float() @ k.transpose(-1, -2) * scale
+    if steps is not None:
+        scores = steps(scores)
     s, l = scores.shape[-2:]
     if causal:
         rows = torch.arange(s, device=q.device)[:, None]
@@ -72,10 +75,11 @@ def batch_for(s, l):
 
 def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=None,
              names=("Q", "K", "V", "O"), head_names=("H", "HK"), key_rows=True,
-             value_rows=True, softmax=True, gain=None):
+             value_rows=True, softmax=True, gain=None, steps=None, scalars=None):
     """One call of kernel `name` on random inputs; K (V) stored [L, D] when key_rows
     (value_rows) else [D, L]. softmax=False: a looped back-to-back GEMM (no softmax);
-    gain: the scaling after the softmax (the kernel's `gain` parameter)."""
+    gain: the scaling after the softmax (the kernel's `gain` parameter); steps: the
+    reference of the statements on the scaled scores; scalars: more scalar arguments."""
     t = sketch_gpu.DTYPES[dtype]
     b = b or batch_for(s, l)
     q = torch.randn(b, h, s, dqk, device="cuda", dtype=t)
@@ -89,6 +93,7 @@ def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=N
     values.update({"scale": scale, "B": b, head_names[0]: h, head_names[1]: hk, "S": s, "L": l})
     if gain is not None:
         values["gain"] = gain
+    values.update(scalars or {})
     call = sketch_gpu.kernel(name)
     used = {p for _, p in call.params}
     status = call(**{p: x for p, x in values.items() if p in used})
@@ -97,7 +102,7 @@ def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=N
     assert status == 0, f"{what}: returned cudaError {status}"
     if causal and s > l:  # rows 0 .. S - L - 1 see no key
         assert (o[:, :, :s - l].float() == 0).all(), f"{what}: rows that see no key are not 0"
-    ref = reference(q, k, v, scale, causal, softmax, 1.0 if gain is None else gain)
+    ref = reference(q, k, v, scale, causal, softmax, 1.0 if gain is None else gain, steps)
     # Without softmax O sums L products (about sqrt(L) in size): errors relative to its largest;
     # a gain above 1 after the softmax scales O and its errors with it.
     unit = max(abs(gain or 0.0), 1.0) if softmax else max(ref.abs().max().item(), 1.0)
@@ -448,3 +453,55 @@ def test_chain_rejects_bad_sizes():
         assert call(Q=q, K=shifted, V=q, O=o, scale=0.1, B=1, H=2, S=16, HK=2, L=16) == 1
         torch.cuda.synchronize()
         assert torch.isnan(o.float()).all()
+
+
+# Statements on the scores beyond scaling (issue 15), attention_steps.sketch.
+def softcap_case(name, dtype, causal, s, l, hk, d, cap, **kw):
+    """softmax(cap * tanh(Q K^T * scale / cap)) V: Gemma 2's soft-capping."""
+    run_case(name, dtype, causal, s, l, hk, d, d, scalars={"cap": cap},
+             steps=lambda x: torch.tanh(x / cap) * cap, **kw)
+
+
+def relu_case(name, dtype, causal, s, l, hk, d, **kw):
+    """relu(Q K^T * scale) V over every key (no softmax; masked scores 0)."""
+    run_case(name, dtype, causal, s, l, hk, d, d, softmax=False, steps=torch.relu, **kw)
+
+
+def test_softcap_default():
+    """Default tiles (the sm_90a kernel under ARCH=sm_90a), every size and head mode;
+    a cap of 2 bends most scaled scores (|x| about 1), so the tanh is exercised."""
+    for dtype, d in [("f16", 64), ("f16", 128), ("bf16", 64), ("bf16", 128)]:
+        for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
+            softcap_case(chain_name("softcap", dtype, d, causal), dtype, causal, s, l, hk, d,
+                         2.0)
+
+
+def test_softcap_mma_sync():
+    """The mma.sync kernel, other caps and scales (a large scale saturates the tanh)."""
+    for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
+        softcap_case(chain_name("softcap", "f16", 64, causal, "_sync"), "f16", causal, s, l, hk,
+                     64, 5.0)
+    softcap_case("softcap_f16_d64_sync_full", "f16", False, 200, 300, 5, 64, 0.5, b=3, h=5,
+                 scale=1.0)
+    softcap_case("softcap_bf16_d128_causal", "bf16", True, 300, 200, 2, 128, 30.0, b=3, h=6,
+                 scale=0.5)
+
+
+def test_relu_chain():
+    """A looped back-to-back GEMM with a ReLU between its GEMMs, default and mma.sync
+    tiles, every size and head mode."""
+    for variant, dtype in [("", "f16"), ("", "bf16"), ("_sync", "f16")]:
+        for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
+            relu_case(chain_name("relu", dtype, 64, causal, variant), dtype, causal, s, l, hk, 64)
+
+
+def test_steps_ragged():
+    """Ragged sizes on the statement kernels (sanitize.sh runs this)."""
+    for causal in [False, True]:
+        for (s, l), hk in [((1, 1), 4), ((17, 203), 2), ((203, 17), 1), ((129, 65), 4)]:
+            softcap_case(chain_name("softcap", "f16", 64, causal), "f16", causal, s, l, hk, 64,
+                         2.0, b=2)
+            softcap_case(chain_name("softcap", "bf16", 128, causal), "bf16", causal, s, l, hk,
+                         128, 2.0, b=2)
+            relu_case(chain_name("relu", "f16", 64, causal), "f16", causal, s, l, hk, 64, b=2,
+                      scale=-0.3)

@@ -21,6 +21,7 @@
 //   fast_exp2(x)                          ex2.approx (2^x; 2^-inf = 0)
 //   quad_max / quad_sum                   reduce over the 4 lanes of a quad
 //   scale_tile(x, f)                      x *= f
+//   map_tile(x, f)                        f(x) on every element (the statements on the scores)
 //   mask_tile(x, diagonal0, col0, cols, causal[, fill])  -inf (or fill) where
 //                                         col >= cols, or (causal) col past the
 //                                         row's diagonal
@@ -220,6 +221,18 @@ __device__ __forceinline__ void scale_tile(float (&x)[MT][NT][4], float factor) 
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         x[m][n][e] *= factor;
+}
+
+/// f(x) on every element of the register tile (f takes a float &).
+template <int MT, int NT, typename F>
+__device__ __forceinline__ void map_tile(float (&x)[MT][NT][4], const F &f) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        f(x[m][n][e]);
 }
 
 /// Sets to -inf (or `fill`: 0 where no softmax follows) the elements whose column
