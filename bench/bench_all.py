@@ -213,6 +213,42 @@ def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False):
     torch.cuda.empty_cache()
 
 
+def softcap_case(b, h, s, d, causal, rows, detail, cap=30.0):
+    """Soft-capped attention (Gemma 2: softmax(cap * tanh(Q K^T * scale / cap)) V), our
+    default kernel vs FlexAttention (torch.compile'd flex_attention with the same score_mod
+    and, causal, a block mask): the library a PyTorch user would call, since SDPA has no
+    soft-capping. Large random scores (scale 1) so that the tanh bends them."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    scale = 1.0 / math.sqrt(d) * 4.0
+    flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
+    tflops = lambda ms: flops / (ms * 1e-3) / 1e12
+    label = f"f16 attention softcap {cap:g} B={b} H={h} S={s} D={d}{' causal' if causal else ''}"
+    score_mod = lambda score, bi, hi, qi, ki: torch.tanh(score / cap) * cap  # noqa: E731
+    mask = (create_block_mask(lambda bi, hi, qi, ki: qi >= ki, None, None, s, s)
+            if causal else None)
+    flex = torch.compile(flex_attention)
+    library = lambda: flex(q, k, v, score_mod=score_mod, block_mask=mask, scale=scale)  # noqa: E731
+    reference = library().float()
+    name = f"attn_f16_d{d}_softcap_{'causal' if causal else 'full'}_default"
+    call = sketch_gpu.kernel(name)
+    run = lambda: call(Q=q, K=k, V=v, O=o, scale=scale, cap=cap, B=b, H=h, S=s, L=s)  # noqa: E731
+    status = run()
+    torch.cuda.synchronize()
+    err = ((o.float() - reference).norm() / reference.norm()).item()
+    print(f"  {name}: status {status}, rel err {err:.1e} against FlexAttention", flush=True)
+    if status != 0 or not err < 1e-2:
+        return
+    times, best = bench_common.head_to_head({"torch FlexAttention": lambda i: library()},
+                                            {name: lambda i: run()}, 1, detail)
+    detail.append((name, label, best[0], tflops(best[0]), err))
+    rows.append((label, name, best[0], tflops(best[0]), "torch FlexAttention (compiled)",
+                 times["torch FlexAttention"], tflops(times["torch FlexAttention"]), None))
+    del q, k, v, o
+    torch.cuda.empty_cache()
+
+
 def attention_group(table):
     import bench_attention
     for b, h, s, d, causal in bench_attention.SHAPES:
@@ -223,6 +259,8 @@ def attention_group(table):
     for b, h, s, d, causal in bench_attention.KEY_COLUMN_SHAPES:
         table.run("attention", 2 * 4 * b * h * s * d,
                   functools.partial(attention_case, key_columns=True), b, h, None, s, d, causal)
+    for causal in [False, True]:
+        table.run("attention", 2 * 4 * 4 * 16 * 4096 * 128, softcap_case, 4, 16, 4096, 128, causal)
 
 
 def fmt(x, spec):

@@ -121,7 +121,11 @@ StringRef cudaType(ElementType type) {
 
 /// The statements on the scores as code on one score (`plan.elementwise`).
 FailureOr<EpilogueEmitter> scoreSteps(const AttentionPlan &plan, Location loc) {
-  return EpilogueEmitter::create(plan.sig, plan.steps, plan.scores, plan.scores, loc);
+  FailureOr<EpilogueEmitter> steps =
+      EpilogueEmitter::create(plan.sig, plan.steps, plan.scores, plan.scores, loc);
+  if (succeeded(steps))
+    steps->forScores();
+  return steps;
 }
 
 class Matcher {

@@ -15,23 +15,23 @@ std::string tileVar(StringRef name) { return "v_" + name.str(); }
 std::string callName(CallKind kind) {
   switch (kind) {
   case CallKind::relu:
-    return "sketch::relu";
+    return "relu";
   case CallKind::gelu:
-    return "sketch::gelu";
+    return "gelu";
   case CallKind::silu:
-    return "sketch::silu";
+    return "silu";
   case CallKind::sigmoid:
-    return "sketch::sigmoid";
+    return "sigmoid";
   case CallKind::tanh:
-    return "sketch::tanh";
+    return "tanh";
   case CallKind::exp:
-    return "sketch::exp";
+    return "exp";
   case CallKind::max:
-    return "sketch::max";
+    return "max";
   case CallKind::min:
-    return "sketch::min";
+    return "min";
   case CallKind::leaky_relu:
-    return "sketch::leaky_relu";
+    return "leaky_relu";
   }
   return "";
 }
@@ -240,6 +240,22 @@ std::string EpilogueEmitter::loadExpr(const EpilogueOperand &operand,
   return guard.empty() ? load : "(" + guard + " ? " + load + " : 0.0f)";
 }
 
+EpilogueEmitter &EpilogueEmitter::forScores() {
+  functions = "sketch::scores::";
+  reciprocalDivisions = true;
+  return *this;
+}
+
+bool EpilogueEmitter::readsTile(Value value) const {
+  Operation *def = value.getDefiningOp();
+  if (auto ref = dyn_cast<RefOp>(def))
+    return ref->hasAttr(plan::kIndexAttr) || scalarExpr(ref.getName()).empty();
+  bool reads = false;
+  for (Value operand : def->getOperands())
+    reads = reads || readsTile(operand);
+  return reads;
+}
+
 std::string
 EpilogueEmitter::expression(Value value,
                             llvm::function_ref<std::string(const EpilogueOperand &)> load) const {
@@ -260,6 +276,9 @@ EpilogueEmitter::expression(Value value,
       bool termLeft = llvm::is_contained(foldedTerms, binary.getLhs().getDefiningOp());
       return expression(termLeft ? binary.getRhs() : binary.getLhs(), load);
     }
+    if (binary.getKind() == BinaryKind::div && reciprocalDivisions && !readsTile(binary.getRhs()))
+      return "(" + expression(binary.getLhs(), load) + " * (1.0f / " +
+             expression(binary.getRhs(), load) + "))";
     return "(" + expression(binary.getLhs(), load) + binarySymbol(binary.getKind()) +
            expression(binary.getRhs(), load) + ")";
   }
@@ -269,7 +288,7 @@ EpilogueEmitter::expression(Value value,
   std::string args;
   for (Value arg : call.getArgs())
     args += (args.empty() ? "" : ", ") + expression(arg, load);
-  return callName(call.getCallee()) + "(" + args + ")";
+  return functions + callName(call.getCallee()) + "(" + args + ")";
 }
 
 void EpilogueEmitter::emitElement(CudaWriter &w, StringRef accExpr,
@@ -304,11 +323,11 @@ void EpilogueEmitter::emitElement(CudaWriter &w, StringRef accExpr,
     case ElementwiseKind::sigmoid:
     case ElementwiseKind::tanh: {
       std::string fn = stringifyElementwiseKind(elementwise.getKind()).lower();
-      w.line(v + " = sketch::" + fn + "(" + v + ");");
+      w.line(v + " = " + functions + fn + "(" + v + ");");
       break;
     }
     case ElementwiseKind::leaky_relu:
-      w.line(v + " = sketch::leaky_relu(" + v + ", " + scalarExpr(operand(0)) + ");");
+      w.line(v + " = " + functions + "leaky_relu(" + v + ", " + scalarExpr(operand(0)) + ");");
       break;
     case ElementwiseKind::scale:
       w.line(v + " = " + v + " * " + scalarExpr(operand(0)) + ";");

@@ -62,6 +62,12 @@ public:
 
   const std::vector<EpilogueOperand> &operands() const { return operandList; }
 
+  /// The code of the attention scores' statements: functions from sketch::scores (fast
+  /// forms, absolutely accurate to about 1e-6: a softmax turns an absolute error of a
+  /// score into a relative one of its probability), and a division by scalars and numbers
+  /// as a multiplication by their reciprocal (computed once, outside the loop).
+  EpilogueEmitter &forScores();
+
   /// The offset of `operand`'s element at `at` from its base pointer (C++ expression).
   std::string elementOffset(const EpilogueOperand &operand, const ElementIndex &at) const;
 
@@ -95,6 +101,8 @@ private:
   std::vector<mlir::Operation *> statements;
   std::vector<EpilogueOperand> operandList;
   std::string accumulator, stored;
+  std::string functions = "sketch::"; // the namespace of the functions called
+  bool reciprocalDivisions = false;   // forScores
   /// splitStart's `ACC + x` nodes in the first statement's expression (each emitted as
   /// its other side) and their x reads.
   std::vector<mlir::Operation *> foldedAdds, foldedTerms;
@@ -111,6 +119,8 @@ private:
   mlir::LogicalResult check(mlir::Location loc);
   const EpilogueOperand *operandFor(llvm::StringRef name) const;
   std::string scalarExpr(llvm::StringRef operand) const;
+  /// Whether `value` reads a register tile or a global tensor (not only scalars and numbers).
+  bool readsTile(mlir::Value value) const;
   std::string expression(mlir::Value value,
                          llvm::function_ref<std::string(const EpilogueOperand &)> load) const;
 };

@@ -495,6 +495,21 @@ def test_relu_chain():
             relu_case(chain_name("relu", dtype, 64, causal, variant), dtype, causal, s, l, hk, 64)
 
 
+def mixed_steps(x):
+    return torch.sigmoid(x) * 4 + torch.exp(x / 4) - torch.nn.functional.silu(x) / (x * x + 1)
+
+
+def test_mixed_steps():
+    """exp, sigmoid and silu of the scores (their fast forms) and a division by the scores,
+    with scores of several sizes (scale 1: |x| up to about 30)."""
+    for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
+        run_case(chain_name("mixed", "f16", 64, causal), "f16", causal, s, l, hk, 64, 64,
+                 steps=mixed_steps)
+    for scale in [1.0, -0.7, 0.01]:
+        run_case("mixed_f16_d64_causal", "f16", True, 300, 200, 2, 64, 64, b=2, scale=scale,
+                 steps=mixed_steps)
+
+
 def test_steps_ragged():
     """Ragged sizes on the statement kernels (sanitize.sh runs this)."""
     for causal in [False, True]:

@@ -49,6 +49,32 @@ __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
 
 __device__ __forceinline__ float min(float a, float b) { return fminf(a, b); }
 
+/// The same functions on attention scores (the statements between the scores GEMM and the
+/// softmax). A softmax turns an absolute error e of a score into a relative error of about e
+/// in its probability, so these trade the relative accuracy of tiny results for speed where
+/// the accurate forms spend many instructions a score: exp, sigmoid, silu and tanh use the
+/// hardware's ex2.approx and rcp.approx (__expf, __fdividef); their absolute error is about
+/// 1e-6 (tanh: 1 - 2 / (1 + e^2x), e^2x within 2e-6 relative for |2x| up to 44).
+namespace scores {
+
+using sketch::gelu;
+using sketch::leaky_relu;
+using sketch::max;
+using sketch::min;
+using sketch::relu;
+
+__device__ __forceinline__ float exp(float x) { return __expf(x); }
+
+__device__ __forceinline__ float sigmoid(float x) { return __fdividef(1.0f, 1.0f + __expf(-x)); }
+
+__device__ __forceinline__ float silu(float x) { return x * sigmoid(x); }
+
+__device__ __forceinline__ float tanh(float x) {
+  return 1.0f - __fdividef(2.0f, 1.0f + __expf(2.0f * x));
+}
+
+} // namespace scores
+
 } // namespace sketch
 
 #endif // SKETCH_EPILOGUE_CUH
