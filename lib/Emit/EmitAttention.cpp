@@ -158,10 +158,9 @@ public:
                                 "and the GEMM accumulating them times the values");
     }
     plan.loopVar = loop.getVar().str();
-    if (failed(matchLoop(loop, softmax)) || failed(matchOutside(loop)) ||
-        failed(checkSteps(loop)))
+    if (failed(matchLoop(loop, softmax)) || failed(matchOutside(loop)))
       return failure();
-    if (failed(matchTensors(loop)) || failed(chooseTiles()))
+    if (failed(matchTensors(loop)) || failed(checkSteps(loop)) || failed(chooseTiles()))
       return failure();
     return success();
   }
@@ -270,10 +269,14 @@ private:
         return ew.emitError("attention: only statements on the scores '")
                << p << "' are supported between the GEMMs";
       ElementwiseKind kind = ew.getKind();
-      if (kind == ElementwiseKind::bias || kind == ElementwiseKind::add)
-        return ew.emitError("attention: ")
-               << stringifyElementwiseKind(kind) << " adds a tensor; a statement on the scores '"
-               << p << "' between the GEMMs may read only scalars and numbers";
+      if (kind == ElementwiseKind::bias || kind == ElementwiseKind::add) {
+        StringRef added = cast<StringAttr>(ew.getOperands()[0]).getValue();
+        if (!isa_and_nonnull<TensorParamOp>(kernel.lookupTensorParam(added)))
+          return ew.emitError("attention: ")
+                 << stringifyElementwiseKind(kind) << " of the scores '" << p << "' adds '"
+                 << added << "', which must be a tensor parameter (the only tile between the "
+                 << "GEMMs is the scores)";
+      }
       if (kind != ElementwiseKind::scale)
         return addStep(&op, std::nullopt);
       auto factor = scalarFactor(ew, cast<StringAttr>(ew.getOperands()[0]).getValue());
@@ -314,22 +317,80 @@ private:
     if (!plan.elementwise)
       return success();
     plan.scale.clear();
+    if (failed(indexScoreOperands()))
+      return failure();
     return failure(failed(scoreSteps(plan, loop.getLoc())));
   }
 
-  /// The names an expression on the scores reads: the scores and scalar parameters.
+  /// The names an expression on the scores reads: the scores and parameters (global
+  /// tensors are broadcast to the scores later, checkSteps).
   LogicalResult checkScoreOperands(AssignOp assign) {
     WalkResult walk = assign.walk([&](RefOp ref) {
-      if (ref.getName() == plan.scores ||
-          isa_and_nonnull<ScalarParamOp>(kernel.lookupTensorParam(ref.getName())))
+      if (ref.getName() == plan.scores || kernel.lookupTensorParam(ref.getName()))
         return WalkResult::advance();
       ref.emitError("attention: '")
           << ref.getName() << "' in a statement on the scores '" << plan.scores
-          << "' must be a scalar parameter or a number (the only tile between the GEMMs is "
-          << "the scores)";
+          << "' must be a parameter or a number (the only tile between the GEMMs is the "
+          << "scores)";
       return WalkResult::interrupt();
     });
     return failure(walk.wasInterrupted());
+  }
+
+  /// What the statements on the scores do to each (as ChooseDefaults reads them).
+  plan::ScoreWork scoreWork() const {
+    if (!plan.elementwise)
+      return plan::ScoreWork::scaling;
+    FailureOr<EpilogueEmitter> steps = scoreSteps(plan, plan.kernel.getLoc());
+    return !steps->operands().empty() ? plan::ScoreWork::loads
+           : steps->callsFunctions()  ? plan::ScoreWork::functions
+                                      : plan::ScoreWork::scaling;
+  }
+
+  /// The scores' logical dimensions: Q's leading ones, its rows, the keys.
+  std::vector<std::string> scoreDims() const {
+    std::vector<std::string> dims(plan.q.leading().begin(), plan.q.leading().end());
+    dims.push_back(plan.q.rows());
+    dims.push_back(plan.k.keys());
+    return dims;
+  }
+
+  /// Marks how the global tensor `name`, read at `at`, is indexed by a score (the
+  /// epilogue's `sketch.index`: per row, per column, full, by leading index).
+  LogicalResult indexScoreOperand(Operation *at, StringRef name) {
+    std::vector<std::string> dims = plan::tensorDims(kernel, name), scores = scoreDims();
+    auto positions = plan::matchDims(dims, scores);
+    if (!positions)
+      return at->emitError("attention: '")
+             << name << "[" << llvm::join(dims, ", ") << "]' cannot be broadcast to the scores '"
+             << plan.scores << "[" << llvm::join(scores, ", ")
+             << "]': each of its dimensions must match one of the scores', in order";
+    SmallVector<std::string> names = plan::indexNames(*positions, scores.size());
+    SmallVector<StringRef> refs(names.begin(), names.end());
+    at->setAttr(plan::kIndexAttr, Builder(at->getContext()).getStrArrayAttr(refs));
+    return success();
+  }
+
+  /// The global tensors the statements on the scores read, each indexed.
+  LogicalResult indexScoreOperands() {
+    for (Operation *op : plan.steps) {
+      if (auto ew = dyn_cast<ElementwiseOp>(op)) {
+        ElementwiseKind kind = ew.getKind();
+        if ((kind == ElementwiseKind::bias || kind == ElementwiseKind::add) &&
+            failed(indexScoreOperand(op, cast<StringAttr>(ew.getOperands()[0]).getValue())))
+          return failure();
+        continue;
+      }
+      WalkResult walk = op->walk([&](RefOp ref) {
+        if (!isa_and_nonnull<TensorParamOp>(kernel.lookupTensorParam(ref.getName())) ||
+            succeeded(indexScoreOperand(ref, ref.getName())))
+          return WalkResult::advance();
+        return WalkResult::interrupt();
+      });
+      if (walk.wasInterrupted())
+        return failure();
+    }
+    return success();
   }
 
   /// After the Softmax, before the value GEMM: `Compute Scale P, s`, `Compute P =
@@ -576,7 +637,7 @@ private:
     plan::AttentionTiles &t = plan.tiles;
     t.alike = plan.k.keyRows && plan.v.keyRows && t.dqk == t.dv;
     const plan::AttentionTiles defaults =
-        plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, plan.causal, arch);
+        plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, plan.causal, arch, scoreWork());
     t.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : defaults.bm;
     t.bn = kernel.getTileN() ? int64_t(*kernel.getTileN()) : defaults.bn;
     t.warps = kernel.getWarps() ? int64_t(*kernel.getWarps()) : defaults.warps;
@@ -1245,13 +1306,25 @@ private:
   void writeScoreSteps() {
     if (!plan.elementwise)
       return;
+    FailureOr<EpilogueEmitter> steps = scoreSteps(plan, plan.kernel.getLoc());
+    bool indexed = !steps->operands().empty();
     w.comment("The statements on " + plan.scores + " before the " +
-              (plan.softmax ? "Softmax" : "value GEMM") + ", on one score, in program order.");
-    w.open("const auto P_steps = [&](float &score)");
-    scoreSteps(plan, plan.kernel.getLoc())
-        ->emitElement(
-            w, "score", [](const EpilogueOperand &) { return std::string(); }, "score");
+              (plan.softmax ? "Softmax" : "value GEMM") + ", on one score, in program order" +
+              (indexed ? " (row: its query, col: its key; tensors read 0 past S and L)." : "."));
+    w.open(indexed ? "const auto P_steps = [&](float &score, int row, int col)"
+                   : "const auto P_steps = [&](float &score)");
+    ElementIndex at{"row", "col", "S_rows", "L_rows", {}};
+    for (size_t i = 0; i < plan.q.leading().size(); ++i)
+      at.batch.push_back(indexName(i));
+    steps->emitElement(
+        w, "score", [&](const EpilogueOperand &operand) { return steps->loadExpr(operand, at); },
+        "score");
     w.close(";");
+  }
+
+  /// Whether the statements on the scores read global tensors (P_steps takes the indices).
+  bool stepsIndexed() const {
+    return plan.elementwise && !scoreSteps(plan, plan.kernel.getLoc())->operands().empty();
   }
 
   /// After the loop: O divided by the row sums of the online softmax (and scaled
@@ -1313,7 +1386,9 @@ private:
     if (plan.elementwise) {
       for (const std::string &line : scoreSteps(plan, plan.kernel.getLoc())->describe())
         w.comment(line);
-      w.line("map_tile(P, P_steps); // on every score, in program order");
+      w.line(stepsIndexed() ? "map_tile_at(P, m0 + warp_row, n0, P_steps); // on every score, "
+                              "in program order"
+                            : "map_tile(P, P_steps); // on every score, in program order");
     }
     // With element steps the scaling is the softmax's log2(e) alone.
     std::string scaling = plan.elementwise ? "log2(e) for the softmax's exp2"

@@ -283,7 +283,8 @@ AttentionTiles AttentionTiles::withMostStages(StringRef arch) const {
 }
 
 AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, bool masked,
-                                        StringRef arch) {
+                                        StringRef arch, ScoreWork work) {
+  const bool loads = work == ScoreWork::loads;
   // sm_90a (FlashAttention-3's tiles): 128 keys a step where O and the scores fit the
   // consumers' registers, else 64; three consumer warpgroups while the estimate also
   // stays within 65536 / threads (128 at 512 threads), stricter than the 160 setmaxnreg
@@ -292,8 +293,11 @@ AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, boo
   // 316 bytes at 160 registers, while two warpgroups (240) do not.
   if (arch == "sm_90a" && wgmmaTakes(dqk, dv)) {
     AttentionTiles tiles{128, 128, 8, dqk, dv, alike, true};
-    if (!tiles.wgmmaFits(arch))
+    if (!tiles.wgmmaFits(arch) || loads)
       tiles.bn = 64;
+    // A load a score (d = 64 and 128 spilled 150-190 bytes at 128 x 128; 2026-11-29).
+    if (loads && tiles.wgmmaFits(arch))
+      return tiles.withMostStages(arch);
     AttentionTiles three = tiles;
     three.bm = 192;
     three.warps = 12;
@@ -312,11 +316,15 @@ AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, boo
     if (tiles.wgmmaFits(arch))
       return tiles.withMostStages(arch);
   }
-  AttentionTiles tiles{128, 64, 4, dqk, dv, alike};
+  // Functions or loads a score: 16 rows a warp (8 warps; at 32 rows sm_80 spilled 56 bytes
+  // with soft-capping at d = 128, 168 with three tensors at d = 64).
+  AttentionTiles tiles{128, 64, work == ScoreWork::scaling ? 4 : 8, dqk, dv, alike};
   int64_t budget = alike ? kAttentionAlikeRegisters : kAttentionOtherRegisters;
   if (tiles.outputRegisters() + tiles.scoreRegisters() > budget || !tiles.fitsRegisters() ||
-      tiles.smemBytes() > smemLimitBytes(arch))
+      tiles.smemBytes() > smemLimitBytes(arch)) {
     tiles.bm = 64;
+    tiles.warps = 4;
+  }
   if (!alike && tiles.bm == 64 &&
       tiles.outputRegisters() + tiles.scoreRegisters() > kAttentionOtherNarrowRegisters)
     tiles.bn = 32;

@@ -277,6 +277,13 @@ struct WinogradBlock {
 /// head dimensions multiples of 16 up to 256 (wgmma's k16 steps and N) and bn 64 or 128. Its shared tiles are panels of
 /// 64 columns (128-byte swizzle): a head dimension that is not a multiple of 64 fills
 /// its last panel partly (TMA zero-fills the columns past it; no MMA reads them).
+/// What the statements between attention's GEMMs do to each score, for the default
+/// tiles: scale it (folded into the softmax), call functions on it (registers for their
+/// temporaries: the mma.sync kernel then gives each warp 16 rows, ptxas spilled at 32 on
+/// sm_80), or load global tensors (also the sm_90a kernel then takes 64 keys a step: its
+/// consumers spilled at 128).
+enum class ScoreWork { scaling, functions, loads };
+
 struct AttentionTiles {
   int64_t bm = 0, bn = 0, warps = 0, dqk = 0, dv = 0;
   bool alike = true;
@@ -327,9 +334,10 @@ struct AttentionTiles {
   /// accumulators take at most kAttentionAlikeRegisters (K and V alike) or
   /// kAttentionOtherRegisters (other forms) and shared memory fits; 16 rows else, and
   /// then 32 keys a step for other forms above kAttentionOtherNarrowRegisters.
-  /// `masked`: a Mask step (causal) between the GEMMs.
+  /// `masked`: a Mask step (causal) between the GEMMs; `work`: what the statements
+  /// between them do to each score (ScoreWork).
   static AttentionTiles defaults(int64_t dqk, int64_t dv, bool alike, bool masked,
-                                 llvm::StringRef arch);
+                                 llvm::StringRef arch, ScoreWork work = ScoreWork::scaling);
   /// sm_90a: these tiles with the most K/V stages up to kAttentionMostStages that
   /// still fit (wgmmaFits), at least `stages`.
   AttentionTiles withMostStages(llvm::StringRef arch) const;

@@ -50,6 +50,7 @@ struct Problem {
   int64_t valueDim = 0; // attention: the second GEMM's N
   bool keysAlike = true; // attention: K and V both a key per row, one head dimension
   bool masked = false;   // attention: a Mask step (causal) between the GEMMs
+  plan::ScoreWork scoreWork = plan::ScoreWork::scaling; // attention: the loop's statements
   bool rhsKMajor = false; // gemm: B written B^T (stored [N, K], K contiguous)
   /// f16 / bf16 operands on tensor cores; f32, and nchw convolutions of any type,
   /// run on the CUDA cores (the tensor-core convolution takes nhwc/krsc).
@@ -99,6 +100,30 @@ Problem classify(KernelOp kernel) {
   return problem;
 }
 
+/// What the elementwise statement `op` does to each element: reads a global tensor (a
+/// parameter that is no register tile there), calls a function, or only scales.
+plan::ScoreWork scoreWorkOf(KernelOp kernel, Operation *op) {
+  auto global = [&](StringRef name) {
+    return isa_and_nonnull<TensorParamOp>(kernel.lookupTensorParam(name)) &&
+           !isRegisterTile(kernel, name, op);
+  };
+  bool loads = false, calls = false;
+  if (auto ew = dyn_cast<ElementwiseOp>(op)) {
+    loads = llvm::any_of(ew.getOperands(),
+                         [&](Attribute a) { return global(cast<StringAttr>(a).getValue()); });
+    ElementwiseKind kind = ew.getKind();
+    calls = kind == ElementwiseKind::gelu || kind == ElementwiseKind::silu ||
+            kind == ElementwiseKind::sigmoid || kind == ElementwiseKind::tanh;
+  } else { // as EpilogueEmitter::callsFunctions: ReLU and LeakyReLU need no temporaries
+    op->walk([&](RefOp ref) { loads |= global(ref.getName()); });
+    op->walk([&](CallOp call) {
+      calls |= call.getCallee() != CallKind::relu && call.getCallee() != CallKind::leaky_relu;
+    });
+  }
+  return loads ? plan::ScoreWork::loads
+               : calls ? plan::ScoreWork::functions : plan::ScoreWork::scaling;
+}
+
 Problem classifyOperands(KernelOp kernel) {
   Problem problem;
   auto params = kernel.getBodyBlock().getOps<TensorParamOp>();
@@ -113,6 +138,8 @@ Problem classifyOperands(KernelOp kernel) {
       gemms.push_back(g);
     if (isa<MaskOp>(op))
       problem.masked = true;
+    if (isa<ElementwiseOp, AssignOp>(op) && isa<ForOp>(op->getParentOp()))
+      problem.scoreWork = std::max(problem.scoreWork, scoreWorkOf(kernel, op));
   });
   if (conv) {
     problem.kind = ProblemKind::conv;
@@ -217,7 +244,8 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
     // measured 1.09x FlashAttention at d=128 on an H100, against 0.9x with 8 warps
     // of 16 rows (more K/V re-reads); 16 rows each above (plan::AttentionTiles).
     auto tiles = plan::AttentionTiles::defaults(problem.headDim, problem.valueDim,
-                                                problem.keysAlike, problem.masked, arch);
+                                                problem.keysAlike, problem.masked, arch,
+                                                problem.scoreWork);
     set(tiles.bm, tiles.bn, problem.headDim, tiles.warps, tiles.stages);
     break;
   }

@@ -510,6 +510,36 @@ def test_mixed_steps():
                  steps=mixed_steps)
 
 
+def bias_case(name, dtype, causal, s, l, hk, *, b=2, h=HEADS, **kw):
+    """The bias_* kernels: random tensors added to the scores, broadcast by symbol."""
+    t = sketch_gpu.DTYPES[dtype]
+    rand = lambda *shape, dt=torch.float32: torch.randn(*shape, device="cuda", dtype=dt)  # noqa: E731
+    if name.startswith("bias_bf16_d128"):
+        rb, qb = rand(b, h, s, l, dt=t), rand(s)
+        run_case(name, dtype, causal, s, l, hk, 128, 128, b=b, h=h, scalars={"rb": rb, "qb": qb},
+                 steps=lambda x: x - rb.float() * qb[:, None], **kw)
+    elif "_sync" in name:
+        m = rand(s, l)
+        run_case(name, dtype, causal, s, l, hk, 64, 64, b=b, h=h, scalars={"M": m},
+                 steps=lambda x: torch.relu(x + m), softmax=False, **kw)
+    else:  # the full kernel reads kb and hb, the causal one M too
+        m, kb, hb = rand(s, l) if causal else 0.0, rand(l, dt=t), rand(h, s, l)
+        run_case(name, dtype, causal, s, l, hk, 64, 64, b=b, h=h,
+                 scalars={"M": m, "kb": kb, "hb": hb},
+                 steps=lambda x: x + m + kb.float() + 0.5 * hb, **kw)
+
+
+def test_tensor_steps():
+    """Every (S, L) and head mode, each bias kernel (default tiles, the mma.sync one)."""
+    for causal, (s, l), hk in itertools.product([False, True], SIZES, MODES.values()):
+        b = 1 if max(s, l) > 1024 else 2
+        bias_case(chain_name("bias", "f16", 64, causal), "f16", causal, s, l, hk, b=b)
+        if not causal:
+            bias_case("bias_bf16_d128_full", "bf16", False, s, l, hk, b=b)
+        else:
+            bias_case("bias_f16_d64_sync_causal", "f16", True, s, l, hk, b=b)
+
+
 def test_steps_ragged():
     """Ragged sizes on the statement kernels (sanitize.sh runs this)."""
     for causal in [False, True]:
@@ -520,3 +550,4 @@ def test_steps_ragged():
                          128, 2.0, b=2)
             relu_case(chain_name("relu", "f16", 64, causal), "f16", causal, s, l, hk, 64, b=2,
                       scale=-0.3)
+            bias_case(chain_name("bias", "f16", 64, causal), "f16", causal, s, l, hk)

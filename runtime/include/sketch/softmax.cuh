@@ -22,6 +22,7 @@
 //   quad_max / quad_sum                   reduce over the 4 lanes of a quad
 //   scale_tile(x, f)                      x *= f
 //   map_tile(x, f)                        f(x) on every element (the statements on the scores)
+//   map_tile_at(x, row0, col0, f)         f(x, row, col), with the element's row and column
 //   mask_tile(x, diagonal0, col0, cols, causal[, fill])  -inf (or fill) where
 //                                         col >= cols, or (causal) col past the
 //                                         row's diagonal
@@ -233,6 +234,23 @@ __device__ __forceinline__ void map_tile(float (&x)[MT][NT][4], const F &f) {
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         f(x[m][n][e]);
+}
+
+/// f(x, row, col) on every element of the register tile, with its row (from row0, this
+/// warp's first) and column (from col0), as mask_tile counts them. f may load from
+/// global memory.
+template <int MT, int NT, typename F>
+__device__ __forceinline__ void map_tile_at(float (&x)[MT][NT][4], int row0, int col0,
+                                            const F &f) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        f(x[m][n][e], row0 + m * 16 + lane / 4 + (e / 2) * 8,
+          col0 + n * 8 + (lane % 4) * 2 + e % 2);
 }
 
 /// Sets to -inf (or `fill`: 0 where no softmax follows) the elements whose column
