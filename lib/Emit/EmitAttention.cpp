@@ -359,7 +359,7 @@ private:
   /// epilogue's `sketch.index`: per row, per column, full, by leading index).
   LogicalResult indexScoreOperand(Operation *at, StringRef name) {
     std::vector<std::string> dims = plan::tensorDims(kernel, name), scores = scoreDims();
-    auto positions = plan::matchDims(dims, scores);
+    auto positions = plan::matchBroadcastDims(dims, scores);
     if (!positions)
       return at->emitError("attention: '")
              << name << "[" << llvm::join(dims, ", ") << "]' cannot be broadcast to the scores '"

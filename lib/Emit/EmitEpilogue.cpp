@@ -218,6 +218,8 @@ std::string EpilogueEmitter::elementOffset(const EpilogueOperand &operand,
   std::string offset;
   for (size_t i = 0; i < dims.size(); ++i) {
     const std::string &which = operand.index[i];
+    if (which == "unit") // a dimension of 1 broadcast: index 0
+      continue;
     std::string index = which == "row"   ? at.row
                         : which == "col" ? at.col
                                          : at.batch[std::stoi(which.substr(5))];

@@ -27,7 +27,7 @@ namespace sketch {
 /// A global tensor read by the epilogue, and how it is indexed.
 struct EpilogueOperand {
   const ParamInfo *param = nullptr;
-  /// Per dimension of the tensor: "row", "col" or "batchI".
+  /// Per dimension of the tensor: "row", "col", "batchI" or "unit" (a 1, read at 0).
   std::vector<std::string> index;
   bool usesRow = false;
   bool usesCol = false;

@@ -331,8 +331,9 @@ AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, boo
   return tiles;
 }
 
-std::optional<SmallVector<int64_t>> matchDims(ArrayRef<std::string> dims,
-                                              ArrayRef<std::string> target) {
+namespace {
+std::optional<SmallVector<int64_t>> matchDimsImpl(ArrayRef<std::string> dims,
+                                                  ArrayRef<std::string> target, bool units) {
   SmallVector<int64_t> positions(dims.size(), -1);
   int64_t limit = static_cast<int64_t>(target.size());
   for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
@@ -340,6 +341,10 @@ std::optional<SmallVector<int64_t>> matchDims(ArrayRef<std::string> dims,
     for (int64_t j = limit - 1; j >= 0 && found < 0; --j)
       if (target[j] == dims[i])
         found = j;
+    if (found < 0 && units && dims[i] == "1") {
+      positions[i] = kUnitDim;
+      continue;
+    }
     if (found < 0)
       return std::nullopt;
     positions[i] = found;
@@ -347,11 +352,24 @@ std::optional<SmallVector<int64_t>> matchDims(ArrayRef<std::string> dims,
   }
   return positions;
 }
+} // namespace
+
+std::optional<SmallVector<int64_t>> matchDims(ArrayRef<std::string> dims,
+                                              ArrayRef<std::string> target) {
+  return matchDimsImpl(dims, target, false);
+}
+
+std::optional<SmallVector<int64_t>> matchBroadcastDims(ArrayRef<std::string> dims,
+                                                       ArrayRef<std::string> target) {
+  return matchDimsImpl(dims, target, true);
+}
 
 SmallVector<std::string> indexNames(ArrayRef<int64_t> positions, int64_t targetRank) {
   SmallVector<std::string> names;
   for (int64_t p : positions) {
-    if (p == targetRank - 1)
+    if (p == kUnitDim)
+      names.push_back("unit");
+    else if (p == targetRank - 1)
       names.push_back("col");
     else if (p == targetRank - 2)
       names.push_back("row");

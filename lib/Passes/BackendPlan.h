@@ -235,7 +235,15 @@ int64_t smemLimitBytes(llvm::StringRef arch);
 std::optional<llvm::SmallVector<int64_t>> matchDims(llvm::ArrayRef<std::string> dims,
                                                     llvm::ArrayRef<std::string> target);
 
-/// The "row"/"col"/"batchI" names of a match against an output with `targetRank` dims.
+/// matchDims for an operand broadcast to an output (an epilogue's tensor, attention's
+/// mask): a dimension `1` that matches none of the output's is read at index 0
+/// (position kUnitDim), so [B, 1, 1, L] broadcasts over [B, H, S, L].
+constexpr int64_t kUnitDim = -1;
+std::optional<llvm::SmallVector<int64_t>> matchBroadcastDims(llvm::ArrayRef<std::string> dims,
+                                                             llvm::ArrayRef<std::string> target);
+
+/// The "row"/"col"/"batchI" names of a match against an output with `targetRank` dims
+/// ("unit" for kUnitDim: index 0).
 llvm::SmallVector<std::string> indexNames(llvm::ArrayRef<int64_t> positions, int64_t targetRank);
 
 /// The dims of a tensor parameter as strings (empty when `name` is no tensor parameter).

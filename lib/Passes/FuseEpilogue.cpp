@@ -44,7 +44,7 @@ std::string joinDims(ArrayRef<std::string> dims) {
 LogicalResult indexOperand(KernelOp kernel, Operation *op, StringRef name, StringRef output,
                            ArrayRef<std::string> outputDims) {
   std::vector<std::string> dims = plan::tensorDims(kernel, name);
-  auto positions = plan::matchDims(dims, outputDims);
+  auto positions = plan::matchBroadcastDims(dims, outputDims);
   if (!positions)
     return op->emitError() << "'" << name << "[" << joinDims(dims)
                            << "]' cannot be broadcast to the stored tensor '" << output << "["

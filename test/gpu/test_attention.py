@@ -540,6 +540,18 @@ def test_tensor_steps():
             bias_case("bias_f16_d64_sync_causal", "f16", True, s, l, hk, b=b)
 
 
+def test_padding_mask():
+    """A [B, 1, 1, L] additive padding mask: batch 1 sees the first half of its keys (-inf
+    past them), batch 0 all of them, its first with a bias of -3; every size and head mode."""
+    for (s, l), hk in itertools.product(SIZES, MODES.values()):
+        b = 2
+        pm = torch.zeros(b, 1, 1, l, device="cuda")
+        pm[1, :, :, (l + 1) // 2:] = float("-inf")  # batch 1 sees its first half of the keys
+        pm[0, :, :, 0] = -3.0                       # and a finite bias
+        run_case("padmask_f16_d128_full", "f16", False, s, l, hk, 128, 128, b=b,
+                 scalars={"pm": pm}, steps=lambda x: x + pm)
+
+
 def test_steps_ragged():
     """Ragged sizes on the statement kernels (sanitize.sh runs this)."""
     for causal in [False, True]:

@@ -35,6 +35,7 @@ EPILOGUES = {
     "residual": lambda acc, t, s: relu(acc + t["bias"] + t["R"]),
     "batched2d_tt": lambda acc, t, s: acc,
     "128x256": lambda acc, t, s: relu(acc + t["bias"]),
+    "unitbcast": lambda acc, t, s: relu(acc + t["bias"]) * t["R"],
 }
 
 CASES = GemmCases("gemm", EPILOGUES, default="plain")
