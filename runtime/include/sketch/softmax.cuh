@@ -212,33 +212,9 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-/// x *= factor, every element of the register tile.
-template <int MT, int NT>
-__device__ __forceinline__ void scale_tile(float (&x)[MT][NT][4], float factor) {
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int n = 0; n < NT; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        x[m][n][e] *= factor;
-}
-
-/// f(x) on every element of the register tile (f takes a float &).
-template <int MT, int NT, typename F>
-__device__ __forceinline__ void map_tile(float (&x)[MT][NT][4], const F &f) {
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int n = 0; n < NT; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        f(x[m][n][e]);
-}
-
 /// f(x, row, col) on every element of the register tile, with its row (from row0, this
-/// warp's first) and column (from col0), as mask_tile counts them. f may load from
-/// global memory.
+/// warp's first) and column (from col0) in the m16n8 accumulator layout. f may load from
+/// global memory; the indices cost nothing where f does not use them.
 template <int MT, int NT, typename F>
 __device__ __forceinline__ void map_tile_at(float (&x)[MT][NT][4], int row0, int col0,
                                             const F &f) {
@@ -253,6 +229,18 @@ __device__ __forceinline__ void map_tile_at(float (&x)[MT][NT][4], int row0, int
           col0 + n * 8 + (lane % 4) * 2 + e % 2);
 }
 
+/// f(x) on every element of the register tile (f takes a float &).
+template <int MT, int NT, typename F>
+__device__ __forceinline__ void map_tile(float (&x)[MT][NT][4], const F &f) {
+  map_tile_at(x, 0, 0, [&](float &v, int, int) { f(v); });
+}
+
+/// x *= factor, every element of the register tile.
+template <int MT, int NT>
+__device__ __forceinline__ void scale_tile(float (&x)[MT][NT][4], float factor) {
+  map_tile(x, [&](float &v) { v *= factor; });
+}
+
 /// Sets to -inf (or `fill`: 0 where no softmax follows) the elements whose column
 /// is `cols` or more, and with `causal` those past their row's diagonal: row r of
 /// the tile (r from 0, this warp's rows) sees the columns up to diagonal0 + r.
@@ -260,18 +248,10 @@ __device__ __forceinline__ void map_tile_at(float (&x)[MT][NT][4], int row0, int
 template <int MT, int NT>
 __device__ __forceinline__ void mask_tile(float (&x)[MT][NT][4], int diagonal0, int col0, int cols,
                                           bool causal, float fill) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int n = 0; n < NT; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        int diagonal = diagonal0 + m * 16 + lane / 4 + (e / 2) * 8;
-        int col = col0 + n * 8 + (lane % 4) * 2 + e % 2;
-        if (col >= cols || (causal && col > diagonal))
-          x[m][n][e] = fill;
-      }
+  map_tile_at(x, diagonal0, col0, [&](float &v, int diagonal, int col) {
+    if (col >= cols || (causal && col > diagonal))
+      v = fill;
+  });
 }
 
 /// mask_tile with -inf: the masked scores get no weight in a following softmax.
