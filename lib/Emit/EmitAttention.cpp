@@ -119,6 +119,18 @@ StringRef cudaType(ElementType type) {
 // Recognition
 //===----------------------------------------------------------------------===//
 
+FailureOr<EpilogueEmitter> scoreSteps(const AttentionPlan &plan, Location loc);
+
+/// What the statements on the scores do to each (as ChooseDefaults reads them).
+plan::ScoreWork scoreWork(const AttentionPlan &plan) {
+  if (!plan.elementwise)
+    return plan::ScoreWork::scaling;
+  FailureOr<EpilogueEmitter> steps = scoreSteps(plan, plan.kernel.getLoc());
+  return !steps->operands().empty() ? plan::ScoreWork::loads
+         : steps->callsFunctions()  ? plan::ScoreWork::functions
+                                    : plan::ScoreWork::scaling;
+}
+
 /// The statements on the scores as code on one score (`plan.elementwise`).
 FailureOr<EpilogueEmitter> scoreSteps(const AttentionPlan &plan, Location loc) {
   FailureOr<EpilogueEmitter> steps =
@@ -337,15 +349,6 @@ private:
     return failure(walk.wasInterrupted());
   }
 
-  /// What the statements on the scores do to each (as ChooseDefaults reads them).
-  plan::ScoreWork scoreWork() const {
-    if (!plan.elementwise)
-      return plan::ScoreWork::scaling;
-    FailureOr<EpilogueEmitter> steps = scoreSteps(plan, plan.kernel.getLoc());
-    return !steps->operands().empty() ? plan::ScoreWork::loads
-           : steps->callsFunctions()  ? plan::ScoreWork::functions
-                                      : plan::ScoreWork::scaling;
-  }
 
   /// The scores' logical dimensions: Q's leading ones, its rows, the keys.
   std::vector<std::string> scoreDims() const {
@@ -637,7 +640,7 @@ private:
     plan::AttentionTiles &t = plan.tiles;
     t.alike = plan.k.keyRows && plan.v.keyRows && t.dqk == t.dv;
     const plan::AttentionTiles defaults =
-        plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, plan.causal, arch, scoreWork());
+        plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, plan.causal, arch, scoreWork(plan));
     t.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : defaults.bm;
     t.bn = kernel.getTileN() ? int64_t(*kernel.getTileN()) : defaults.bn;
     t.warps = kernel.getWarps() ? int64_t(*kernel.getWarps()) : defaults.warps;
@@ -1520,7 +1523,8 @@ std::optional<AttentionPlan> mmaFallback(const AttentionPlan &plan) {
   fallback.sig.name = fallback.name;
   fallback.sig.exported = false;
   const plan::AttentionTiles &t = plan.tiles;
-  fallback.tiles = plan::AttentionTiles::defaults(t.dqk, t.dv, false, plan.causal, "sm_90");
+  fallback.tiles =
+      plan::AttentionTiles::defaults(t.dqk, t.dv, false, plan.causal, "sm_90", scoreWork(plan));
   return fallback;
 }
 

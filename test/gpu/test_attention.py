@@ -540,6 +540,16 @@ def test_tensor_steps():
             bias_case("bias_f16_d64_sync_causal", "f16", True, s, l, hk, b=b)
 
 
+def test_steps_keys_by_column():
+    """K stored [D, L] with a function and a tensor on the scores: the TMA kernel (L a
+    multiple of 8) and its mma.sync fallback (other L), every size and head mode."""
+    for (s, l), hk in itertools.product(SIZES + [(200, 200), (129, 1000)], MODES.values()):
+        m = torch.randn(s, l, device="cuda")
+        run_case("kcsteps_f16_d128_causal", "f16", True, s, l, hk, 128, 128, b=2,
+                 key_rows=False, scalars={"M": m, "cap": 3.0},
+                 steps=lambda x: torch.tanh(x / 3.0) * 3.0 + m)
+
+
 def test_padding_mask():
     """A [B, 1, 1, L] additive padding mask: batch 1 sees the first half of its keys (-inf
     past them), batch 0 all of them, its first with a bias of -3; every size and head mode."""
