@@ -249,6 +249,52 @@ def softcap_case(b, h, s, d, causal, rows, detail, cap=30.0):
     torch.cuda.empty_cache()
 
 
+def mask_case(b, h, s, d, rows, detail):
+    """Attention with an additive mask [S, L] in f16 (an ALiBi-like slope plus a random
+    block pattern): our default kernel vs SDPA with the same attn_mask, on each backend
+    that takes one (cuDNN, memory-efficient)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    idx = torch.arange(s, device="cuda")
+    mask = (-0.01 * (idx[:, None] - idx[None, :]).abs().float()
+            - 4.0 * (torch.rand(s // 64, s // 64, device="cuda") < 0.2).float()
+            .repeat_interleave(64, 0).repeat_interleave(64, 1)).half()
+    scale = 1.0 / math.sqrt(d)
+    flops = 4 * b * h * s * s * d
+    tflops = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
+    label = f"f16 attention + mask [S, L] B={b} H={h} S={s} D={d}"
+    libraries = {}
+    for backend, what in [(SDPBackend.CUDNN_ATTENTION, "torch SDPA cuDNN, attn_mask"),
+                          (SDPBackend.EFFICIENT_ATTENTION, "torch SDPA efficient, attn_mask")]:
+        def run_library(backend=backend):
+            with sdpa_kernel(backend):
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        try:
+            reference = run_library().float()
+            libraries[what] = run_library
+        except RuntimeError as error:  # a backend that does not take this mask
+            print(f"  {what}: {str(error).splitlines()[0]}", flush=True)
+    if not libraries:
+        return
+    name = f"attn_f16_d{d}_bias_full_default"
+    call = sketch_gpu.kernel(name)
+    run = lambda: call(Q=q, K=k, V=v, O=o, scale=scale, M=mask, B=b, H=h, S=s, L=s)  # noqa: E731
+    status = run()
+    torch.cuda.synchronize()
+    err = ((o.float() - reference).norm() / reference.norm()).item()
+    print(f"  {name}: status {status}, rel err {err:.1e} against SDPA", flush=True)
+    if status != 0 or not err < 1e-2:
+        return
+    times, best = bench_common.head_to_head({w: (lambda i, f=f: f()) for w, f in libraries.items()},
+                                            {name: lambda i: run()}, 1, detail)
+    detail.append((name, label, best[0], tflops(best[0]), err))
+    for what, lib_ms in times.items():
+        rows.append((label, name, best[0], tflops(best[0]), what, lib_ms, tflops(lib_ms), None))
+    del q, k, v, o, mask
+    torch.cuda.empty_cache()
+
+
 def attention_group(table):
     import bench_attention
     for b, h, s, d, causal in bench_attention.SHAPES:
@@ -261,6 +307,8 @@ def attention_group(table):
                   functools.partial(attention_case, key_columns=True), b, h, None, s, d, causal)
     for causal in [False, True]:
         table.run("attention", 2 * 4 * 4 * 16 * 4096 * 128, softcap_case, 4, 16, 4096, 128, causal)
+    table.run("attention", 2 * 4 * 4 * 16 * 4096 * 128 + 2 * 4096 * 4096, mask_case, 4, 16, 4096,
+              128)
 
 
 def fmt(x, spec):
