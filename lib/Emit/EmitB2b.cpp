@@ -1148,16 +1148,14 @@ private:
     return "0.0f"; // unreachable: planB2b checked every name
   }
 
-  Printed exprOf(Value value, const std::function<std::string(StringRef)> &name, bool cxx) const {
+  Printed exprOf(Value value, const std::function<std::string(StringRef)> &name) const {
     Operation *def = value.getDefiningOp();
     if (auto ref = dyn_cast_or_null<RefOp>(def))
-      return {cxx ? name(ref.getName()) : ref.getName().str(), Prec::primary};
+      return {name(ref.getName()), Prec::primary};
     if (auto constant = dyn_cast_or_null<ConstantOp>(def))
-      return {cxx ? floatLiteral(constant.getValue().convertToDouble())
-                  : constant.getSpelling().str(),
-              Prec::primary};
+      return {floatLiteral(constant.getValue().convertToDouble()), Prec::primary};
     if (auto negate = dyn_cast_or_null<NegateOp>(def)) {
-      Printed operand = exprOf(negate.getOperand(), name, cxx);
+      Printed operand = exprOf(negate.getOperand(), name);
       return {"-" + wrap(operand, operand.prec <= Prec::unary), Prec::unary};
     }
     if (auto binary = dyn_cast_or_null<BinaryOp>(def)) {
@@ -1168,33 +1166,16 @@ private:
                        : kind == BinaryKind::sub ? " - "
                        : kind == BinaryKind::mul ? " * "
                                                  : " / ";
-      Printed lhs = exprOf(binary.getLhs(), name, cxx), rhs = exprOf(binary.getRhs(), name, cxx);
+      Printed lhs = exprOf(binary.getLhs(), name), rhs = exprOf(binary.getRhs(), name);
       return {wrap(lhs, lhs.prec < own) + op + wrap(rhs, rhs.prec <= own), own};
     }
     if (auto call = dyn_cast_or_null<CallOp>(def)) {
-      std::string text = (cxx ? "sketch::" : "") + stringifyCallKind(call.getCallee()).str() + "(";
+      std::string text = "sketch::" + stringifyCallKind(call.getCallee()).str() + "(";
       for (auto [index, arg] : llvm::enumerate(call.getArgs()))
-        text += (index ? ", " : "") + exprOf(arg, name, cxx).text;
+        text += (index ? ", " : "") + exprOf(arg, name).text;
       return {text + ")", Prec::primary};
     }
     return {"0.0f", Prec::primary};
-  }
-
-  /// The statement as written in the sketch, for the comment above its code.
-  std::string spell(Operation *op) const {
-    if (auto ew = dyn_cast<ElementwiseOp>(op)) {
-      std::string text =
-          "Compute " + stringifyElementwiseKind(ew.getKind()).str() + " " + ew.getTarget().str();
-      for (Attribute operand : ew.getOperands())
-        text += ", " + cast<StringAttr>(operand).getValue().str();
-      return text;
-    }
-    auto assign = cast<AssignOp>(op);
-    auto yield = cast<YieldOp>(assign.getExpression().front().back());
-    return "Compute " + assign.getTarget().str() + " = " +
-           exprOf(
-               yield.getValue(), [](StringRef n) { return n.str(); }, false)
-               .text;
   }
 
   /// `v = ...;` for one statement.
@@ -1202,7 +1183,7 @@ private:
                             const std::function<std::string(StringRef)> &name) const {
     if (auto assign = dyn_cast<AssignOp>(op)) {
       auto yield = cast<YieldOp>(assign.getExpression().front().back());
-      return "v = " + exprOf(yield.getValue(), name, true).text + ";";
+      return "v = " + exprOf(yield.getValue(), name).text + ";";
     }
     auto ew = cast<ElementwiseOp>(op);
     auto operand = [&](unsigned i) {
@@ -1268,7 +1249,7 @@ private:
                  .str());
     w.line(("float v = " + acc + "[mt][nt][i];").str());
     for (Operation *op : plan.between) {
-      w.comment(spell(op));
+      w.comment(statementText(op));
       w.line(statementCode(op, name));
     }
     w.line((acc + "[mt][nt][i] = v;").str());
@@ -1408,7 +1389,7 @@ private:
       w.line("const int col = col0 + j; // of " + plan.d1);
     w.line("float v = acc1[mt][nt][2 * h + j];");
     for (Operation *op : plan.after) {
-      w.comment(spell(op));
+      w.comment(statementText(op));
       w.line(statementCode(op, name));
     }
     w.line("out[j] = v;");

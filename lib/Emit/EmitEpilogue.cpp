@@ -58,18 +58,6 @@ std::vector<std::string> indexOf(Operation *op) {
   return index;
 }
 
-std::string statementText(Operation *op) {
-  if (auto elementwise = dyn_cast<ElementwiseOp>(op)) {
-    std::string text = "Compute " + stringifyElementwiseKind(elementwise.getKind()).str() + " " +
-                       elementwise.getTarget().str();
-    for (Attribute operand : elementwise.getOperands())
-      text += ", " + cast<StringAttr>(operand).str();
-    return text;
-  }
-  auto assign = cast<AssignOp>(op);
-  auto yield = cast<YieldOp>(assign.getExpression().front().getTerminator());
-  return "Compute " + assign.getTarget().str() + " = " + printExpression(yield.getValue());
-}
 
 std::string indexText(const std::vector<std::string> &index) {
   bool row = llvm::is_contained(index, "row"), col = llvm::is_contained(index, "col");
@@ -83,6 +71,19 @@ std::string indexText(const std::vector<std::string> &index) {
 }
 
 } // namespace
+
+std::string statementText(Operation *op) {
+  if (auto elementwise = dyn_cast<ElementwiseOp>(op)) {
+    std::string text = "Compute " + stringifyElementwiseKind(elementwise.getKind()).str() + " " +
+                       elementwise.getTarget().str();
+    for (Attribute operand : elementwise.getOperands())
+      text += ", " + cast<StringAttr>(operand).str();
+    return text;
+  }
+  auto assign = cast<AssignOp>(op);
+  auto yield = cast<YieldOp>(assign.getExpression().front().getTerminator());
+  return "Compute " + assign.getTarget().str() + " = " + printExpression(yield.getValue());
+}
 
 const EpilogueOperand *EpilogueEmitter::operandFor(StringRef name) const {
   for (const EpilogueOperand &operand : operandList)

@@ -44,6 +44,10 @@ struct ElementIndex {
 
 struct AccumulatorStart;
 
+/// An elementwise statement as written in the sketch (`Compute D = relu(D + bias)`), for
+/// the comment above its code.
+std::string statementText(mlir::Operation *op);
+
 class EpilogueEmitter {
 public:
   /// Reads the fused statements `ops`, which start from the register tile
