@@ -234,19 +234,26 @@ def softcap_case(b, h, s, d, causal, rows, detail, cap=30.0):
     name = f"attn_f16_d{d}_softcap_{'causal' if causal else 'full'}_default"
     call = sketch_gpu.kernel(name)
     run = lambda: call(Q=q, K=k, V=v, O=o, scale=scale, cap=cap, B=b, H=h, S=s, L=s)  # noqa: E731
-    status = run()
-    torch.cuda.synchronize()
-    err = ((o.float() - reference).norm() / reference.norm()).item()
-    print(f"  {name}: status {status}, rel err {err:.1e} against FlexAttention", flush=True)
-    if status != 0 or not err < 1e-2:
-        return
-    times, best = bench_common.head_to_head({"torch FlexAttention": lambda i: library()},
-                                            {name: lambda i: run()}, 1, detail)
-    detail.append((name, label, best[0], tflops(best[0]), err))
-    rows.append((label, name, best[0], tflops(best[0]), "torch FlexAttention (compiled)",
-                 times["torch FlexAttention"], tflops(times["torch FlexAttention"]), None))
+    checked_against(name, label, run, o, reference, {"torch FlexAttention (compiled)": library},
+                    tflops, rows, detail)
     del q, k, v, o
     torch.cuda.empty_cache()
+
+
+def checked_against(name, label, run, out, reference, libraries, tflops, rows, detail):
+    """Our kernel `name` (run(), writing `out`) checked against `reference` (relative error
+    under 1e-2), then timed head to head with the libraries ({label: run()}): a row each."""
+    status = run()
+    torch.cuda.synchronize()
+    err = ((out.float() - reference).norm() / reference.norm()).item()
+    print(f"  {name}: status {status}, rel err {err:.1e}", flush=True)
+    if status != 0 or not err < 1e-2:
+        return
+    times, best = bench_common.head_to_head({w: (lambda i, f=f: f()) for w, f in libraries.items()},
+                                            {name: lambda i: run()}, 1, detail)
+    detail.append((name, label, best[0], tflops(best[0]), err))
+    for what, lib_ms in times.items():
+        rows.append((label, name, best[0], tflops(best[0]), what, lib_ms, tflops(lib_ms), None))
 
 
 def mask_case(b, h, s, d, rows, detail):
@@ -280,17 +287,7 @@ def mask_case(b, h, s, d, rows, detail):
     name = f"attn_f16_d{d}_bias_full_default"
     call = sketch_gpu.kernel(name)
     run = lambda: call(Q=q, K=k, V=v, O=o, scale=scale, M=mask, B=b, H=h, S=s, L=s)  # noqa: E731
-    status = run()
-    torch.cuda.synchronize()
-    err = ((o.float() - reference).norm() / reference.norm()).item()
-    print(f"  {name}: status {status}, rel err {err:.1e} against SDPA", flush=True)
-    if status != 0 or not err < 1e-2:
-        return
-    times, best = bench_common.head_to_head({w: (lambda i, f=f: f()) for w, f in libraries.items()},
-                                            {name: lambda i: run()}, 1, detail)
-    detail.append((name, label, best[0], tflops(best[0]), err))
-    for what, lib_ms in times.items():
-        rows.append((label, name, best[0], tflops(best[0]), what, lib_ms, tflops(lib_ms), None))
+    checked_against(name, label, run, o, reference, libraries, tflops, rows, detail)
     del q, k, v, o, mask
     torch.cuda.empty_cache()
 
