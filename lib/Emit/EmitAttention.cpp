@@ -1,10 +1,12 @@
 //===- EmitAttention.cpp - attention kernels to CUDA ----------------------===//
 //
 // Two stages. Matcher reads, in the kernel's loop over keys,
-//   GEMM Q, K (or K^T) -> P ; [scale / mask of P]... ; [Softmax P ; [scale of P]...] ;
+//   GEMM Q, K (or K^T) -> P ; [statement on P | mask of P]... ; [Softmax P ; [scale of P]...] ;
 //   GEMM P, V (or V^T) += O
 // and plans the softmax as an online one, or none (a looped back-to-back GEMM:
-// O sums the scaled scores times the values) (AttentionPlan: what the kernel needs
+// O sums the scores times the values); the statements on P are scalings folded into
+// one factor or, when one is not, code on each score (P_steps: the epilogue's
+// per-element code, tensors broadcast to P) (AttentionPlan: what the kernel needs
 // to know, K and V each stored with a key per row or per column; every form it
 // cannot generate is a located error naming the rule). KernelWriter and
 // writeHost then write the CUDA from pieces (a tile copy per storage order, a B
@@ -351,7 +353,6 @@ private:
     });
     return failure(walk.wasInterrupted());
   }
-
 
   /// The scores' logical dimensions: Q's leading ones, its rows, the keys.
   std::vector<std::string> scoreDims() const {
