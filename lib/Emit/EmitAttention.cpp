@@ -81,6 +81,7 @@ struct AttentionPlan {
   /// run on every score (KernelWriter's P_steps) and `scale` is empty.
   std::vector<Operation *> steps;
   bool elementwise = false;
+  plan::ScoreWork work = plan::ScoreWork::scaling; // what `steps` do to each score (checkSteps)
   bool softmax = true;            // false: no Softmax, P is the scaled scores
   bool causal = false;
   plan::AttentionTiles tiles;
@@ -121,20 +122,8 @@ StringRef cudaType(ElementType type) {
 // Recognition
 //===----------------------------------------------------------------------===//
 
-FailureOr<EpilogueEmitter> scoreSteps(const AttentionPlan &plan, Location loc);
-
 /// The most global tensors the statements on the scores read without guards.
 constexpr size_t kUnguardedScoreTensors = 2;
-
-/// What the statements on the scores do to each (as ChooseDefaults reads them).
-plan::ScoreWork scoreWork(const AttentionPlan &plan) {
-  if (!plan.elementwise)
-    return plan::ScoreWork::scaling;
-  FailureOr<EpilogueEmitter> steps = scoreSteps(plan, plan.kernel.getLoc());
-  return !steps->operands().empty() ? plan::ScoreWork::loads
-         : steps->callsFunctions()  ? plan::ScoreWork::functions
-                                    : plan::ScoreWork::scaling;
-}
 
 /// The statements on the scores as code on one score (`plan.elementwise`).
 FailureOr<EpilogueEmitter> scoreSteps(const AttentionPlan &plan, Location loc) {
@@ -336,7 +325,14 @@ private:
     plan.scale.clear();
     if (failed(indexScoreOperands()))
       return failure();
-    return failure(failed(scoreSteps(plan, loop.getLoc())));
+    FailureOr<EpilogueEmitter> steps = scoreSteps(plan, loop.getLoc());
+    if (failed(steps))
+      return failure();
+    // As ChooseDefaults reads them for the default tiles.
+    plan.work = !steps->operands().empty() ? plan::ScoreWork::loads
+                : steps->callsFunctions()  ? plan::ScoreWork::functions
+                                           : plan::ScoreWork::scaling;
+    return success();
   }
 
   /// The names an expression on the scores reads: the scores and parameters (global
@@ -644,7 +640,7 @@ private:
     plan::AttentionTiles &t = plan.tiles;
     t.alike = plan.k.keyRows && plan.v.keyRows && t.dqk == t.dv;
     const plan::AttentionTiles defaults =
-        plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, plan.causal, arch, scoreWork(plan));
+        plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, plan.causal, arch, plan.work);
     t.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : defaults.bm;
     t.bn = kernel.getTileN() ? int64_t(*kernel.getTileN()) : defaults.bn;
     t.warps = kernel.getWarps() ? int64_t(*kernel.getWarps()) : defaults.warps;
@@ -1314,7 +1310,7 @@ private:
     if (!plan.elementwise)
       return;
     FailureOr<EpilogueEmitter> steps = scoreSteps(plan, plan.kernel.getLoc());
-    bool indexed = !steps->operands().empty();
+    bool indexed = stepsIndexed();
     w.comment("The statements on " + plan.scores + " before the " +
               (plan.softmax ? "Softmax" : "value GEMM") + ", on one score, in program order" +
               (indexed ? " (row: its query, col: its key)." : "."));
@@ -1349,9 +1345,7 @@ private:
   }
 
   /// Whether the statements on the scores read global tensors (P_steps takes the indices).
-  bool stepsIndexed() const {
-    return plan.elementwise && !scoreSteps(plan, plan.kernel.getLoc())->operands().empty();
-  }
+  bool stepsIndexed() const { return plan.work == plan::ScoreWork::loads; }
 
   /// After the loop: O divided by the row sums of the online softmax (and scaled
   /// by P_after); nothing without a Softmax.
@@ -1547,7 +1541,7 @@ std::optional<AttentionPlan> mmaFallback(const AttentionPlan &plan) {
   fallback.sig.exported = false;
   const plan::AttentionTiles &t = plan.tiles;
   fallback.tiles =
-      plan::AttentionTiles::defaults(t.dqk, t.dv, false, plan.causal, "sm_90", scoreWork(plan));
+      plan::AttentionTiles::defaults(t.dqk, t.dv, false, plan.causal, "sm_90", plan.work);
   return fallback;
 }
 

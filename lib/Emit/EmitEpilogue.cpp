@@ -58,7 +58,6 @@ std::vector<std::string> indexOf(Operation *op) {
   return index;
 }
 
-
 std::string indexText(const std::vector<std::string> &index) {
   bool row = llvm::is_contained(index, "row"), col = llvm::is_contained(index, "col");
   if (row && col)
@@ -351,22 +350,7 @@ void EpilogueEmitter::emitElement(CudaWriter &w, StringRef accExpr,
 }
 
 bool EpilogueEmitter::callsFunctions() const {
-  for (Operation *op : statements) {
-    if (auto elementwise = dyn_cast<ElementwiseOp>(op)) {
-      ElementwiseKind kind = elementwise.getKind();
-      if (kind == ElementwiseKind::gelu || kind == ElementwiseKind::silu ||
-          kind == ElementwiseKind::sigmoid || kind == ElementwiseKind::tanh)
-        return true;
-      continue;
-    }
-    bool calls = false;
-    op->walk([&](CallOp call) {
-      calls |= call.getCallee() != CallKind::relu && call.getCallee() != CallKind::leaky_relu;
-    });
-    if (calls)
-      return true;
-  }
-  return false;
+  return llvm::any_of(statements, plan::callsFunctions);
 }
 
 std::optional<std::pair<AccumulatorStart, EpilogueEmitter>>

@@ -379,6 +379,19 @@ SmallVector<std::string> indexNames(ArrayRef<int64_t> positions, int64_t targetR
   return names;
 }
 
+bool callsFunctions(Operation *statement) {
+  if (auto elementwise = dyn_cast<ElementwiseOp>(statement)) {
+    ElementwiseKind kind = elementwise.getKind();
+    return kind == ElementwiseKind::gelu || kind == ElementwiseKind::silu ||
+           kind == ElementwiseKind::sigmoid || kind == ElementwiseKind::tanh;
+  }
+  bool calls = false;
+  statement->walk([&](CallOp call) {
+    calls |= call.getCallee() != CallKind::relu && call.getCallee() != CallKind::leaky_relu;
+  });
+  return calls;
+}
+
 std::vector<std::string> tensorDims(KernelOp kernel, StringRef name) {
   std::vector<std::string> dims;
   if (auto param = dyn_cast_or_null<TensorParamOp>(kernel.lookupTensorParam(name)))

@@ -246,6 +246,10 @@ std::optional<llvm::SmallVector<int64_t>> matchBroadcastDims(llvm::ArrayRef<std:
 /// ("unit" for kUnitDim: index 0).
 llvm::SmallVector<std::string> indexNames(llvm::ArrayRef<int64_t> positions, int64_t targetRank);
 
+/// Whether an elementwise statement calls a function beyond ReLU and LeakyReLU (GELU,
+/// SiLU, sigmoid, tanh, exp, max, min): code whose temporaries need registers.
+bool callsFunctions(mlir::Operation *statement);
+
 /// The dims of a tensor parameter as strings (empty when `name` is no tensor parameter).
 std::vector<std::string> tensorDims(KernelOp kernel, llvm::StringRef name);
 

@@ -107,21 +107,15 @@ plan::ScoreWork scoreWorkOf(KernelOp kernel, Operation *op) {
     return isa_and_nonnull<TensorParamOp>(kernel.lookupTensorParam(name)) &&
            !isRegisterTile(kernel, name, op);
   };
-  bool loads = false, calls = false;
-  if (auto ew = dyn_cast<ElementwiseOp>(op)) {
+  bool loads = false;
+  if (auto ew = dyn_cast<ElementwiseOp>(op))
     loads = llvm::any_of(ew.getOperands(),
                          [&](Attribute a) { return global(cast<StringAttr>(a).getValue()); });
-    ElementwiseKind kind = ew.getKind();
-    calls = kind == ElementwiseKind::gelu || kind == ElementwiseKind::silu ||
-            kind == ElementwiseKind::sigmoid || kind == ElementwiseKind::tanh;
-  } else { // as EpilogueEmitter::callsFunctions: ReLU and LeakyReLU need no temporaries
+  else
     op->walk([&](RefOp ref) { loads |= global(ref.getName()); });
-    op->walk([&](CallOp call) {
-      calls |= call.getCallee() != CallKind::relu && call.getCallee() != CallKind::leaky_relu;
-    });
-  }
-  return loads ? plan::ScoreWork::loads
-               : calls ? plan::ScoreWork::functions : plan::ScoreWork::scaling;
+  return loads                      ? plan::ScoreWork::loads
+         : plan::callsFunctions(op) ? plan::ScoreWork::functions
+                                    : plan::ScoreWork::scaling;
 }
 
 Problem classifyOperands(KernelOp kernel) {
