@@ -1317,18 +1317,23 @@ private:
     // Unconditional loads, which ptxas issues all at once, ran the mask [S, L] 1.5 times as
     // fast as guarded ones (docs/backend.md); they take a register a score each, so only for
     // up to kUnguardedScoreTensors tensors (three spilled in the sm_90a consumers).
-    bool unguarded = indexed && steps->operands().size() <= kUnguardedScoreTensors;
+    bool unguarded = stepsUnguarded();
     if (unguarded) {
       w.comment("Tensors are read at the last query and key for the scores past S and L: those "
                 "are masked or");
-      w.comment("never stored, and an unconditional load costs less than a guarded one.");
-    } else if (indexed) {
-      w.comment("Tensors read 0 past S and L.");
+      w.comment("never stored, and an unconditional load costs less than a guarded one. The "
+                "keys are clamped");
+      w.comment("only on the tile that crosses L (tile.in_bounds, a constant, is false there).");
+      w.open("const auto P_steps = [&](float &score, int row, int col, auto tile)");
+    } else {
+      if (indexed)
+        w.comment("Tensors read 0 past S and L.");
+      w.open(indexed ? "const auto P_steps = [&](float &score, int row, int col)"
+                     : "const auto P_steps = [&](float &score)");
     }
-    w.open(indexed ? "const auto P_steps = [&](float &score, int row, int col)"
-                   : "const auto P_steps = [&](float &score)");
     ElementIndex at{"row", "col", "S_rows", "L_rows", {}};
-    ElementIndex clamped{"min(row, S_rows - 1)", "min(col, L_rows - 1)", "S_rows", "L_rows", {}};
+    ElementIndex clamped{"min(row, S_rows - 1)", "(tile.in_bounds ? col : min(col, L_rows - 1))",
+                         "S_rows", "L_rows", {}};
     for (size_t i = 0; i < plan.q.leading().size(); ++i) {
       at.batch.push_back(indexName(i));
       clamped.batch.push_back(indexName(i));
@@ -1346,6 +1351,13 @@ private:
 
   /// Whether the statements on the scores read global tensors (P_steps takes the indices).
   bool stepsIndexed() const { return plan.work == plan::ScoreWork::loads; }
+
+  /// Whether they read them without guards, at clamped indices (P_steps also takes the
+  /// tile's TileColumns): up to kUnguardedScoreTensors tensors.
+  bool stepsUnguarded() const {
+    return stepsIndexed() &&
+           scoreSteps(plan, plan.kernel.getLoc())->operands().size() <= kUnguardedScoreTensors;
+  }
 
   /// After the loop: O divided by the row sums of the online softmax (and scaled
   /// by P_after); nothing without a Softmax.
@@ -1406,9 +1418,11 @@ private:
     if (plan.elementwise) {
       for (const std::string &line : scoreSteps(plan, plan.kernel.getLoc())->describe())
         w.comment(line);
-      w.line(stepsIndexed() ? "map_tile_at(P, m0 + warp_row, n0, P_steps); // on every score, "
-                              "in program order"
-                            : "map_tile(P, P_steps); // on every score, in program order");
+      w.line(stepsUnguarded() ? "map_tile_at(P, m0 + warp_row, n0, L_rows, P_steps); // on every "
+                                "score, in program order"
+             : stepsIndexed() ? "map_tile_at(P, m0 + warp_row, n0, P_steps); // on every score, "
+                                "in program order"
+                              : "map_tile(P, P_steps); // on every score, in program order");
     }
     // With element steps the scaling is the softmax's log2(e) alone.
     std::string scaling = plan.elementwise ? "log2(e) for the softmax's exp2"

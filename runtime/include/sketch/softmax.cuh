@@ -23,6 +23,8 @@
 //   scale_tile(x, f)                      x *= f
 //   map_tile(x, f)                        f(x) on every element (the statements on the scores)
 //   map_tile_at(x, row0, col0, f)         f(x, row, col), with the element's row and column
+//   map_tile_at(x, row0, col0, cols, f)   f(x, row, col, tile) with tile.in_bounds a constant:
+//                                         true where every column is below `cols`
 //   mask_tile(x, diagonal0, col0, cols, causal[, fill])  -inf (or fill) where
 //                                         col >= cols, or (causal) col past the
 //                                         row's diagonal
@@ -227,6 +229,26 @@ __device__ __forceinline__ void map_tile_at(float (&x)[MT][NT][4], int row0, int
       for (int e = 0; e < 4; ++e)
         f(x[m][n][e], row0 + m * 16 + lane / 4 + (e / 2) * 8,
           col0 + n * 8 + (lane % 4) * 2 + e % 2);
+}
+
+/// Whether every column of a register tile is in bounds, as a compile-time constant
+/// (the map_tile_at below): f then need not clamp its columns.
+template <bool InBounds> struct TileColumns {
+  static constexpr bool in_bounds = InBounds;
+};
+
+/// map_tile_at with f(x, row, col, tile): tile is TileColumns<true> when the tile's
+/// columns col0 .. col0 + 8 NT - 1 are all below `cols`, so f's clamps on columns fold away
+/// on every tile but the one that crosses `cols`.
+template <int MT, int NT, typename F>
+__device__ __forceinline__ void map_tile_at(float (&x)[MT][NT][4], int row0, int col0, int cols,
+                                            const F &f) {
+  if (col0 + NT * 8 <= cols)
+    map_tile_at(x, row0, col0,
+                [&](float &v, int row, int col) { f(v, row, col, TileColumns<true>{}); });
+  else
+    map_tile_at(x, row0, col0,
+                [&](float &v, int row, int col) { f(v, row, col, TileColumns<false>{}); });
 }
 
 /// f(x) on every element of the register tile (f takes a float &).
