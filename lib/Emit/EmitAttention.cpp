@@ -15,8 +15,10 @@
 // On sm_90a, for head dimensions multiples of 16 whose tiles fit
 // (plan::AttentionTiles::wgmmaFits), the warp-specialized wgmma kernel instead: a
 // producer warpgroup loading by TMA, consumer warpgroups of 64 rows
-// (flash_hopper.cuh's steps); with K or V a key per column, beside the mma.sync
-// kernel (NAME_mma) that the host runs for L not a multiple of 8 (mmaFallback).
+// (flash_hopper.cuh's steps), which also copies the 16-bit [.., S, L] tensors of P_steps
+// by TMA with each K tile (stageScoreTensors); with K or V a key per column or such
+// tensors, beside the mma.sync kernel (NAME_mma) that the host runs where TMA cannot
+// read them: L not a multiple of 8, a staged tensor not 16-byte aligned (mmaFallback).
 // docs/backend.md, "Attention", describes the generated kernels.
 //
 //===----------------------------------------------------------------------===//
@@ -82,6 +84,9 @@ struct AttentionPlan {
   std::vector<Operation *> steps;
   bool elementwise = false;
   plan::ScoreWork work = plan::ScoreWork::scaling; // what `steps` do to each score (checkSteps)
+  /// sm_90a: the tensors `steps` read a BM x BN tile of, copied by TMA beside each K
+  /// stage (stageScoreTensors); the others are loaded a score at a time.
+  std::vector<EpilogueOperand> staged;
   bool softmax = true;            // false: no Softmax, P is the scaled scores
   bool causal = false;
   plan::AttentionTiles tiles;
@@ -657,6 +662,7 @@ private:
       t.wgmma = true; // the Hopper kernel where its tiles fit, mma.sync's otherwise
       if (!kernel.getStages()) // the default: as many as fit (withMostStages)
         t = t.withMostStages(arch);
+      stageScoreTensors();
       return success();
     }
     if (t.stages != 2)
@@ -680,6 +686,29 @@ private:
              << " (the rest holds the operands): use fewer rows a warp (tile BM or warps) or a "
              << "smaller tile BN";
     return success();
+  }
+
+  /// sm_90a: the 16-bit tensors the statements on the scores read a whole tile of
+  /// ([.., S, L]: a query per row, a key per column) come by TMA with each K tile, as
+  /// many as shared memory holds beside the stages: one coalesced copy instead of a
+  /// 2-byte load a score (8 rows of a warp's load in the accumulator layout).
+  void stageScoreTensors() {
+    if (plan.work != plan::ScoreWork::loads)
+      return;
+    FailureOr<EpilogueEmitter> steps = scoreSteps(plan, kernel.getLoc());
+    for (const EpilogueOperand &operand : steps->operands()) {
+      const std::vector<std::string> &index = operand.index;
+      size_t n = index.size();
+      if (plan::elementBytes(operand.param->type) != 2 || n < 2 || index[n - 2] != "row" ||
+          index[n - 1] != "col")
+        continue;
+      plan::AttentionTiles more = plan.tiles;
+      ++more.scoreTiles;
+      if (!more.wgmmaFits(arch))
+        return;
+      plan.tiles = more;
+      plan.staged.push_back(operand);
+    }
   }
 
   KernelOp kernel;
@@ -747,10 +776,10 @@ public:
     writeConstants();
     w.line();
     w.line("__global__ void __launch_bounds__(" + ns() + "::THREADS, 1)");
-    std::string maps = plan.tiles.wgmma ? ", const __grid_constant__ CUtensorMap Q_map, const "
-                                          "__grid_constant__ CUtensorMap K_map, const "
-                                          "__grid_constant__ CUtensorMap V_map"
-                                        : "";
+    std::string maps;
+    if (plan.tiles.wgmma)
+      for (const std::string &t : tensorMaps())
+        maps += ", const __grid_constant__ CUtensorMap " + t + "_map";
     w.open(plan.name + "_kernel(" +
            kernelParameterList(plan.sig, [](const ParamInfo &) { return true; }) + maps + ")");
     w.line("using namespace " + ns() + ";");
@@ -771,6 +800,14 @@ public:
 
 private:
   std::string ns() const { return plan.name + "_tiles"; }
+
+  /// The tensors the sm_90a kernel reads by TMA (a map each): Q, K, V, the staged ones.
+  std::vector<std::string> tensorMaps() const {
+    std::vector<std::string> maps{"Q", "K", "V"};
+    for (const EpilogueOperand &t : plan.staged)
+      maps.push_back(t.param->cname);
+    return maps;
+  }
 
   /// The tile's name, row length and orientation as the scores GEMM's B (K) or P V's (V).
   OperandTile keysOperand() const { return {"K", plan.k.keyRows ? "DQK" : "BN", !plan.k.keyRows}; }
@@ -864,8 +901,12 @@ private:
            ", TILE_V = " + (plan.v.keyRows ? "BN * V_PANELS * 128" : "BN * DV * 2") +
            "; // bytes");
     w.line(formatv("constexpr int STAGES = {0}; // of K and V", t.stages).str());
+    if (!plan.staged.empty())
+      w.line("constexpr int TILE_P = BM * BN * 2; // bytes: a staged tile of a tensor on " + p +
+             " (BM queries x BN keys)");
     w.comment(plan.q.name + " (panels of 64 columns x BM rows, 128-byte swizzle); " + plan.k.name +
-              " and " + plan.v.name + ", STAGES stages each;");
+              " and " + plan.v.name + ", STAGES stages each" +
+              (plan.staged.empty() ? ";" : ", and the staged tiles beside K's;"));
     w.comment("1024 bytes to align them for the swizzle; the mbarriers.");
     w.line(formatv("constexpr int SMEM = {0};", t.smemBytes()).str());
     w.comment("setmaxnreg: the producer keeps few registers, the consumers share the rest "
@@ -892,9 +933,16 @@ private:
            describeLayout(plan.k, "DQK"));
     w.line("const uint32_t V_s = K_s + STAGES * TILE_K; // stage i at V_s + i * TILE_V: " +
            describeLayout(plan.v, "DV"));
-    w.comment("mbarriers: Q landed; K, V of stage i landed (full); K, V of stage i read by "
-              "every consumer warp (empty).");
-    w.line("const uint32_t Q_full = V_s + STAGES * TILE_V;");
+    std::string last = "V_s + STAGES * TILE_V";
+    for (const EpilogueOperand &operand : plan.staged) {
+      const std::string &t = operand.param->cname;
+      w.line("const uint32_t " + t + "_s = " + last + "; // stage i at " + t +
+             "_s + i * TILE_P: 64-key panels of BM queries, with K's stage i");
+      last = t + "_s + STAGES * TILE_P";
+    }
+    w.comment(std::string("mbarriers: Q landed; K") + (plan.staged.empty() ? "" : " (and the staged tiles)") +
+              ", V of stage i landed (full); K, V of stage i read by every consumer warp (empty).");
+    w.line("const uint32_t Q_full = " + last + ";");
     w.line("const uint32_t K_full = Q_full + 8, V_full = K_full + 8 * STAGES;");
     w.line("const uint32_t K_empty = V_full + 8 * STAGES, V_empty = K_empty + 8 * STAGES;");
     w.open("if (threadIdx.x == 0)");
@@ -959,14 +1007,43 @@ private:
   /// The producer's copy of key tile t (a lambda: the loop takes t = 0 first, then
   /// t = j + 1 before V_j).
   void writeKeysLoader() {
+    for (const EpilogueOperand &t : plan.staged)
+      w.line("const int " + t.param->cname + "_matrix = " + stagedMatrix(t) +
+             "; // the block's matrix of " + t.param->cname + "_map");
     w.open("const auto load_keys = [&](int t)");
     w.line("const int stage = t % STAGES;");
     w.line("if (t >= STAGES)");
     w.line("  mbarrier_wait(K_empty + 8 * stage, (t / STAGES - 1) & 1);");
-    w.line("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K);");
+    w.line(formatv("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K{0});",
+                   plan.staged.empty() ? "" : formatv(" + {0} * TILE_P", plan.staged.size()).str())
+               .str());
     w.line(keysLoad(plan.k, "QK_PANELS", "DQK") + "(K_s + stage * TILE_K, &K_map, t * BN, KV_head, "
            "K_full + 8 * stage);");
+    for (const EpilogueOperand &operand : plan.staged) {
+      const std::string &t = operand.param->cname;
+      w.comment("Copy the (BM, BN) tile of " + t + " at query m0, key t * BN (past S and L read "
+                "as zero)");
+      w.line("tma_load_tile_panels<BN / 64, BM>(" + t + "_s + stage * TILE_P, &" + t +
+             "_map, t * BN, m0, " + t + "_matrix, K_full + 8 * stage);");
+    }
     w.close(";");
+  }
+
+  /// The block's matrix of a staged tensor [.., S, L]: its leading indices (those of Q's
+  /// leading dimensions, 0 on a broadcast 1) over its leading dimensions.
+  std::string stagedMatrix(const EpilogueOperand &operand) const {
+    const std::vector<std::string> &dims = operand.param->dims;
+    std::string matrix;
+    for (size_t i = 0; i + 2 < dims.size(); ++i) {
+      if (operand.index[i] == "unit")
+        continue;
+      std::string index = indexName(std::stoi(operand.index[i].substr(5)));
+      std::string after =
+          plan.sig.product(std::vector<std::string>(dims.begin() + i + 1, dims.end() - 2));
+      matrix += (matrix.empty() ? "" : " + ") +
+                (after == "1" ? index : index + " * int(" + after + ")");
+    }
+    return matrix.empty() ? "0" : matrix;
   }
 
   /// The TMA copy of a K or V tile: `panels` panels of 64 columns of BN key rows, or
@@ -1026,8 +1103,10 @@ private:
     w.line("turn.pass();");
     w.line("wgmma_wait<0>();");
     w.line("wgmma_fence_operands(P[0]);");
-    w.line("mbarrier_arrive_by_warp(K_empty); // this warp is done with K_0");
-    writeProbabilities();
+    std::string release = "mbarrier_arrive_by_warp(K_empty); // this warp is done with K_0";
+    if (plan.staged.empty())
+      w.line(release);
+    writeProbabilities("0", release);
     w.close();
     w.comment(formatv("for {0} in 0:{1}, as j: all but the last key tile, each overlapped with "
                       "the next",
@@ -1044,9 +1123,11 @@ private:
     w.line("turn.pass();");
     w.line("wgmma_wait<1>(); // the scores of tile j + 1 (committed first)");
     w.line("wgmma_fence_operands(P[0]);");
-    w.line("mbarrier_arrive_by_warp(K_empty + 8 * next); // ... and with K_{j+1}");
+    release = "mbarrier_arrive_by_warp(K_empty + 8 * next); // ... and with K_{j+1}";
+    if (plan.staged.empty())
+      w.line(release);
     w.line("const int n0 = (j + 1) * BN;");
-    writeProbabilities();
+    writeProbabilities("next", release);
     writeValueWait();
     if (plan.softmax) {
       w.line("if (warp_rescales(P_correction)) // most tiles leave the row maxima as they are");
@@ -1118,8 +1199,8 @@ private:
 
   /// Scale, mask and the softmax of the scores P of the key tile from n0, leaving
   /// O_r alone (P V may be in flight): its rescaling waits in P_correction.
-  void writeProbabilities() {
-    writeScaleAndMask();
+  void writeProbabilities(StringRef stage, StringRef release) {
+    writeScaleAndMask(stage, release);
     if (!plan.softmax)
       return;
     w.comment(formatv("Compute Softmax {0}: online across {1} (running max and sum; the "
@@ -1318,19 +1399,27 @@ private:
     // fast as guarded ones (docs/backend.md); they take a register a score each, so only for
     // up to kUnguardedScoreTensors tensors (three spilled in the sm_90a consumers).
     bool unguarded = stepsUnguarded();
-    if (unguarded) {
+    if (!plan.staged.empty()) {
+      w.comment("The stage of the key tile whose scores " + plan.scores +
+                " holds: where its staged tiles are (set with each tile).");
+      w.line("int scores_stage = 0;");
+    }
+    bool loaded = llvm::any_of(steps->operands(),
+                               [&](const EpilogueOperand &t) { return !isStaged(t); });
+    if (unguarded && loaded) {
       w.comment("Tensors are read at the last query and key for the scores past S and L: those "
                 "are masked or");
       w.comment("never stored, and an unconditional load costs less than a guarded one. The "
                 "keys are clamped");
       w.comment("only on the tile that crosses L (tile.in_bounds, a constant, is false there).");
-      w.open("const auto P_steps = [&](float &score, int row, int col, auto tile)");
-    } else {
-      if (indexed)
-        w.comment("Tensors read 0 past S and L.");
-      w.open(indexed ? "const auto P_steps = [&](float &score, int row, int col)"
-                     : "const auto P_steps = [&](float &score)");
+    } else if (indexed && loaded) {
+      w.comment("Tensors read 0 past S and L.");
     }
+    if (!plan.staged.empty())
+      w.comment("Staged tiles are read in shared memory (TMA wrote zeros past S and L).");
+    w.open(stepsTakeTile() ? "const auto P_steps = [&](float &score, int row, int col, auto tile)"
+           : indexed       ? "const auto P_steps = [&](float &score, int row, int col)"
+                           : "const auto P_steps = [&](float &score)");
     ElementIndex at{"row", "col", "S_rows", "L_rows", {}};
     ElementIndex clamped{"min(row, S_rows - 1)", "(tile.in_bounds ? col : min(col, L_rows - 1))",
                          "S_rows", "L_rows", {}};
@@ -1341,6 +1430,10 @@ private:
     steps->emitElement(
         w, "score",
         [&](const EpilogueOperand &operand) {
+          if (isStaged(operand))
+            return "sketch::to_float(shared_tile_element<" + cudaType(operand.param->type).str() +
+                   ", BM>(" + operand.param->cname +
+                   "_s + scores_stage * TILE_P, row - m0, col - tile.col0))";
           return unguarded ? "sketch::to_float(" + operand.param->cname + "[" +
                                  steps->elementOffset(operand, clamped) + "])"
                            : steps->loadExpr(operand, at);
@@ -1357,6 +1450,14 @@ private:
   bool stepsUnguarded() const {
     return stepsIndexed() &&
            scoreSteps(plan, plan.kernel.getLoc())->operands().size() <= kUnguardedScoreTensors;
+  }
+
+  /// Whether P_steps takes the tile's TileColumns (map_tile_at with the key count).
+  bool stepsTakeTile() const { return stepsUnguarded() || !plan.staged.empty(); }
+
+  bool isStaged(const EpilogueOperand &operand) const {
+    return llvm::any_of(plan.staged,
+                        [&](const EpilogueOperand &t) { return t.param == operand.param; });
   }
 
   /// After the loop: O divided by the row sums of the online softmax (and scaled
@@ -1413,16 +1514,22 @@ private:
     w.line("online_softmax_step(P, P_max, P_sum, O_r);");
   }
 
-  void writeScaleAndMask() {
+  /// `stage`, `release` (sm_90a): the key tile's K stage and the line that releases it,
+  /// written after P_steps where that reads staged tiles there.
+  void writeScaleAndMask(StringRef stage = "", StringRef release = "") {
     const std::string &p = plan.scores;
     if (plan.elementwise) {
       for (const std::string &line : scoreSteps(plan, plan.kernel.getLoc())->describe())
         w.comment(line);
-      w.line(stepsUnguarded() ? "map_tile_at(P, m0 + warp_row, n0, L_rows, P_steps); // on every "
+      if (!plan.staged.empty())
+        w.line("scores_stage = " + stage.str() + ";");
+      w.line(stepsTakeTile()  ? "map_tile_at(P, m0 + warp_row, n0, L_rows, P_steps); // on every "
                                 "score, in program order"
              : stepsIndexed() ? "map_tile_at(P, m0 + warp_row, n0, P_steps); // on every score, "
                                 "in program order"
                               : "map_tile(P, P_steps); // on every score, in program order");
+      if (!plan.staged.empty())
+        w.line(release.str() + " and with its staged tiles");
     }
     // With element steps the scaling is the softmax's log2(e) alone.
     std::string scaling = plan.elementwise ? "log2(e) for the softmax's exp2"
@@ -1547,9 +1654,10 @@ KernelSignature hostConditions(const AttentionPlan &plan) {
 /// which needs them 16-byte aligned: the plan of the mma.sync kernel that takes the
 /// other L (its default tiles, a static host function NAME_mma).
 std::optional<AttentionPlan> mmaFallback(const AttentionPlan &plan) {
-  if (!plan.tiles.wgmma || (plan.k.keyRows && plan.v.keyRows))
+  if (!plan.tiles.wgmma || (plan.k.keyRows && plan.v.keyRows && plan.staged.empty()))
     return std::nullopt;
   AttentionPlan fallback = plan;
+  fallback.staged.clear();
   fallback.name = plan.name + "_mma";
   fallback.sig.name = fallback.name;
   fallback.sig.exported = false;
@@ -1559,12 +1667,27 @@ std::optional<AttentionPlan> mmaFallback(const AttentionPlan &plan) {
   return fallback;
 }
 
-/// The host's call of `fallback` (mmaFallback) where TMA cannot read the keys.
+/// The host's call of `fallback` (mmaFallback) where TMA cannot read the keys or a
+/// staged tensor: rows of L keys are a multiple of 16 bytes, the tensor 16-byte aligned.
 void writeMmaFallback(const AttentionPlan &plan, const AttentionPlan &fallback, CudaWriter &w) {
-  w.comment("Keys stored a key per column: TMA reads their rows only where L keys are a "
-            "multiple of 16 bytes;");
-  w.comment("other L take the mma.sync kernel (cp.async, element copies where needed).");
-  w.line("if (" + plan.dim(plan.k.keys()) + " % 8 != 0)");
+  std::string keys = plan.dim(plan.k.keys()) + " % 8 != 0";
+  std::vector<std::string> conditions;
+  if (!plan.k.keyRows || !plan.v.keyRows) {
+    w.comment("Keys stored a key per column: TMA reads their rows only where L keys are a "
+              "multiple of 16 bytes;");
+    conditions.push_back(keys);
+  }
+  if (!plan.staged.empty()) {
+    w.comment("The staged tensors on the scores: TMA reads them where their rows of L keys are "
+              "a multiple of 16 bytes");
+    w.comment("and they are 16-byte aligned;");
+    if (conditions.empty())
+      conditions.push_back(keys);
+    for (const EpilogueOperand &t : plan.staged)
+      conditions.push_back("!sketch::aligned_to(" + t.param->cname + ", 16)");
+  }
+  w.comment("others take the mma.sync kernel (cp.async, element copies and loads where needed).");
+  w.line("if (" + llvm::join(conditions, " || ") + ")");
   w.line("  return " + fallback.sig.name + "(" + kernelArgumentList(plan.sig) + ", stream);");
 }
 
@@ -1631,11 +1754,30 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
       return t.keyRows ? encode(t, map, depth, "BN")
                        : encode(t, map, "uint64_t(" + plan.dim(t.keys()) + ")", depth);
     };
-    w.line("if (!" + encode(plan.q, "Q_map", "DQK", "BM") + " ||");
-    w.line("    !" + encodeKeys(plan.k, "K_map", "DQK") + " ||");
-    w.line("    !" + encodeKeys(plan.v, "V_map", "DV") + ")");
-    w.line("  return cudaErrorInvalidValue;");
+    std::vector<std::string> encodes{encode(plan.q, "Q_map", "DQK", "BM"),
+                                     encodeKeys(plan.k, "K_map", "DQK"),
+                                     encodeKeys(plan.v, "V_map", "DV")};
     maps = ", Q_map, K_map, V_map";
+    for (const EpilogueOperand &operand : plan.staged) {
+      const std::string &t = operand.param->cname;
+      const std::vector<std::string> &dims = operand.param->dims;
+      std::string keys = "uint64_t(" + plan.dim(dims.back()) + ")";
+      std::string queries = "uint64_t(" + plan.dim(dims[dims.size() - 2]) + ")";
+      std::string matrices =
+          plan.sig.product(std::vector<std::string>(dims.begin(), dims.end() - 2));
+      w.comment(t + ": matrices of (" + dims[dims.size() - 2] + ", " + dims.back() +
+                "), boxes of 64 keys x BM queries.");
+      w.line("CUtensorMap " + t + "_map;");
+      encodes.push_back(formatv("sketch::encode_tensor_map_3d(&{0}_map, {0}, {1}, {2}, "
+                                "uint64_t({3}), {1} * 2, {2} * {1} * 2, 64, BM, 2)",
+                                t, keys, queries, matrices)
+                            .str());
+      maps += ", " + t + "_map";
+    }
+    for (size_t i = 0; i < encodes.size(); ++i)
+      w.line(std::string(i == 0 ? "if (!" : "    !") + encodes[i] +
+             (i + 1 < encodes.size() ? " ||" : ")"));
+    w.line("  return cudaErrorInvalidValue;");
   }
   w.line("cudaError_t error = sketch::allow_dynamic_smem(" + plan.name + "_kernel, SMEM);");
   w.line("if (error != cudaSuccess)");

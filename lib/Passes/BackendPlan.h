@@ -302,6 +302,9 @@ struct AttentionTiles {
   bool wgmma = false;
   /// Stages of K and V: 2 (mma.sync), 2 or more (sm_90a) within shared memory.
   int64_t stages = 2;
+  /// sm_90a: tensors of the statements on the scores staged by TMA beside each K stage,
+  /// a bm x bn tile of 2-byte elements each.
+  int64_t scoreTiles = 0;
 
   /// Whether the sm_90a kernel takes these head dimensions.
   static bool wgmmaTakes(int64_t dqk, int64_t dv);
@@ -332,12 +335,13 @@ struct AttentionTiles {
   /// Bytes of shared memory (2-byte elements): Q's tile (bm x dqk) and K's and V's
   /// (bn keys), two stages each; O's bm x dv staging tile reuses them after the loop.
   /// sm_90a: the tiles in whole panels (`stages` of K and V; O's staging tile reuses
-  /// them), 1024 bytes to align them for the swizzle, the mbarriers (1 + 4 a stage)
-  /// and 8 bytes to spare.
+  /// them), the staged score tensors' tiles, 1024 bytes to align them for the swizzle,
+  /// the mbarriers (1 + 4 a stage) and 8 bytes to spare.
   int64_t smemBytes() const {
     if (wgmma)
-      return std::max(2 * (bm * panelColumns(dqk) + stages * bn * (panelColumns(dqk) +
-                                                                     panelColumns(dv))),
+      return std::max(2 * (bm * panelColumns(dqk) +
+                           stages * (bn * (panelColumns(dqk) + panelColumns(dv)) +
+                                     scoreTiles * bm * bn)),
                       2 * bm * dv) +
              1024 + 8 * (2 + 4 * stages);
     return std::max(2 * (bm * dqk + 2 * bn * (dqk + dv)), 2 * bm * dv);

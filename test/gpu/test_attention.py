@@ -562,6 +562,31 @@ def test_padding_mask():
                  scalars={"pm": pm}, steps=lambda x: x + pm)
 
 
+def staged_case(name, causal, s, l, hk, *, b=2, misaligned=False):
+    """The staged_* kernels: M [S, L] f16 and um [B, 1, S, L] bf16 (d = 64) or hm [H, S, L]
+    f16 (d = 128); `misaligned`: M 2 bytes past a 16-byte boundary (the fallback kernel)."""
+    d = 128 if "d128" in name else 64
+    m = torch.randn(s * l + 8, device="cuda", dtype=torch.float16)
+    m = (m[1:1 + s * l] if misaligned else m[:s * l]).view(s, l)
+    other = (torch.randn(HEADS, s, l, device="cuda", dtype=torch.float16) if d == 128
+             else torch.randn(b, 1, s, l, device="cuda", dtype=torch.bfloat16))
+    sign = 1.0 if d == 128 else -1.0
+    run_case(name, "f16", causal, s, l, hk, d, d, b=b,
+             scalars={"M": m, "hm" if d == 128 else "um": other},
+             steps=lambda x: x + m.float() + sign * other.float())
+
+
+def test_staged_tensors():
+    """Tensors copied by TMA with each key tile: every (S, L) and head mode (L not a
+    multiple of 8 takes the mma.sync fallback), and a misaligned M (the fallback too)."""
+    for (s, l), hk in itertools.product(SIZES + [(200, 200), (129, 1000)], MODES.values()):
+        b = 1 if max(s, l) > 1024 else 2
+        staged_case("staged_f16_d64_full", False, s, l, hk, b=b)
+        staged_case("staged_f16_d128_causal", True, s, l, hk, b=b)
+    for name, causal in [("staged_f16_d64_full", False), ("staged_f16_d128_causal", True)]:
+        staged_case(name, causal, 256, 512, 2, misaligned=True)
+
+
 def test_steps_ragged():
     """Ragged sizes on the statement kernels (sanitize.sh runs this)."""
     for causal in [False, True]:
@@ -573,3 +598,5 @@ def test_steps_ragged():
             relu_case(chain_name("relu", "f16", 64, causal), "f16", causal, s, l, hk, 64, b=2,
                       scale=-0.3)
             bias_case(chain_name("bias", "f16", 64, causal), "f16", causal, s, l, hk)
+        for (s, l), hk in [((1, 8), 4), ((17, 200), 2), ((203, 24), 1), ((129, 64), 4)]:
+            staged_case(f"staged_f16_{'d128_causal' if causal else 'd64_full'}", causal, s, l, hk)

@@ -13,6 +13,12 @@
 //                              a tile stored a key per column: keys key.. of matrix
 //                              `matrix`, PANELS boxes of 64 keys x ROWS rows (the head
 //                              dimension), one after the other at dst
+//   tma_load_tile_panels<PANELS, ROWS>(dst, map, col, row, matrix, bar)
+//                              both in one: PANELS boxes of 64 columns from col x ROWS
+//                              rows from row (a tensor on the scores: BN keys x BM queries)
+//   shared_tile_element<E, ROWS>(tile, row, col)
+//                              element (row, col) of such a tile of 16-bit E in shared
+//                              memory (64-column panels of ROWS rows, 128-byte swizzle)
 //   flash_scores_issue<T, DQK, QROWS, BN, KEY_ROWS>(s, q, k)
 //                              issues s = Q K^T for the warpgroup's 64 rows (one wgmma
 //                              group, no wait): q its first row in Q's panels (QROWS rows
@@ -50,19 +56,36 @@
 namespace sketch {
 
 template <int PANELS, int ROWS>
-__device__ __forceinline__ void tma_load_panels(uint32_t dst, const CUtensorMap *map, int row,
-                                                int matrix, uint32_t bar) {
+__device__ __forceinline__ void tma_load_tile_panels(uint32_t dst, const CUtensorMap *map, int col,
+                                                     int row, int matrix, uint32_t bar) {
 #pragma unroll
   for (int p = 0; p < PANELS; ++p)
-    tma_load_3d(dst + p * ROWS * 128, map, p * 64, row, matrix, bar);
+    tma_load_3d(dst + p * ROWS * 128, map, col + p * 64, row, matrix, bar);
+}
+
+template <int PANELS, int ROWS>
+__device__ __forceinline__ void tma_load_panels(uint32_t dst, const CUtensorMap *map, int row,
+                                                int matrix, uint32_t bar) {
+  tma_load_tile_panels<PANELS, ROWS>(dst, map, 0, row, matrix, bar);
 }
 
 template <int PANELS, int ROWS>
 __device__ __forceinline__ void tma_load_key_panels(uint32_t dst, const CUtensorMap *map, int key,
                                                     int matrix, uint32_t bar) {
-#pragma unroll
-  for (int p = 0; p < PANELS; ++p)
-    tma_load_3d(dst + p * ROWS * 128, map, key + p * 64, 0, matrix, bar);
+  tma_load_tile_panels<PANELS, ROWS>(dst, map, key, 0, matrix, bar);
+}
+
+template <typename E, int ROWS>
+__device__ __forceinline__ E shared_tile_element(uint32_t tile, int row, int col) {
+  const uint32_t r = uint32_t(row), c = uint32_t(col);
+  const uint32_t offset =
+      (c >> 6) * (ROWS * 128) + r * 128 + ((((c >> 3) & 7u) ^ (r & 7u)) << 4) + (c & 7u) * 2;
+  unsigned short bits; // volatile: after the wait for the tile, before its release
+  asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(bits) : "r"(tile + offset));
+  E value;
+  static_assert(sizeof(E) == 2, "a 16-bit element");
+  __builtin_memcpy(&value, &bits, 2);
+  return value;
 }
 
 /// Issues s = Q K^T for the warpgroup's 64 rows as one committed wgmma group (no

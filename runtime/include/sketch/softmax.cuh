@@ -24,7 +24,7 @@
 //   map_tile(x, f)                        f(x) on every element (the statements on the scores)
 //   map_tile_at(x, row0, col0, f)         f(x, row, col), with the element's row and column
 //   map_tile_at(x, row0, col0, cols, f)   f(x, row, col, tile) with tile.in_bounds a constant:
-//                                         true where every column is below `cols`
+//                                         true where every column is below `cols`; tile.col0
 //   mask_tile(x, diagonal0, col0, cols, causal[, fill])  -inf (or fill) where
 //                                         col >= cols, or (causal) col past the
 //                                         row's diagonal
@@ -235,6 +235,7 @@ __device__ __forceinline__ void map_tile_at(float (&x)[MT][NT][4], int row0, int
 /// (the map_tile_at below): f then need not clamp its columns.
 template <bool InBounds> struct TileColumns {
   static constexpr bool in_bounds = InBounds;
+  int col0; // the tile's first column
 };
 
 /// map_tile_at with f(x, row, col, tile): tile is TileColumns<true> when the tile's
@@ -245,10 +246,10 @@ __device__ __forceinline__ void map_tile_at(float (&x)[MT][NT][4], int row0, int
                                             const F &f) {
   if (col0 + NT * 8 <= cols)
     map_tile_at(x, row0, col0,
-                [&](float &v, int row, int col) { f(v, row, col, TileColumns<true>{}); });
+                [&](float &v, int row, int col) { f(v, row, col, TileColumns<true>{col0}); });
   else
     map_tile_at(x, row0, col0,
-                [&](float &v, int row, int col) { f(v, row, col, TileColumns<false>{}); });
+                [&](float &v, int row, int col) { f(v, row, col, TileColumns<false>{col0}); });
 }
 
 /// f(x) on every element of the register tile (f takes a float &).
