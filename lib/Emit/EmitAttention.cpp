@@ -1686,7 +1686,10 @@ void writeMmaFallback(const AttentionPlan &plan, const AttentionPlan &fallback, 
     for (const EpilogueOperand &t : plan.staged)
       conditions.push_back("!sketch::aligned_to(" + t.param->cname + ", 16)");
   }
-  w.comment("others take the mma.sync kernel (cp.async, element copies and loads where needed).");
+  w.comment(plan.staged.empty()
+                ? "other L take the mma.sync kernel (cp.async, element copies where needed)."
+                : "others take the mma.sync kernel (cp.async, element copies and loads where "
+                  "needed).");
   w.line("if (" + llvm::join(conditions, " || ") + ")");
   w.line("  return " + fallback.sig.name + "(" + kernelArgumentList(plan.sig) + ", stream);");
 }
