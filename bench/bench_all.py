@@ -304,8 +304,9 @@ def attention_group(table):
                   functools.partial(attention_case, key_columns=True), b, h, None, s, d, causal)
     for causal in [False, True]:
         table.run("attention", 2 * 4 * 4 * 16 * 4096 * 128, softcap_case, 4, 16, 4096, 128, causal)
-    table.run("attention", 2 * 4 * 4 * 16 * 4096 * 128 + 2 * 4096 * 4096, mask_case, 4, 16, 4096,
-              128)
+    for d in (128, 64):
+        table.run("attention", 2 * 4 * 4 * 16 * 4096 * d + 2 * 4096 * 4096, mask_case, 4, 16,
+                  4096, d)
 
 
 def fmt(x, spec):
