@@ -84,6 +84,9 @@ struct AttentionPlan {
   std::vector<Operation *> steps;
   bool elementwise = false;
   plan::ScoreWork work = plan::ScoreWork::scaling; // what `steps` do to each score (checkSteps)
+  /// The tensors `steps` read are loaded without guards, at clamped indices: at most
+  /// kUnguardedScoreTensors of them (checkSteps).
+  bool unguarded = false;
   /// sm_90a: the tensors `steps` read a BM x BN tile of, copied by TMA beside each K
   /// stage (stageScoreTensors); the others are loaded a score at a time.
   std::vector<EpilogueOperand> staged;
@@ -337,6 +340,8 @@ private:
     plan.work = !steps->operands().empty() ? plan::ScoreWork::loads
                 : steps->callsFunctions()  ? plan::ScoreWork::functions
                                            : plan::ScoreWork::scaling;
+    plan.unguarded = plan.work == plan::ScoreWork::loads &&
+                     steps->operands().size() <= kUnguardedScoreTensors;
     return success();
   }
 
@@ -1398,7 +1403,7 @@ private:
     // Unconditional loads, which ptxas issues all at once, ran the mask [S, L] 1.5 times as
     // fast as guarded ones (docs/backend.md); they take a register a score each, so only for
     // up to kUnguardedScoreTensors tensors (three spilled in the sm_90a consumers).
-    bool unguarded = stepsUnguarded();
+    bool unguarded = plan.unguarded;
     if (!plan.staged.empty()) {
       w.comment("The stage of the key tile whose scores " + plan.scores +
                 " holds: where its staged tiles are (set with each tile).");
@@ -1445,15 +1450,9 @@ private:
   /// Whether the statements on the scores read global tensors (P_steps takes the indices).
   bool stepsIndexed() const { return plan.work == plan::ScoreWork::loads; }
 
-  /// Whether they read them without guards, at clamped indices (P_steps also takes the
-  /// tile's TileColumns): up to kUnguardedScoreTensors tensors.
-  bool stepsUnguarded() const {
-    return stepsIndexed() &&
-           scoreSteps(plan, plan.kernel.getLoc())->operands().size() <= kUnguardedScoreTensors;
-  }
-
-  /// Whether P_steps takes the tile's TileColumns (map_tile_at with the key count).
-  bool stepsTakeTile() const { return stepsUnguarded() || !plan.staged.empty(); }
+  /// Whether P_steps takes the tile's TileColumns (map_tile_at with the key count): its
+  /// clamped loads or staged tiles need them.
+  bool stepsTakeTile() const { return plan.unguarded || !plan.staged.empty(); }
 
   bool isStaged(const EpilogueOperand &operand) const {
     return llvm::any_of(plan.staged,
@@ -1667,6 +1666,16 @@ std::optional<AttentionPlan> mmaFallback(const AttentionPlan &plan) {
   return fallback;
 }
 
+/// sketch::encode_tensor_map_3d of `pointer` into `map`: `matrices` row-major matrices of
+/// `rows` x `cols` 2-byte elements, boxes of 64 columns x `box` rows (C++ expressions).
+std::string encodeTensorMap(StringRef map, StringRef pointer, StringRef cols, StringRef rows,
+                            StringRef matrices, StringRef box) {
+  return formatv("sketch::encode_tensor_map_3d(&{0}, {1}, {2}, {3}, uint64_t({4}), {2} * 2, "
+                 "{3} * {2} * 2, 64, {5}, 2)",
+                 map, pointer, cols, rows, matrices, box)
+      .str();
+}
+
 /// The host's call of `fallback` (mmaFallback) where TMA cannot read the keys or a
 /// staged tensor: rows of L keys are a multiple of 16 bytes, the tensor 16-byte aligned.
 void writeMmaFallback(const AttentionPlan &plan, const AttentionPlan &fallback, CudaWriter &w) {
@@ -1747,11 +1756,8 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
               "engine cannot describe are refused.");
     w.line("CUtensorMap Q_map, K_map, V_map;");
     auto encode = [&](const TensorInfo &t, StringRef map, StringRef cols, StringRef box) {
-      std::string rows = "uint64_t(" + plan.dim(t.rows()) + ")";
-      return formatv("sketch::encode_tensor_map_3d(&{0}, {1}, {2}, {3}, uint64_t({4}), {2} * 2, "
-                     "{3} * {2} * 2, 64, {5}, 2)",
-                     map, plan.cname(t.name), cols, rows, product(plan, t.leading()), box)
-          .str();
+      return encodeTensorMap(map, plan.cname(t.name), cols, "uint64_t(" + plan.dim(t.rows()) + ")",
+                             product(plan, t.leading()), box);
     };
     auto encodeKeys = [&](const KeyTensor &t, StringRef map, StringRef depth) {
       return t.keyRows ? encode(t, map, depth, "BN")
@@ -1771,10 +1777,7 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
       w.comment(t + ": matrices of (" + dims[dims.size() - 2] + ", " + dims.back() +
                 "), boxes of 64 keys x BM queries.");
       w.line("CUtensorMap " + t + "_map;");
-      encodes.push_back(formatv("sketch::encode_tensor_map_3d(&{0}_map, {0}, {1}, {2}, "
-                                "uint64_t({3}), {1} * 2, {2} * {1} * 2, 64, BM, 2)",
-                                t, keys, queries, matrices)
-                            .str());
+      encodes.push_back(encodeTensorMap(t + "_map", t, keys, queries, matrices, "BM"));
       maps += ", " + t + "_map";
     }
     for (size_t i = 0; i < encodes.size(); ++i)
