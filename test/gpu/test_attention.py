@@ -563,17 +563,20 @@ def test_padding_mask():
 
 
 def staged_case(name, causal, s, l, hk, *, b=2, misaligned=False):
-    """The staged_* kernels: M [S, L] f16 and um [B, 1, S, L] bf16 (d = 64) or hm [H, S, L]
-    f16 (d = 128); `misaligned`: M 2 bytes past a 16-byte boundary (the fallback kernel)."""
+    """The staged_* kernels: M [S, L] f16 added, and by staged_f16_d128_causal hm [H, S, L]
+    f16 added, by staged_f16_d64_full um [B, 1, S, L] bf16 subtracted (the others read M
+    alone); `misaligned`: M 2 bytes past a 16-byte boundary (the fallback kernel)."""
     d = 128 if "d128" in name else 256 if "d256" in name else 64
     m = torch.randn(s * l + 8, device="cuda", dtype=torch.float16)
     m = (m[1:1 + s * l] if misaligned else m[:s * l]).view(s, l)
-    other = (torch.randn(HEADS, s, l, device="cuda", dtype=torch.float16) if d == 128
-             else torch.randn(b, 1, s, l, device="cuda", dtype=torch.bfloat16))
-    sign = 1.0 if d == 128 else 0.0 if ("wide" in name or d == 256) else -1.0  # those read M alone
-    run_case(name, "f16", causal, s, l, hk, d, d, b=b,
-             scalars={"M": m, "hm" if d == 128 else "um": other},
-             steps=lambda x: x + m.float() + sign * other.float())
+    scalars, other = {"M": m}, 0.0
+    if name == "staged_f16_d128_causal":
+        scalars["hm"] = other = torch.randn(HEADS, s, l, device="cuda", dtype=torch.float16)
+    elif name == "staged_f16_d64_full":
+        um = torch.randn(b, 1, s, l, device="cuda", dtype=torch.bfloat16)
+        scalars["um"], other = um, -um.float()
+    run_case(name, "f16", causal, s, l, hk, d, d, b=b, scalars=scalars,
+             steps=lambda x: x + m.float() + other)
 
 
 def test_staged_tensors():
