@@ -194,7 +194,7 @@ void emitGemmLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &laun
 }
 
 std::string splitLauncherName(const GemmAnalysis &g) { return g.sig.name + "_splitk_launch"; }
-/// A kernel of its own beside the split form (SplitForm::narrow, ::wide): NAME_narrow_launch.
+/// A kernel of its own beside the split form (SplitForm::narrow, ::waveTiles): NAME_narrow_launch.
 std::string tileLauncherName(const GemmAnalysis &kernel) { return kernel.sig.name + "_launch"; }
 
 /// The launch of a kernel without slices: persistent (at most one block an SM, shared
@@ -211,7 +211,7 @@ void emitTileLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &laun
   emitGemmLaunch(w, g, launch, "(unsigned)blocks", /*cluster=*/false, "tiles <= per_batch");
 }
 
-/// The launch of a kernel of its own beside the split form (SplitForm::narrow, ::wide),
+/// The launch of a kernel of its own beside the split form (SplitForm::narrow, ::waveTiles),
 /// a static function the host calls.
 void emitTileLauncher(CudaWriter &w, const GemmAnalysis &kernel, const GemmLaunch &launch,
                       const GemmAnalysis &g, StringRef what) {
@@ -242,11 +242,11 @@ void emitSplitLauncher(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
   w.line();
 }
 
-/// Where the split form takes one slice: of the narrow kernel and the wide ones, the one
+/// Where the split form takes one slice: of the narrow kernel and the wave tiles' ones, the one
 /// whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN) (SplitRule;
 /// ties keep the first, the narrow kernel first).
 template <typename LaunchOf>
-void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<GemmAnalysis> wide,
+void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<GemmAnalysis> others,
                         LaunchOf launchOf) {
   w.comment("one slice: a kernel without the reduction, of these tiles the one whose waves");
   w.comment("move the fewest operand rows, ceil(tiles / SMs) x (BM + BN); ties keep the first");
@@ -254,14 +254,14 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
     return "rows_" + str(kernel.tileM) + "x" + str(kernel.tileN);
   };
   std::vector<const GemmAnalysis *> kernels = {&narrow};
-  for (const GemmAnalysis &kernel : wide)
+  for (const GemmAnalysis &kernel : others)
     kernels.push_back(&kernel);
   for (const GemmAnalysis *kernel : kernels)
     w.line("const int64_t " + rowsOf(*kernel) + " = sketch::wave_rows(size_m, size_n, batch, sms, " +
            str(kernel->tileM) + ", " + str(kernel->tileN) + ");");
-  for (auto [i, kernel] : llvm::enumerate(wide)) {
+  for (auto [i, kernel] : llvm::enumerate(others)) {
     std::string rows = rowsOf(kernel), condition = rows + " < " + rowsOf(narrow);
-    for (auto [j, other] : llvm::enumerate(wide))
+    for (auto [j, other] : llvm::enumerate(others))
       if (j != i)
         condition += " && " + rows + (j < i ? " < " : " <= ") + rowsOf(other);
     w.line("if (" + condition + ")");
@@ -322,9 +322,9 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
     w.line("const int slices = sketch::split_slices(sms * " + str(Rule::sliceFillNum) + " / " +
            str(Rule::sliceFillDen) + ", split_tiles, " + kTiles() + ", " + maxSlices + ", " +
            str(Rule::minKTiles) + ");");
-    if (split.narrow && !split.wide.empty()) {
+    if (split.narrow && !split.waveTiles.empty()) {
       w.open("if (slices == 1)");
-      emitFewestWaveRows(w, *split.narrow, split.wide, launchOf);
+      emitFewestWaveRows(w, *split.narrow, split.waveTiles, launchOf);
       w.close();
     } else if (split.narrow) {
       w.line("if (slices == 1)  // one slice: the narrow kernel, without the reduction");
@@ -352,8 +352,8 @@ void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
   if (split && split->narrow)
     emitTileLauncher(w, *split->narrow, *launches.narrow, g, "the split form's tile as a kernel of its own");
   if (split)
-    for (auto [kernel, launch] : llvm::zip_equal(split->wide, launches.wide))
-      emitTileLauncher(w, kernel, launch, g, "a wide kernel, 128-row tiles");
+    for (auto [kernel, launch] : llvm::zip_equal(split->waveTiles, launches.waveTiles))
+      emitTileLauncher(w, kernel, launch, g, "a kernel of another tile");
   if (split && split->tall)
     emitSplitLauncher(w, *split->tall, *split, *launches.tall);
   w.open(hostPrototype(g.sig));
@@ -541,7 +541,7 @@ int64_t alignUp(int64_t value, int64_t alignment) {
 } // namespace
 
 /// The tile `s` as a kernel of its own, NAME`suffix`: its operand buffers and stages,
-/// the GEMM's epilogue and staging element (SplitForm::narrow, ::wide).
+/// the GEMM's epilogue and staging element (SplitForm::narrow, ::waveTiles).
 static GemmAnalysis ownKernelOf(const GemmAnalysis &g, const GemmAnalysis &s, StringRef suffix) {
   GemmAnalysis own = s;
   own.sig.name = g.sig.name + suffix.str();
@@ -610,19 +610,19 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
     if (plan::hasNarrowKernel(plan, g.tileM, g.tileN, g.stages))
       split.narrow = ownKernelOf(g, s, "_narrow");
     if (split.narrow)
-      for (plan::SplitPlan::WideTile tile : plan.wide) {
-        int64_t rows = plan::SplitRule::wideTileM;
-        FailureOr<GemmAnalysis> wide =
-            retiled(g, "the wide kernel's tile", rows, tile.tileN, rows / 16, tile.stages);
-        if (failed(wide))
+      for (plan::SplitPlan::WaveTile tile : plan.waveTiles) {
+        FailureOr<GemmAnalysis> other = retiled(g, "the wave tile's kernel", tile.tileM,
+                                                tile.tileN, tile.tileM / 16, tile.stages);
+        if (failed(other))
           return failure();
-        split.wide.push_back(ownKernelOf(g, *wide, "_wide" + std::to_string(tile.tileN)));
-        if (!wgmmaSupports(split.wide.back()))
-          return kernel.emitError() << "split_k auto: the wide kernel's tile " << rows << "x"
+        split.waveTiles.push_back(ownKernelOf(
+            g, *other, "_" + std::to_string(tile.tileM) + "x" + std::to_string(tile.tileN)));
+        if (!wgmmaSupports(split.waveTiles.back()))
+          return kernel.emitError() << "split_k auto: the kernel of tile " << tile.tileM << "x"
                                     << tile.tileN << " with " << tile.stages
                                     << " stages does not fit the shared memory of sm_90a's wgmma path";
       }
-    if (!split.wide.empty() && plan.tallStages) {
+    if (!split.waveTiles.empty() && plan.tallStages) {
       using Rule = plan::SplitRule;
       FailureOr<GemmAnalysis> tall = retiled(g, "the tall split form's tile", Rule::tallTileM,
                                              Rule::tallTileN, Rule::tallTileM / 16, plan.tallStages);
@@ -690,13 +690,13 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
                           : GemmWriter(split->g, *epilogue, w, &*split).writeKernelAndComment();
   w.line();
   std::optional<GemmLaunch> narrow, tall;
-  std::vector<GemmLaunch> wide;
+  std::vector<GemmLaunch> waveTiles;
   if (split->narrow) {
     narrow = emitWgmmaGemmKernel(*split->narrow, *epilogue, w);
     w.line();
   }
-  for (const GemmAnalysis &kernel : split->wide) {
-    wide.push_back(emitWgmmaGemmKernel(kernel, *epilogue, w));
+  for (const GemmAnalysis &kernel : split->waveTiles) {
+    waveTiles.push_back(emitWgmmaGemmKernel(kernel, *epilogue, w));
     w.line();
   }
   if (split->tall) {
@@ -705,7 +705,7 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
   }
   auto pointer = [](const std::optional<GemmLaunch> &l) { return l ? &*l : nullptr; };
   emitGemmHost(w, g, pointer(own), &*split,
-               SplitLaunches{&launch, pointer(narrow), pointer(tall), wide});
+               SplitLaunches{&launch, pointer(narrow), pointer(tall), waveTiles});
   w.line();
   return g.sig;
 }

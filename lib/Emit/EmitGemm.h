@@ -79,22 +79,21 @@ struct SplitForm {
   /// reduction (NAME_narrow_kernel), which the host function runs where the rule
   /// gives one slice or M is at most SplitRule::narrowRows (docs/backend.md).
   std::optional<GemmAnalysis> narrow;
-  /// Beside `narrow`, kernels of 128-row tiles (NAME_wideN_kernel, N their width;
-  /// SplitPlan::wide), which the host function runs instead of it where SplitRule's wave
-  /// count favours one.
-  std::vector<GemmAnalysis> wide;
-  /// Beside the wide kernels, a second split form on a cluster, of SplitRule::tallTileM x tallTileN
+  /// Beside `narrow`, kernels of other tiles (NAME_MxN_kernel; SplitPlan::waveTiles), which
+  /// the host function runs instead of it where SplitRule's wave count favours one.
+  std::vector<GemmAnalysis> waveTiles;
+  /// Beside those kernels, a second split form on a cluster, of SplitRule::tallTileM x tallTileN
   /// tiles (NAME_tall_splitk_kernel), which the host function runs for M over
   /// SplitRule::narrowRows where it takes 2 slices or more.
   std::optional<GemmAnalysis> tall;
 };
 
 /// The launches the host function dispatches to beside the kernel's own (`own`):
-/// the split form's and, where the split form has them, its narrow, wide and tall
+/// the split form's and, where the split form has them, its narrow, wave-tile and tall
 /// kernels' (SplitForm).
 struct SplitLaunches {
   const GemmLaunch *split = nullptr, *narrow = nullptr, *tall = nullptr;
-  llvm::ArrayRef<GemmLaunch> wide; // one for each of SplitForm::wide
+  llvm::ArrayRef<GemmLaunch> waveTiles; // one for each of SplitForm::waveTiles
 };
 
 /// The split form of `g`: its tile and warps, operand buffers planned as
@@ -113,7 +112,7 @@ std::string splitKernelName(const GemmAnalysis &g);
 
 /// The host function: argument checks, one block per output tile and batch index;
 /// with `split`, its dispatch to the split form (always, or by SplitRule beside
-/// `own`, and to its narrow, wide or tall kernel), each written before it as a static
+/// `own`, and to its narrow, wave-tile or tall kernel), each written before it as a static
 /// launch function.
 void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
                   const SplitForm *split = nullptr, const SplitLaunches &launches = {});

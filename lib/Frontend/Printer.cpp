@@ -271,10 +271,10 @@ private:
     if (narrow)
       text += "; where S is 1, and for M up to " + n(Rule::narrowRows) +
               " rows, the split tile runs as a kernel of its own (no slices, no reduction)";
-    if (narrow && !split.wide.empty()) {
+    if (narrow && !split.waveTiles.empty()) {
       text += "; where S is 1, tiles of ";
-      for (auto [i, tile] : llvm::enumerate(split.wide))
-        text += (i ? " or " : "") + n(Rule::wideTileM) + " x " + n(tile.tileN) + " (" +
+      for (auto [i, tile] : llvm::enumerate(split.waveTiles))
+        text += (i ? " or " : "") + n(tile.tileM) + " x " + n(tile.tileN) + " (" +
                 n(tile.stages) + " stages)";
       text += " run instead where their waves move fewer operand rows, ceil(tiles / SMs) x "
               "(BM + BN), ties keeping the split tile, then the first listed";

@@ -107,13 +107,15 @@ DictionaryAttr toAttr(MLIRContext *context, const SplitPlan &split) {
   SmallVector<NamedAttribute> fields = intFields(b, split, kSplitPlanFields);
   fields.push_back(named(b, "cluster", split.cluster));
   fields.push_back(named(b, "beside", split.beside));
-  SmallVector<int64_t> wideN, wideStages;
-  for (const SplitPlan::WideTile &tile : split.wide) {
-    wideN.push_back(tile.tileN);
-    wideStages.push_back(tile.stages);
+  SmallVector<int64_t> waveM, waveN, waveStages;
+  for (const SplitPlan::WaveTile &tile : split.waveTiles) {
+    waveM.push_back(tile.tileM);
+    waveN.push_back(tile.tileN);
+    waveStages.push_back(tile.stages);
   }
-  fields.push_back(b.getNamedAttr("wide_n", b.getDenseI64ArrayAttr(wideN)));
-  fields.push_back(b.getNamedAttr("wide_stages", b.getDenseI64ArrayAttr(wideStages)));
+  fields.push_back(b.getNamedAttr("wave_m", b.getDenseI64ArrayAttr(waveM)));
+  fields.push_back(b.getNamedAttr("wave_n", b.getDenseI64ArrayAttr(waveN)));
+  fields.push_back(b.getNamedAttr("wave_stages", b.getDenseI64ArrayAttr(waveStages)));
   return b.getDictionaryAttr(fields);
 }
 
@@ -123,14 +125,17 @@ std::optional<SplitPlan> splitPlanFrom(Attribute attr) {
   if (!dict || !readIntFields(dict, kSplitPlanFields, split))
     return std::nullopt;
   auto cluster = getInt(dict, "cluster"), beside = getInt(dict, "beside");
-  auto wideN = dict.getAs<DenseI64ArrayAttr>("wide_n"),
-       wideStages = dict.getAs<DenseI64ArrayAttr>("wide_stages");
-  if (!cluster || !beside || !wideN || !wideStages || wideN.size() != wideStages.size())
+  auto waveM = dict.getAs<DenseI64ArrayAttr>("wave_m"),
+       waveN = dict.getAs<DenseI64ArrayAttr>("wave_n"),
+       waveStages = dict.getAs<DenseI64ArrayAttr>("wave_stages");
+  if (!cluster || !beside || !waveM || !waveN || !waveStages || waveM.size() != waveN.size() ||
+      waveN.size() != waveStages.size())
     return std::nullopt;
   split.cluster = *cluster != 0;
   split.beside = *beside != 0;
-  for (auto [tileN, stages] : llvm::zip_equal(wideN.asArrayRef(), wideStages.asArrayRef()))
-    split.wide.push_back({tileN, stages});
+  for (auto [tileM, tileN, stages] :
+       llvm::zip_equal(waveM.asArrayRef(), waveN.asArrayRef(), waveStages.asArrayRef()))
+    split.waveTiles.push_back({tileM, tileN, stages});
   return split;
 }
 

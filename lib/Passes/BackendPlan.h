@@ -110,20 +110,20 @@ std::optional<StagingBuffer> stagingBufferFrom(mlir::Attribute attr);
 /// the slices are the blocks of a thread-block cluster (sm_90a's wgmma path),
 /// else warp groups of one block. slices == 0: chosen at run time (`split_k auto`
 /// on a cluster). `beside`: the kernel also keeps its own tile, and the host
-/// function picks one of the two by SplitRule. `wide` (not empty): `auto` on a cluster
-/// also has kernels of SplitRule::wideTileM-row tiles (SplitRule::wideTiles).
+/// function picks one of the two by SplitRule. `waveTiles` (not empty): `auto` on a cluster
+/// also has kernels of other tiles (SplitRule::waveTiles), which one slice takes by waves.
 /// `tallStages` (not 0): and a second split form, of SplitRule::tallTileM x tallTileN
 /// tiles, `tallStages` stages, for M over SplitRule::narrowRows.
 struct SplitPlan {
-  /// A kernel of SplitRule::wideTileM x tileN tiles beside the split form, `stages` stages.
-  struct WideTile {
-    int64_t tileN = 0, stages = 0;
+  /// A kernel of tileM x tileN tiles beside the split form, `stages` stages.
+  struct WaveTile {
+    int64_t tileM = 0, tileN = 0, stages = 0;
   };
   int64_t tileM = 0, tileN = 0, tileK = 0, warps = 0, stages = 0;
   int64_t slices = 0;
   bool cluster = false;
   bool beside = false;
-  llvm::SmallVector<WideTile, 2> wide;
+  llvm::SmallVector<WaveTile, 3> waveTiles;
   int64_t tallStages = 0;
 };
 
@@ -157,7 +157,7 @@ struct SplitRule {
   static constexpr int64_t narrowRows = 64;
   /// The split form's tile for `split_k auto`: 64 rows (wgmma m64), at most 128 columns.
   static constexpr int64_t tileM = 64, maxTileN = 128;
-  /// Where the narrow kernel runs, kernels of 128-row tiles run instead when their
+  /// Where the narrow kernel runs, kernels of other tiles run instead when their
   /// waves move fewer operand rows: ceil(tiles / SMs) x (BM + BN) smaller (ties keep
   /// the first: the narrow kernel, then these in order). 128 x 96 (7 stages; 128 x 128
   /// where B is MN-major, whose wgmma tiles are multiples of 64 wide): H100, same run,
@@ -166,14 +166,15 @@ struct SplitRule {
   /// M = 264, N = 6144 (2 rounds each, 384 against 448 rows) 0.0323 against 0.0324.
   /// And 128 x 48 (8 stages; B K-major): H200, same run, M = 128, N = 6144 0.0181 ms
   /// against 0.0203 for 64 x 128 (128 tiles, 176 rows, against 96 tiles, 192 rows;
-  /// docs/backend.md).
-  static constexpr int64_t wideTileM = 128;
-  static llvm::SmallVector<SplitPlan::WideTile, 2> wideTiles(bool bKMajor) {
+  /// docs/backend.md). And 64 x 48 (8 stages; B K-major), which takes 128 x 48's place at
+  /// M <= 64 (as many tiles, fewer rows): H200, same run, M = 1 and 16, N = 6144, K = 4096
+  /// 0.0162 / 0.0163 ms against 0.0168 / 0.0170 for 128 x 48 (cuBLAS 0.0165 / 0.0161).
+  static llvm::SmallVector<SplitPlan::WaveTile, 3> waveTiles(bool bKMajor) {
     if (!bKMajor)
-      return {{128, 7}};
-    return {{96, 7}, {48, 8}};
+      return {{128, 128, 7}};
+    return {{128, 96, 7}, {128, 48, 8}, {64, 48, 8}};
   }
-  /// Beside the wide kernel, for M over narrowRows, a split form of 128 x 64 tiles on a
+  /// Beside those kernels, for M over narrowRows, a split form of 128 x 64 tiles on a
   /// cluster, which the host function runs where it takes 2 slices or more: slices =
   /// min(autoSlices, SMs / its tiles, k-tiles / minKTiles) (all the SMs: 64-row tiles
   /// read each column of B once for every 64 rows of M, these once for 128). H200, same

@@ -471,10 +471,10 @@ LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config 
       split.stages = Rule::clusterStages(split.tileM, split.tileN, arch);
     if (plan::hasNarrowKernel(split, config.values[kBM], config.values[kBN],
                               config.values[kStages]))
-      for (plan::SplitPlan::WideTile tile : Rule::wideTiles(problem.rhsKMajor))
-        if (Rule::wideTileM * tile.tileN < config.values[kBM] * config.values[kBN])
-          split.wide.push_back(tile);
-    if (!split.wide.empty())
+      for (plan::SplitPlan::WaveTile tile : Rule::waveTiles(problem.rhsKMajor))
+        if (tile.tileM * tile.tileN < config.values[kBM] * config.values[kBN])
+          split.waveTiles.push_back(tile);
+    if (!split.waveTiles.empty())
       split.tallStages = Rule::clusterStages(Rule::tallTileM, Rule::tallTileN, arch);
   } else {
     int64_t slices = 0;

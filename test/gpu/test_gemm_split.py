@@ -158,30 +158,37 @@ def test_narrow_kernel_rows():
     assert_unbatched_ran(shapes[1:], "_narrow_kernel<true>")
 
 
-def test_wide_kernels():
-    """The wide kernels (128-row tiles, NAME_wideN_kernel) where their waves move fewer
-    operand rows than the narrow kernel's, ceil(tiles / SMs) x (BM + BN) on 132 SMs.
+def test_wave_tile_kernels():
+    """The kernels of other tiles (NAME_MxN_kernel) where their waves move fewer operand
+    rows than the narrow kernel's, ceil(tiles / SMs) x (BM + BN) on 132 SMs.
     128 x 96 (128 x 128 where B is MN-major) against 64 x 128: M = 264, N = 4096 (160
     narrow tiles, 2 rounds, against 129 or 96, 1 round), M = 136, N = 6144 (144 against 128
     or 96). 128 x 48 (B K-major): M = 128, N = 6144 (128 tiles, 176 rows, against 96 of
-    64 x 128, 192 rows), M = 300, N = 2000 (126 against 80); where B is MN-major the narrow
-    kernel runs there (128 x 128: 256 rows). Last tile rows of 8, 1, 44 and 100 rows,
-    ragged N; every kernel, checked; then, on sm_90a with 132 SMs, which kernel ran."""
+    64 x 128, 192 rows, and 256 of 64 x 48, 2 rounds), M = 300, N = 2000 (126 against 80).
+    64 x 48 (B K-major) at M <= 64, where it has as many tiles as 128 x 48: M = 16,
+    N = 6144 (128 tiles, 112 rows), M = 1, N = 6000, M = 64, N = 5000 (105 tiles).
+    Where B is MN-major the narrow kernel runs in place of 128 x 48 and 64 x 48 (128 x 128:
+    256 rows). Last tile rows of 8, 1, 44 and 100 rows, ragged N; every kernel, checked;
+    then, on sm_90a with 132 SMs, which kernel ran."""
     wide96 = [(264, 4096, 520), (136, 6144, 1000)]
     wide48 = [(128, 6144, 1000), (300, 2000, 1000)]
+    tile64x48 = [(16, 6144, 1000), (1, 6000, 264), (64, 5000, 136)]
     ragged = [(257, 4100, 264), (200, 6152, 72), (100, 6100, 264)]
-    CASES.sweep(all_kernels(), wide96 + wide48 + ragged)
-    assert_unbatched_ran(wide96, "_wide96_kernel<", mn_major_b="_wide128_kernel<")
-    assert_unbatched_ran(wide48, "_wide48_kernel<", mn_major_b="_narrow_kernel<")
+    CASES.sweep(all_kernels(), wide96 + wide48 + tile64x48 + ragged)
+    assert_unbatched_ran(wide96, "_128x96_kernel<", mn_major_b="_128x128_kernel<")
+    assert_unbatched_ran(wide48, "_128x48_kernel<", mn_major_b="_narrow_kernel<")
+    assert_unbatched_ran(tile64x48, "_64x48_kernel<", mn_major_b="_narrow_kernel<")
 
 
-def test_wide_kernels_short_k():
-    """The wide kernels at short K, small enough for compute-sanitizer (sanitize.sh):
-    128 x 48 where B is K-major at M = 128, N = 2056 (43 tiles, 176 rows, against 34 of
-    64 x 128) and M = 100, N = 6100; 128 x 96 (128 x 128) at M = 136, N = 6144; every
-    kernel, checked."""
-    CASES.sweep(all_kernels(), [(128, 2056, 72), (100, 6100, 72), (136, 6144, 72)])
-    assert_unbatched_ran([(128, 2056, 72), (100, 6100, 72)], "_wide48_kernel<",
+def test_wave_tile_kernels_short_k():
+    """The kernels of other tiles at short K, small enough for compute-sanitizer
+    (sanitize.sh): 128 x 48 where B is K-major at M = 100, N = 6100 (128 tiles, 176 rows,
+    against 256 of 64 x 48); 64 x 48 at M = 128, N = 2056 (86 tiles, 112 rows, against 43
+    of 128 x 48 and 34 of 64 x 128) and M = 7, N = 6144; 128 x 96 (128 x 128) at M = 136,
+    N = 6144; every kernel, checked."""
+    CASES.sweep(all_kernels(), [(128, 2056, 72), (100, 6100, 72), (136, 6144, 72), (7, 6144, 72)])
+    assert_unbatched_ran([(100, 6100, 72)], "_128x48_kernel<", mn_major_b="_narrow_kernel<")
+    assert_unbatched_ran([(128, 2056, 72), (7, 6144, 72)], "_64x48_kernel<",
                          mn_major_b="_narrow_kernel<")
 
 
