@@ -773,6 +773,15 @@ struct OperandTile {
   }
 };
 
+/// The tensors the sm_90a kernel reads by TMA, a map (NAME_map) each, in the order of its
+/// parameters and the host's arguments: Q, K, V, the staged ones.
+std::vector<std::string> tensorMapNames(const AttentionPlan &plan) {
+  std::vector<std::string> maps{"Q", "K", "V"};
+  for (const EpilogueOperand &t : plan.staged)
+    maps.push_back(t.param->cname);
+  return maps;
+}
+
 class KernelWriter {
 public:
   KernelWriter(const AttentionPlan &plan, CudaWriter &w) : plan(plan), w(w) {}
@@ -783,7 +792,7 @@ public:
     w.line("__global__ void __launch_bounds__(" + ns() + "::THREADS, 1)");
     std::string maps;
     if (plan.tiles.wgmma)
-      for (const std::string &t : tensorMaps())
+      for (const std::string &t : tensorMapNames(plan))
         maps += ", const __grid_constant__ CUtensorMap " + t + "_map";
     w.open(plan.name + "_kernel(" +
            kernelParameterList(plan.sig, [](const ParamInfo &) { return true; }) + maps + ")");
@@ -805,14 +814,6 @@ public:
 
 private:
   std::string ns() const { return plan.name + "_tiles"; }
-
-  /// The tensors the sm_90a kernel reads by TMA (a map each): Q, K, V, the staged ones.
-  std::vector<std::string> tensorMaps() const {
-    std::vector<std::string> maps{"Q", "K", "V"};
-    for (const EpilogueOperand &t : plan.staged)
-      maps.push_back(t.param->cname);
-    return maps;
-  }
 
   /// The tile's name, row length and orientation as the scores GEMM's B (K) or P V's (V).
   OperandTile keysOperand() const { return {"K", plan.k.keyRows ? "DQK" : "BN", !plan.k.keyRows}; }
@@ -1766,7 +1767,6 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
     std::vector<std::string> encodes{encode(plan.q, "Q_map", "DQK", "BM"),
                                      encodeKeys(plan.k, "K_map", "DQK"),
                                      encodeKeys(plan.v, "V_map", "DV")};
-    maps = ", Q_map, K_map, V_map";
     for (const EpilogueOperand &operand : plan.staged) {
       const std::string &t = operand.param->cname;
       const std::vector<std::string> &dims = operand.param->dims;
@@ -1778,8 +1778,9 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
                 "), boxes of 64 keys x BM queries.");
       w.line("CUtensorMap " + t + "_map;");
       encodes.push_back(encodeTensorMap(t + "_map", t, keys, queries, matrices, "BM"));
-      maps += ", " + t + "_map";
     }
+    for (const std::string &t : tensorMapNames(plan))
+      maps += ", " + t + "_map";
     for (size_t i = 0; i < encodes.size(); ++i)
       w.line(std::string(i == 0 ? "if (!" : "    !") + encodes[i] +
              (i + 1 < encodes.size() ? " ||" : ")"));
