@@ -270,19 +270,59 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
   w.line("return " + launchOf(narrow) + ";");
 }
 
-/// The host function's choice of the split form: always (`split_k N`), or by
-/// plan::SplitRule beside the kernel's own tile (`split_k auto`).
-void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split) {
+/// The host function's choice of a split form over all the SMs (SplitForm::tall, ::square)
+/// for the rows `tile` serves, where it takes 2 slices or more.
+void emitFillSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const GemmAnalysis &form,
+                           plan::SplitRule::FillTile tile, const std::string &why) {
+  using Rule = plan::SplitRule;
+  std::string name = tile.name, maxSlices = str(Rule::autoSlices(form.stages));
+  w.open("if (size_m " + std::string(tile.overNarrowRows ? "> " : "<= ") + str(Rule::narrowRows) +
+         ")");
+  w.comment(why);
+  w.comment("K splits over min(" + maxSlices + ", the SMs / their tiles, k-tiles / " +
+            str(Rule::minKTiles) + ") >= 2 blocks of a cluster");
+  w.line("const int64_t " + name + "_tiles = sketch::ceil_div(size_m, " + str(form.tileM) +
+         ") * sketch::ceil_div(size_n, " + str(form.tileN) + ") * batch;");
+  w.line("const int " + name + "_slices = sketch::split_slices(sms, " + name + "_tiles, " +
+         "sketch::ceil_div(" + g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + maxSlices + ", " +
+         str(Rule::minKTiles) + ");");
+  w.line("if (" + name + "_slices > 1)");
+  w.line("  return " + splitLauncherName(form) + "(" + kernelArgumentList(g.sig) + ", " + name +
+         "_slices, stream);");
+  w.close();
+}
+
+/// `split_k auto` with the split forms over all the SMs (SplitForm::fillForms): under
+/// fillNum / fillDen of the SMs, the tall or square form where it takes 2 slices or more,
+/// else the kernel of the fewest wave rows.
+template <typename LaunchOf>
+void emitFillFormsDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split,
+                           LaunchOf launchOf) {
+  using Rule = plan::SplitRule;
+  w.comment("split_k auto (docs/backend.md): a grid under " + str(Rule::fillNum) + "/" +
+            str(Rule::fillDen) + " of the SMs runs a split form over all the SMs,");
+  w.comment("K split over the blocks of a cluster, where it takes 2 slices or more, else a kernel");
+  w.comment("of another tile without slices");
+  w.line("const int sms = sketch::sm_count();  // the current device's, read once");
+  w.open("if (tiles * batch * " + str(Rule::fillDen) + " < (int64_t)sms * " + str(Rule::fillNum) + ")");
+  emitFillSplitDispatch(w, g, *split.tall, Rule::tallTile,
+                        "more rows than the narrow tile: tiles of " + str(split.tall->tileM) +
+                            " x " + str(split.tall->tileN) + " (B read once for " +
+                            str(split.tall->tileM) + " rows), where");
+  emitFillSplitDispatch(w, g, *split.square, Rule::squareTile,
+                        "at most the narrow tile's rows: tiles of " + str(split.square->tileM) +
+                            " x " + str(split.square->tileN) + " (more blocks to stream B), where");
+  emitFewestWaveRows(w, *split.narrow, split.waveTiles, launchOf);
+  w.close();
+}
+
+/// `split_k auto` with the split tile's own split form: under fillNum / fillDen of the SMs,
+/// it with SplitRule's slices (on a cluster, the narrow kernel where that is 1).
+template <typename LaunchOf>
+void emitSplitFormDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split,
+                           LaunchOf launchOf) {
   using Rule = plan::SplitRule;
   std::string call = splitLauncherName(g) + "(" + kernelArgumentList(g.sig);
-  auto launchOf = [&](const GemmAnalysis &kernel) {
-    return tileLauncherName(kernel) + "(" + kernelArgumentList(g.sig) + ", stream)";
-  };
-  if (!split.beside) {
-    w.comment("split_k " + str(split.slices) + ": K split over " + str(split.slices) + " slices");
-    w.line("return " + call + (split.cluster ? ", " + str(split.slices) : "") + ", stream);");
-    return;
-  }
   std::string tile = str(split.g.tileM) + " x " + str(split.g.tileN);
   std::string maxSlices = str(Rule::autoSlices(split.g.stages));
   auto kTiles = [&] { return "sketch::ceil_div(" + g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + ")"; };
@@ -299,34 +339,12 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
   w.line("const int sms = sketch::sm_count();  // the current device's, read once");
   w.open("if (tiles * batch * " + str(Rule::fillDen) + " < (int64_t)sms * " + str(Rule::fillNum) + ")");
   if (split.cluster) {
-    if (split.tall) {
-      const GemmAnalysis &tall = *split.tall;
-      std::string tallMaxSlices = str(Rule::autoSlices(tall.stages));
-      w.open("if (size_m > " + str(Rule::narrowRows) + ")");
-      w.comment("more rows than the split tile: tiles of " + str(tall.tileM) + " x " +
-                str(tall.tileN) + " (B read once for " + str(tall.tileM) + " rows), where");
-      w.comment("K splits over min(" + tallMaxSlices +
-                ", the SMs / their tiles, k-tiles / " + str(Rule::minKTiles) +
-                ") >= 2 blocks of a cluster");
-      w.line("const int64_t tall_tiles = sketch::ceil_div(size_m, " + str(tall.tileM) +
-             ") * sketch::ceil_div(size_n, " + str(tall.tileN) + ") * batch;");
-      w.line("const int tall_slices = sketch::split_slices(sms, tall_tiles, " + kTiles() + ", " +
-             tallMaxSlices + ", " + str(Rule::minKTiles) + ");");
-      w.line("if (tall_slices > 1)");
-      w.line("  return " + splitLauncherName(tall) + "(" + kernelArgumentList(g.sig) +
-             ", tall_slices, stream);");
-      w.close();
-    }
     w.line("const int64_t split_tiles = sketch::ceil_div(size_m, " + str(split.g.tileM) +
            ") * sketch::ceil_div(size_n, " + str(split.g.tileN) + ") * batch;");
     w.line("const int slices = sketch::split_slices(sms * " + str(Rule::sliceFillNum) + " / " +
            str(Rule::sliceFillDen) + ", split_tiles, " + kTiles() + ", " + maxSlices + ", " +
            str(Rule::minKTiles) + ");");
-    if (split.narrow && !split.waveTiles.empty()) {
-      w.open("if (slices == 1)");
-      emitFewestWaveRows(w, *split.narrow, split.waveTiles, launchOf);
-      w.close();
-    } else if (split.narrow) {
+    if (split.narrow) {
       w.line("if (slices == 1)  // one slice: the narrow kernel, without the reduction");
       w.line("  return " + launchOf(*split.narrow) + ";");
     }
@@ -335,6 +353,25 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
     w.line("return " + call + ", stream);");
   }
   w.close();
+}
+
+/// The host function's choice of the split form: always (`split_k N`), or by
+/// plan::SplitRule beside the kernel's own tile (`split_k auto`).
+void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split) {
+  using Rule = plan::SplitRule;
+  std::string call = splitLauncherName(g) + "(" + kernelArgumentList(g.sig);
+  auto launchOf = [&](const GemmAnalysis &kernel) {
+    return tileLauncherName(kernel) + "(" + kernelArgumentList(g.sig) + ", stream)";
+  };
+  if (!split.beside) {
+    w.comment("split_k " + str(split.slices) + ": K split over " + str(split.slices) + " slices");
+    w.line("return " + call + (split.cluster ? ", " + str(split.slices) : "") + ", stream);");
+    return;
+  }
+  if (split.fillForms())
+    emitFillFormsDispatch(w, g, split, launchOf);
+  else
+    emitSplitFormDispatch(w, g, split, launchOf);
   if (split.narrow) {
     w.comment("at most " + str(Rule::narrowRows) + " rows: the narrow kernel streams B with more "
               "stages a block than the tile above");
@@ -347,7 +384,7 @@ void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
 
 void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
                   const SplitForm *split, const SplitLaunches &launches) {
-  if (split)
+  if (split && launches.split)
     emitSplitLauncher(w, split->g, *split, *launches.split);
   if (split && split->narrow)
     emitTileLauncher(w, *split->narrow, *launches.narrow, g, "the split form's tile as a kernel of its own");
@@ -356,6 +393,8 @@ void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
       emitTileLauncher(w, kernel, launch, g, "a kernel of another tile");
   if (split && split->tall)
     emitSplitLauncher(w, *split->tall, *split, *launches.tall);
+  if (split && split->square)
+    emitSplitLauncher(w, *split->square, *split, *launches.square);
   w.open(hostPrototype(g.sig));
   emitHostChecks(w, g.sig);
   emitGemmTiles(w, g);
@@ -588,6 +627,23 @@ static GemmAnalysis asSplitTile(GemmAnalysis s) {
   return s;
 }
 
+/// A split form over all the SMs (SplitForm::tall, ::square): `tile` with `stages`
+/// stages, NAME_<tile.name>_splitk_kernel.
+static LogicalResult fillSplitForm(const GemmAnalysis &g, plan::SplitRule::FillTile tile,
+                                   int64_t stages, std::optional<GemmAnalysis> &form) {
+  std::string what = "the " + std::string(tile.name) + " split form's tile";
+  FailureOr<GemmAnalysis> s = retiled(g, what, tile.tileM, tile.tileN, tile.tileM / 16, stages);
+  if (failed(s))
+    return failure();
+  form = asSplitTile(*s);
+  form->sig.name = g.sig.name + "_" + tile.name;
+  if (!wgmmaSupports(*form))
+    return KernelOp(g.kernel).emitError()
+           << "split_k auto: " << what << " " << tile.tileM << "x" << tile.tileN << " with "
+           << stages << " stages does not fit the shared memory of sm_90a's wgmma path";
+  return success();
+}
+
 FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
   const plan::SplitPlan &plan = *g.split;
   SplitForm split;
@@ -622,18 +678,11 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
                                     << tile.tileN << " with " << tile.stages
                                     << " stages does not fit the shared memory of sm_90a's wgmma path";
       }
-    if (!split.waveTiles.empty() && plan.tallStages) {
+    if (!split.waveTiles.empty() && plan.tallStages && plan.squareStages) {
       using Rule = plan::SplitRule;
-      FailureOr<GemmAnalysis> tall = retiled(g, "the tall split form's tile", Rule::tallTileM,
-                                             Rule::tallTileN, Rule::tallTileM / 16, plan.tallStages);
-      if (failed(tall))
+      if (failed(fillSplitForm(g, Rule::tallTile, plan.tallStages, split.tall)) ||
+          failed(fillSplitForm(g, Rule::squareTile, plan.squareStages, split.square)))
         return failure();
-      split.tall = asSplitTile(*tall);
-      split.tall->sig.name = g.sig.name + "_tall";
-      if (!wgmmaSupports(*split.tall))
-        return kernel.emitError() << "split_k auto: the tall split form's tile " << Rule::tallTileM
-                                  << "x" << Rule::tallTileN << " with " << plan.tallStages
-                                  << " stages does not fit the shared memory of sm_90a's wgmma path";
     }
     return split;
   }
@@ -685,11 +734,13 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
                 : GemmWriter(g, *epilogue, w).writeKernelAndComment();
     w.line();
   }
-  GemmLaunch launch = split->cluster
-                          ? emitWgmmaGemmKernel(split->g, *epilogue, w, &*split)
-                          : GemmWriter(split->g, *epilogue, w, &*split).writeKernelAndComment();
-  w.line();
-  std::optional<GemmLaunch> narrow, tall;
+  std::optional<GemmLaunch> launch; // the split tile's split form, which fill forms replace
+  if (!split->fillForms()) {
+    launch = split->cluster ? emitWgmmaGemmKernel(split->g, *epilogue, w, &*split)
+                            : GemmWriter(split->g, *epilogue, w, &*split).writeKernelAndComment();
+    w.line();
+  }
+  std::optional<GemmLaunch> narrow, tall, square;
   std::vector<GemmLaunch> waveTiles;
   if (split->narrow) {
     narrow = emitWgmmaGemmKernel(*split->narrow, *epilogue, w);
@@ -699,13 +750,15 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
     waveTiles.push_back(emitWgmmaGemmKernel(kernel, *epilogue, w));
     w.line();
   }
-  if (split->tall) {
-    tall = emitWgmmaGemmKernel(*split->tall, *epilogue, w, &*split);
-    w.line();
-  }
+  for (auto [form, emitted] : {std::pair(&split->tall, &tall), std::pair(&split->square, &square)})
+    if (*form) {
+      *emitted = emitWgmmaGemmKernel(**form, *epilogue, w, &*split);
+      w.line();
+    }
   auto pointer = [](const std::optional<GemmLaunch> &l) { return l ? &*l : nullptr; };
   emitGemmHost(w, g, pointer(own), &*split,
-               SplitLaunches{&launch, pointer(narrow), pointer(tall), waveTiles});
+               SplitLaunches{pointer(launch), pointer(narrow), pointer(tall), pointer(square),
+                             waveTiles});
   w.line();
   return g.sig;
 }

@@ -82,17 +82,23 @@ struct SplitForm {
   /// Beside `narrow`, kernels of other tiles (NAME_MxN_kernel; SplitPlan::waveTiles), which
   /// the host function runs instead of it where SplitRule's wave count favours one.
   std::vector<GemmAnalysis> waveTiles;
-  /// Beside those kernels, a second split form on a cluster, of SplitRule::tallTileM x tallTileN
-  /// tiles (NAME_tall_splitk_kernel), which the host function runs for M over
-  /// SplitRule::narrowRows where it takes 2 slices or more.
-  std::optional<GemmAnalysis> tall;
+  /// Beside those kernels, split forms on a cluster over all the SMs (SplitRule::tallTile,
+  /// squareTile: NAME_tall_splitk_kernel, NAME_square_splitk_kernel), which the host
+  /// function runs for M over (tall) or up to (square) SplitRule::narrowRows where they
+  /// take 2 slices or more.
+  std::optional<GemmAnalysis> tall, square;
+  /// Whether the tall and square forms stand in for the split tile's own split form: the
+  /// two fill the SMs where it fills half, so it would never take more slices than they
+  /// do, and the host function then runs a kernel without slices (no NAME_splitk_kernel).
+  bool fillForms() const { return tall && square; }
 };
 
 /// The launches the host function dispatches to beside the kernel's own (`own`):
-/// the split form's and, where the split form has them, its narrow, wave-tile and tall
-/// kernels' (SplitForm).
+/// the split form's and, where the split form has them, its narrow, wave-tile, tall and
+/// square kernels' (SplitForm).
 struct SplitLaunches {
-  const GemmLaunch *split = nullptr, *narrow = nullptr, *tall = nullptr;
+  /// The split tile's split form (none where SplitForm::fillForms).
+  const GemmLaunch *split = nullptr, *narrow = nullptr, *tall = nullptr, *square = nullptr;
   llvm::ArrayRef<GemmLaunch> waveTiles; // one for each of SplitForm::waveTiles
 };
 

@@ -250,8 +250,9 @@ private:
            plan::hasNarrowKernel(split, int64_t(*tileM), int64_t(*tileN), int64_t(*stages));
   }
 
-  static SmallVector<std::string> describeSplit(StringRef directive, const plan::SplitPlan &split,
-                                                bool narrow) {
+  /// `split_k N`, or `auto` with the split tile's own split form (plan::SplitRule).
+  static std::string describeSplitForm(StringRef directive, const plan::SplitPlan &split,
+                                       bool narrow) {
     using Rule = plan::SplitRule;
     auto n = [](int64_t value) { return std::to_string(value); };
     std::string where = split.cluster ? "the blocks of a cluster"
@@ -271,20 +272,42 @@ private:
     if (narrow)
       text += "; where S is 1, and for M up to " + n(Rule::narrowRows) +
               " rows, the split tile runs as a kernel of its own (no slices, no reduction)";
-    if (narrow && !split.waveTiles.empty()) {
-      text += "; where S is 1, tiles of ";
-      for (auto [i, tile] : llvm::enumerate(split.waveTiles))
-        text += (i ? " or " : "") + n(tile.tileM) + " x " + n(tile.tileN) + " (" +
-                n(tile.stages) + " stages)";
-      text += " run instead where their waves move fewer operand rows, ceil(tiles / SMs) x "
-              "(BM + BN), ties keeping the split tile, then the first listed";
-    }
-    if (narrow && split.tallStages)
-      text += "; for M over " + n(Rule::narrowRows) + " rows, a split form of " +
-              n(Rule::tallTileM) + " x " + n(Rule::tallTileN) + " tiles (" + n(split.tallStages) +
-              " stages) runs first where T = min(" + n(Rule::autoSlices(split.tallStages)) +
-              ", the SMs / its tiles, k-tiles / " + n(Rule::minKTiles) + ") is 2 or more, K split "
-              "over T blocks of a cluster";
+    return text;
+  }
+
+  /// `split_k auto` with the split forms over all the SMs (EmitGemm.h SplitForm::fillForms).
+  static std::string describeFillForms(const plan::SplitPlan &split) {
+    using Rule = plan::SplitRule;
+    auto n = [](int64_t value) { return std::to_string(value); };
+    auto tile = [&](int64_t m, int64_t tn, int64_t stages) {
+      return n(m) + " x " + n(tn) + " (" + n(stages) + " stages)";
+    };
+    std::string text = "split_k auto: the host function runs the tile above when its grid covers " +
+                       n(Rule::fillNum) + "/" + n(Rule::fillDen) + " of the SMs; else a split form "
+                       "over all the SMs where it takes S = min(" +
+                       n(Rule::autoSlices(split.tallStages)) + ", the SMs / its tiles, k-tiles / " +
+                       n(Rule::minKTiles) + ") >= 2 slices (the blocks of a cluster; the slices' f32 "
+                       "partial tiles summed in slice order, then the epilogue and one store): "
+                       "tiles of " +
+                       tile(Rule::tallTile.tileM, Rule::tallTile.tileN, split.tallStages) +
+                       " for M over " + n(Rule::narrowRows) + " rows, of " +
+                       tile(Rule::squareTile.tileM, Rule::squareTile.tileN, split.squareStages) +
+                       " for M up to " + n(Rule::narrowRows) + "; else, without slices, of tiles " +
+                       tile(split.tileM, split.tileN, split.stages);
+    for (const plan::SplitPlan::WaveTile &wave : split.waveTiles)
+      text += ", " + tile(wave.tileM, wave.tileN, wave.stages);
+    text += ": the one whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN), "
+            "ties keeping the first listed; for M up to " + n(Rule::narrowRows) +
+            " rows where the grid covers the SMs, the first (" + n(split.tileM) + " x " +
+            n(split.tileN) + ")";
+    return text;
+  }
+
+  static SmallVector<std::string> describeSplit(StringRef directive, const plan::SplitPlan &split,
+                                                bool narrow) {
+    std::string text = narrow && !split.waveTiles.empty() && split.tallStages && split.squareStages
+                           ? describeFillForms(split)
+                           : describeSplitForm(directive, split, narrow);
     SmallVector<std::string> lines(1);
     for (StringRef word : llvm::split(text, ' ')) {
       if (!lines.back().empty() && lines.back().size() + 1 + word.size() > 84)

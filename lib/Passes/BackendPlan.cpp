@@ -46,7 +46,7 @@ constexpr IntField<SplitPlan> kSplitPlanFields[] = {
     {"tile_m", &SplitPlan::tileM},   {"tile_n", &SplitPlan::tileN},
     {"tile_k", &SplitPlan::tileK},   {"warps", &SplitPlan::warps},
     {"stages", &SplitPlan::stages},  {"slices", &SplitPlan::slices},
-    {"tall_stages", &SplitPlan::tallStages}};
+    {"tall_stages", &SplitPlan::tallStages}, {"square_stages", &SplitPlan::squareStages}};
 
 template <typename Struct, size_t N>
 static SmallVector<NamedAttribute> intFields(Builder &b, const Struct &value,

@@ -112,8 +112,9 @@ std::optional<StagingBuffer> stagingBufferFrom(mlir::Attribute attr);
 /// on a cluster). `beside`: the kernel also keeps its own tile, and the host
 /// function picks one of the two by SplitRule. `waveTiles` (not empty): `auto` on a cluster
 /// also has kernels of other tiles (SplitRule::waveTiles), which one slice takes by waves.
-/// `tallStages` (not 0): and a second split form, of SplitRule::tallTileM x tallTileN
-/// tiles, `tallStages` stages, for M over SplitRule::narrowRows.
+/// `tallStages`, `squareStages` (not 0): and split forms over all the SMs
+/// (SplitRule::tallTile, squareTile), of those stages, for M over and up to
+/// SplitRule::narrowRows.
 struct SplitPlan {
   /// A kernel of tileM x tileN tiles beside the split form, `stages` stages.
   struct WaveTile {
@@ -124,7 +125,7 @@ struct SplitPlan {
   bool cluster = false;
   bool beside = false;
   llvm::SmallVector<WaveTile, 3> waveTiles;
-  int64_t tallStages = 0;
+  int64_t tallStages = 0, squareStages = 0;
 };
 
 mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const SplitPlan &split);
@@ -174,15 +175,26 @@ struct SplitRule {
       return {{128, 128, 7}};
     return {{128, 96, 7}, {128, 48, 8}, {64, 48, 8}};
   }
-  /// Beside those kernels, for M over narrowRows, a split form of 128 x 64 tiles on a
-  /// cluster, which the host function runs where it takes 2 slices or more: slices =
-  /// min(autoSlices, SMs / its tiles, k-tiles / minKTiles) (all the SMs: 64-row tiles
-  /// read each column of B once for every 64 rows of M, these once for 128). H200, same
-  /// run, M = 128: N = K = 4096 0.0139 ms with 2 slices against 0.0152 for the narrow
-  /// kernel (cuBLAS 0.0142); N = 4096, K = 14336 0.0377 against 0.0443 (cuBLAS 0.0373).
-  /// Where M is at most narrowRows, 64 x 128 tiles ran faster (M = 16, N = 6144: 2
-  /// slices of 128 x 64 0.024 ms, 64 x 128 0.019).
-  static constexpr int64_t tallTileM = 128, tallTileN = 64;
+  /// Beside those kernels, split forms on a cluster over all the SMs, which the host
+  /// function runs first where they take 2 slices or more: slices = min(autoSlices, SMs /
+  /// its tiles, k-tiles / minKTiles). A tile, its name and the rows it serves.
+  struct FillTile {
+    int64_t tileM, tileN;
+    const char *name;
+    bool overNarrowRows; // M over narrowRows, else M at most narrowRows
+  };
+  /// The tall form (128 x 64 tiles), for M over narrowRows: 64-row tiles read each column
+  /// of B once for every 64 rows of M, these once for 128. H200, same run, M = 128: N = K
+  /// = 4096 0.0139 ms with 2 slices against 0.0152 for the narrow kernel (cuBLAS 0.0142);
+  /// N = 4096, K = 14336 0.0377 against 0.0443 (cuBLAS 0.0373). Where M is at most
+  /// narrowRows, 64 x 128 tiles ran faster (M = 16, N = 6144: 2 slices of 128 x 64 0.024
+  /// ms, 64 x 128 0.019).
+  static constexpr FillTile tallTile{128, 64, "tall", true};
+  /// The square form (64 x 64 tiles), for M at most narrowRows, where its slices fill the
+  /// SMs and the 64 x 128 form's half of them: H200, same run, M = 1 and 16, N = 4096,
+  /// 2 slices of 64 x 64 against 2 of 64 x 128: K = 4096 0.0118 against 0.0121 ms,
+  /// K = 14336 0.0316 against 0.0327 (docs/backend.md).
+  static constexpr FillTile squareTile{64, 64, "square", false};
   /// Its stages on a cluster (sm_90a): as many k-tiles of 64 as fit in shared memory,
   /// at most 8. A small-M GEMM streams B from memory; more bytes in flight per SM
   /// measured faster (H100, M = 128, N = 6144, K = 4096, 64 x 128: 8 stages 0.0252 ms,

@@ -474,8 +474,11 @@ LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config 
       for (plan::SplitPlan::WaveTile tile : Rule::waveTiles(problem.rhsKMajor))
         if (tile.tileM * tile.tileN < config.values[kBM] * config.values[kBN])
           split.waveTiles.push_back(tile);
-    if (!split.waveTiles.empty())
-      split.tallStages = Rule::clusterStages(Rule::tallTileM, Rule::tallTileN, arch);
+    if (!split.waveTiles.empty()) {
+      split.tallStages = Rule::clusterStages(Rule::tallTile.tileM, Rule::tallTile.tileN, arch);
+      split.squareStages =
+          Rule::clusterStages(Rule::squareTile.tileM, Rule::squareTile.tileN, arch);
+    }
   } else {
     int64_t slices = 0;
     asked->getAsInteger(10, slices);

@@ -11,8 +11,8 @@
 // blocks of a cluster, counted at run time, with the stages that fit, 8 (sm_90a); there also
 // a kernel of 128 x 128 tiles (B is MN-major: tiles 64 wide; where K-major, 128 x 96 and
 // 128 x 48), 7 stages.
-// SM80: sketch.kernel @gemm_f16 attributes {sketch.split = {beside = 1 : i64, cluster = 0 : i64, slices = 2 : i64, stages = 3 : i64, tall_stages = 0 : i64, tile_k = 32 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64, wave_m = array<i64>, wave_n = array<i64>, wave_stages = array<i64>}, split_k = "auto", stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
-// SM90: sketch.kernel @gemm_f16 attributes {sketch.split = {beside = 1 : i64, cluster = 1 : i64, slices = 0 : i64, stages = 8 : i64, tall_stages = 8 : i64, tile_k = 64 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64, wave_m = array<i64: 128>, wave_n = array<i64: 128>, wave_stages = array<i64: 7>}, split_k = "auto", stages = 4 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 256 : i64, warps = 8 : i64}
+// SM80: sketch.kernel @gemm_f16 attributes {sketch.split = {beside = 1 : i64, cluster = 0 : i64, slices = 2 : i64, square_stages = 0 : i64, stages = 3 : i64, tall_stages = 0 : i64, tile_k = 32 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64, wave_m = array<i64>, wave_n = array<i64>, wave_stages = array<i64>}, split_k = "auto", stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @gemm_f16 attributes {sketch.split = {beside = 1 : i64, cluster = 1 : i64, slices = 0 : i64, square_stages = 8 : i64, stages = 8 : i64, tall_stages = 8 : i64, tile_k = 64 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64, wave_m = array<i64: 128>, wave_n = array<i64: 128>, wave_stages = array<i64: 7>}, split_k = "auto", stages = 4 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 256 : i64, warps = 8 : i64}
 sketch.kernel @gemm_f16 {
   sketch.tensor "A" : f16 ["M", "K"]
   sketch.tensor "B" : f16 ["K", "N"]
@@ -22,8 +22,8 @@ sketch.kernel @gemm_f16 {
 }
 
 // bf16 is treated as f16.
-// SM80: sketch.kernel @gemm_bf16 attributes {sketch.split = {beside = 1 : i64, cluster = 0 : i64, slices = 2 : i64, stages = 3 : i64, tall_stages = 0 : i64, tile_k = 32 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64, wave_m = array<i64>, wave_n = array<i64>, wave_stages = array<i64>}, split_k = "auto", stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
-// SM90: sketch.kernel @gemm_bf16 attributes {sketch.split = {beside = 1 : i64, cluster = 1 : i64, slices = 0 : i64, stages = 8 : i64, tall_stages = 8 : i64, tile_k = 64 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64, wave_m = array<i64: 128>, wave_n = array<i64: 128>, wave_stages = array<i64: 7>}, split_k = "auto", stages = 4 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 256 : i64, warps = 8 : i64}
+// SM80: sketch.kernel @gemm_bf16 attributes {sketch.split = {beside = 1 : i64, cluster = 0 : i64, slices = 2 : i64, square_stages = 0 : i64, stages = 3 : i64, tall_stages = 0 : i64, tile_k = 32 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64, wave_m = array<i64>, wave_n = array<i64>, wave_stages = array<i64>}, split_k = "auto", stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @gemm_bf16 attributes {sketch.split = {beside = 1 : i64, cluster = 1 : i64, slices = 0 : i64, square_stages = 8 : i64, stages = 8 : i64, tall_stages = 8 : i64, tile_k = 64 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64, wave_m = array<i64: 128>, wave_n = array<i64: 128>, wave_stages = array<i64: 7>}, split_k = "auto", stages = 4 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 256 : i64, warps = 8 : i64}
 sketch.kernel @gemm_bf16 {
   sketch.tensor "A" : bf16 ["M", "K"]
   sketch.tensor "B" : bf16 ["K", "N"]

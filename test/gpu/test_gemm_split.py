@@ -120,7 +120,8 @@ def test_narrow_kernel():
     slice (M = 128, N = 4096, K = 264: 64 tiles of 64 x 128, and 5 k-tiles, too few for 2
     slices of the tall form; M = 16, N = 6144: 48 tiles, more than half the SMs' 66) and
     for M up to 64 rows whose own grid covers the SMs; M = 65 there runs the kernel's own
-    tile; M = 16, N = 4096 (32 tiles) the split form. Every kernel, checked."""
+    tile; M = 16, N = 4096 the square split form (64 tiles of 64 x 64, 2 slices). Every
+    kernel, checked."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     wide = 256 * (sms * 3 // 4 + 1)  # the own tile's grid covers 3/4 of the SMs at M <= 128
     shapes = [(1, wide, 520), (64, wide + 3, 136), (65, wide, 72), (128, 4096, 264),
@@ -132,7 +133,7 @@ def test_narrow_kernel():
         shapes = shapes[:-2]
     for (m, n, k), expected in zip(shapes, ["_narrow_kernel", "_narrow_kernel", "_kernel",
                                             "_narrow_kernel", "_narrow_kernel",
-                                            "_splitk_kernel"]):
+                                            "_square_splitk_kernel"]):
         assert_ran("sk_f16_plain", m, n, k, "sk_f16_plain" + expected + "<")
 
 
@@ -202,6 +203,27 @@ def test_tall_split_form():
               (128, 4100, 520)]
     CASES.sweep(all_kernels(), shapes)
     assert_unbatched_ran(shapes[:2], "_tall_splitk_kernel<")
+
+
+def test_square_split_form():
+    """The square split form (64 x 64 tiles, K over a cluster; NAME_square_splitk_kernel) for
+    M up to 64 rows where it takes 2 slices or more over all the SMs (132 SMs: M = 1 and 16,
+    N = K = 4096: 64 tiles; M = 64, N = 4100: 65 tiles, the last 4 columns wide; M = 7,
+    N = 1031, K = 14336), ragged N and K, every kernel (MN-major B and A, batches, every
+    epilogue form), checked; then, on sm_90a with 132 SMs, that the unbatched aligned ones
+    ran it. M = 16, N = 6144 (96 tiles, 1 slice) runs another kernel."""
+    shapes = [(1, 4096, 4096), (16, 4096, 4096), (64, 4100, 520), (7, 1031, 14336),
+              (2, 2000, 1000), (16, 6144, 264)]
+    CASES.sweep(all_kernels(), shapes)
+    assert_unbatched_ran(shapes[:2], "_square_splitk_kernel<")
+
+
+def test_square_split_form_short_k():
+    """The square split form at short K (5 and 9 k-tiles), small enough for compute-sanitizer
+    (sanitize.sh): M = 1, 33 and 64 over 2 slices, every kernel, checked."""
+    shapes = [(1, 2056, 520), (33, 1000, 520), (64, 4100, 520)]
+    CASES.sweep(all_kernels(), shapes)
+    assert_unbatched_ran(shapes[:1], "_square_splitk_kernel<")
 
 
 def test_misaligned_base_pointers():
