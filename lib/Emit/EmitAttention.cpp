@@ -85,7 +85,8 @@ struct AttentionPlan {
   bool elementwise = false;
   plan::ScoreWork work = plan::ScoreWork::scaling; // what `steps` do to each score (checkSteps)
   /// The tensors `steps` read are loaded without guards, at clamped indices: at most
-  /// kUnguardedScoreTensors of them (checkSteps).
+  /// kUnguardedScoreTensors of them (checkSteps), on sm_90a where the consumers' registers
+  /// leave room (stageScoreTensors).
   bool unguarded = false;
   /// sm_90a: the tensors `steps` read a BM x BN tile of, copied by TMA beside each K
   /// stage (stageScoreTensors); the others are loaded a score at a time.
@@ -132,6 +133,12 @@ StringRef cudaType(ElementType type) {
 
 /// The most global tensors the statements on the scores read without guards.
 constexpr size_t kUnguardedScoreTensors = 2;
+/// sm_90a: the consumer registers, past AttentionTiles::consumerRegistersNeeded, that each
+/// tensor the statements read (staged or loaded) and one more take where the loaded ones
+/// are unguarded. Measured with ptxas -O3 (sm_90a): d = 256, 128 x 64, one staged and one
+/// unguarded [S, L] tensor (32 spare of 240) spilled 8 bytes, guarded 0; d = 64, 192 x 64,
+/// two unguarded (48 spare of 160) 0.
+constexpr int64_t kUnguardedTensorRegisters = 16;
 
 /// The statements on the scores as code on one score (`plan.elementwise`).
 FailureOr<EpilogueEmitter> scoreSteps(const AttentionPlan &plan, Location loc) {
@@ -710,10 +717,15 @@ private:
       plan::AttentionTiles more = plan.tiles;
       ++more.scoreTiles;
       if (!more.wgmmaFits(arch))
-        return;
+        break;
       plan.tiles = more;
       plan.staged.push_back(operand);
     }
+    int64_t spare = plan.tiles.consumerRegisters() - plan.tiles.consumerRegistersNeeded();
+    int64_t tensors = int64_t(steps->operands().size());
+    if (plan.staged.size() < steps->operands().size() &&
+        spare < kUnguardedTensorRegisters * (tensors + 1))
+      plan.unguarded = false;
   }
 
   KernelOp kernel;

@@ -564,8 +564,10 @@ def test_padding_mask():
 
 def staged_case(name, causal, s, l, hk, *, b=2, misaligned=False):
     """The staged_* kernels: M [S, L] f16 added, and by staged_f16_d128_causal hm [H, S, L]
-    f16 added, by staged_f16_d64_full um [B, 1, S, L] bf16 subtracted (the others read M
-    alone); `misaligned`: M 2 bytes past a 16-byte boundary (the fallback kernel)."""
+    f16 added, by staged_f16_d64_full um [B, 1, S, L] bf16 subtracted, by
+    staged_f16_d256_two_full N2 [S, L] f16 added (loaded with guards: one tile a stage fits
+    beside d = 256's; the others read M alone); `misaligned`: M 2 bytes past a 16-byte
+    boundary (the fallback kernel)."""
     d = 128 if "d128" in name else 256 if "d256" in name else 64
     m = torch.randn(s * l + 8, device="cuda", dtype=torch.float16)
     m = (m[1:1 + s * l] if misaligned else m[:s * l]).view(s, l)
@@ -575,6 +577,8 @@ def staged_case(name, causal, s, l, hk, *, b=2, misaligned=False):
     elif name == "staged_f16_d64_full":
         um = torch.randn(b, 1, s, l, device="cuda", dtype=torch.bfloat16)
         scalars["um"], other = um, -um.float()
+    elif name == "staged_f16_d256_two_full":
+        scalars["N2"] = other = torch.randn(s, l, device="cuda", dtype=torch.float16)
     run_case(name, "f16", causal, s, l, hk, d, d, b=b, scalars=scalars,
              steps=lambda x: x + m.float() + other)
 
@@ -592,6 +596,7 @@ def test_staged_tensors():
                                         MODES.values()):
         staged_case("staged_f16_d64_wide_full", False, s, l, hk)
         staged_case("staged_f16_d256_full", False, s, l, hk)
+        staged_case("staged_f16_d256_two_full", False, s, l, hk)
 
 
 def test_steps_ragged():
