@@ -678,7 +678,7 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
                                     << tile.tileN << " with " << tile.stages
                                     << " stages does not fit the shared memory of sm_90a's wgmma path";
       }
-    if (!split.waveTiles.empty() && plan.tallStages && plan.squareStages) {
+    if (!split.waveTiles.empty() && plan.fillForms()) {
       using Rule = plan::SplitRule;
       if (failed(fillSplitForm(g, Rule::tallTile, plan.tallStages, split.tall)) ||
           failed(fillSplitForm(g, Rule::squareTile, plan.squareStages, split.square)))

@@ -305,8 +305,7 @@ private:
 
   static SmallVector<std::string> describeSplit(StringRef directive, const plan::SplitPlan &split,
                                                 bool narrow) {
-    std::string text = narrow && !split.waveTiles.empty() && split.tallStages && split.squareStages
-                           ? describeFillForms(split)
+    std::string text = narrow && split.fillForms() ? describeFillForms(split)
                            : describeSplitForm(directive, split, narrow);
     SmallVector<std::string> lines(1);
     for (StringRef word : llvm::split(text, ' ')) {

@@ -126,6 +126,9 @@ struct SplitPlan {
   bool beside = false;
   llvm::SmallVector<WaveTile, 3> waveTiles;
   int64_t tallStages = 0, squareStages = 0;
+  /// Whether `auto` has the split forms over all the SMs (with the wave tiles' kernels),
+  /// which stand in for this tile's own split form.
+  bool fillForms() const { return !waveTiles.empty() && tallStages && squareStages; }
 };
 
 mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const SplitPlan &split);
