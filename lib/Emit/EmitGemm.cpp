@@ -270,6 +270,19 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
   w.line("return " + launchOf(narrow) + ";");
 }
 
+/// K's k-tiles of the wgmma split forms, a C++ expression.
+std::string kTilesOf(const GemmAnalysis &g) {
+  return "sketch::ceil_div(" + g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + ")";
+}
+
+/// `split_k auto`'s test of the kernel's own grid: `if` it covers under fillNum / fillDen of
+/// the SMs (read once a device), opened for the split forms' dispatch.
+void openSmallGrid(CudaWriter &w) {
+  using Rule = plan::SplitRule;
+  w.line("const int sms = sketch::sm_count();  // the current device's, read once");
+  w.open("if (tiles * batch * " + str(Rule::fillDen) + " < (int64_t)sms * " + str(Rule::fillNum) + ")");
+}
+
 /// The host function's choice of a split form over all the SMs (SplitForm::tall, ::square)
 /// for the rows `tile` serves, where it takes 2 slices or more.
 void emitFillSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const GemmAnalysis &form,
@@ -284,7 +297,7 @@ void emitFillSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const GemmAnaly
   w.line("const int64_t " + name + "_tiles = sketch::ceil_div(size_m, " + str(form.tileM) +
          ") * sketch::ceil_div(size_n, " + str(form.tileN) + ") * batch;");
   w.line("const int " + name + "_slices = sketch::split_slices(sms, " + name + "_tiles, " +
-         "sketch::ceil_div(" + g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), " + maxSlices + ", " +
+         kTilesOf(g) + ", " + maxSlices + ", " +
          str(Rule::minKTiles) + ");");
   w.line("if (" + name + "_slices > 1)");
   w.line("  return " + splitLauncherName(form) + "(" + kernelArgumentList(g.sig) + ", " + name +
@@ -303,8 +316,7 @@ void emitFillFormsDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm
             str(Rule::fillDen) + " of the SMs runs a split form over all the SMs,");
   w.comment("K split over the blocks of a cluster, where it takes 2 slices or more, else a kernel");
   w.comment("of another tile without slices");
-  w.line("const int sms = sketch::sm_count();  // the current device's, read once");
-  w.open("if (tiles * batch * " + str(Rule::fillDen) + " < (int64_t)sms * " + str(Rule::fillNum) + ")");
+  openSmallGrid(w);
   emitFillSplitDispatch(w, g, *split.tall, Rule::tallTile,
                         "more rows than the narrow tile: tiles of " + str(split.tall->tileM) +
                             " x " + str(split.tall->tileN) + " (B read once for " +
@@ -325,7 +337,6 @@ void emitSplitFormDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm
   std::string call = splitLauncherName(g) + "(" + kernelArgumentList(g.sig);
   std::string tile = str(split.g.tileM) + " x " + str(split.g.tileN);
   std::string maxSlices = str(Rule::autoSlices(split.g.stages));
-  auto kTiles = [&] { return "sketch::ceil_div(" + g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + ")"; };
   w.comment("split_k auto (docs/backend.md): a grid under " + str(Rule::fillNum) + "/" +
             str(Rule::fillDen) + " of the SMs runs the split form instead,");
   if (split.cluster)
@@ -336,13 +347,12 @@ void emitSplitFormDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm
   else
     w.comment("tiles of " + tile + " with K split over " + str(split.slices) +
               " warp groups a block");
-  w.line("const int sms = sketch::sm_count();  // the current device's, read once");
-  w.open("if (tiles * batch * " + str(Rule::fillDen) + " < (int64_t)sms * " + str(Rule::fillNum) + ")");
+  openSmallGrid(w);
   if (split.cluster) {
     w.line("const int64_t split_tiles = sketch::ceil_div(size_m, " + str(split.g.tileM) +
            ") * sketch::ceil_div(size_n, " + str(split.g.tileN) + ") * batch;");
     w.line("const int slices = sketch::split_slices(sms * " + str(Rule::sliceFillNum) + " / " +
-           str(Rule::sliceFillDen) + ", split_tiles, " + kTiles() + ", " + maxSlices + ", " +
+           str(Rule::sliceFillDen) + ", split_tiles, " + kTilesOf(g) + ", " + maxSlices + ", " +
            str(Rule::minKTiles) + ");");
     if (split.narrow) {
       w.line("if (slices == 1)  // one slice: the narrow kernel, without the reduction");
@@ -678,7 +688,7 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
                                     << tile.tileN << " with " << tile.stages
                                     << " stages does not fit the shared memory of sm_90a's wgmma path";
       }
-    if (!split.waveTiles.empty() && plan.fillForms()) {
+    if (split.narrow && plan.fillForms()) {
       using Rule = plan::SplitRule;
       if (failed(fillSplitForm(g, Rule::tallTile, plan.tallStages, split.tall)) ||
           failed(fillSplitForm(g, Rule::squareTile, plan.squareStages, split.square)))
