@@ -1,4 +1,4 @@
-"""Same-run A/B of two compilers' kernels: every generated GEMM, projection or convolution kernel
+"""Same-run A/B of two compilers' kernels: every generated GEMM, projection, convolution or attention kernel
 NAME that has a twin NAME_ab (the same sketch compiled by another sketchc and renamed,
 see bench/ab.sh) is timed against the twin and the library in alternating batches
 (bench_common.time_interleaved_ms: the same clocks), for several rounds, after both
@@ -86,6 +86,40 @@ def conv_cases(name):
         yield f"{name} C{c} {hw}x{hw} K{k} {r}x{r} s{stride}", library, ours, ref, out, sets
 
 
+def attention_cases(name):
+    """bench_attention.py's shapes of an attn_f16_dD_(mha|gqa)_(full|causal)_default kernel
+    against torch SDPA's cuDNN backend (the fastest library here)."""
+    import math
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from bench_attention import GQA_SHAPES, SHAPES
+    _, _, d_name, form, mask, _ = name.split("_")
+    causal, d = mask == "causal", int(d_name[1:])
+    shapes = ([(b, h, None, s, dd, c) for b, h, s, dd, c in SHAPES] if form == "mha"
+              else GQA_SHAPES)
+    for b, h, hk, s, dd, c in shapes:
+        if (dd, c) != (d, causal):
+            continue
+        sets = 2
+        data = [[torch.randn(b, n, s, d, device="cuda", dtype=torch.float16)
+                 for n in (h, hk or h, hk or h)] for _ in range(sets)]
+
+        def library(i, data=data, h=h, hk=hk):
+            q, k, v = data[i]
+            if hk:
+                k, v = (t.repeat_interleave(h // hk, dim=1) for t in (k, v))
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        ref = library(0).clone()
+        out = torch.empty_like(ref)
+
+        def ours(call, data=data, o=out, b=b, h=h, hk=hk, s=s):
+            sizes = dict(B=b, H=h, S=s, L=s, **({"HK": hk} if hk else {}))
+            return lambda i: call(Q=data[i][0], K=data[i][1], V=data[i][2], O=o,
+                                  scale=1.0 / math.sqrt(d), **sizes)
+        label = f"{name} B={b} H={h}{f' HK={hk}' if hk else ''} S={s}"
+        yield label, library, ours, ref, out, sets
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -98,7 +132,8 @@ def main():
                    if p + "_ab" in sketch_gpu.prototypes() and args.only in p)
     for name in names:
         kind = name.split("_")[0]
-        cases = {"bc": conv_cases, "bp": projection_cases}.get(kind, gemm_cases)(name)
+        cases = {"bc": conv_cases, "bp": projection_cases,
+                 "attn": attention_cases}.get(kind, gemm_cases)(name)
         graph = kind == "bp"  # these kernels take less time than a call from Python
         for label, library, ours, ref, out, sets in cases:
             runs = {"library": library}

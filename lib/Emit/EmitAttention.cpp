@@ -785,6 +785,14 @@ struct OperandTile {
   }
 };
 
+/// The product of `dims` as an int64_t expression.
+std::string product(const AttentionPlan &plan, llvm::ArrayRef<std::string> dims) {
+  std::string out = "int64_t(1)";
+  for (const std::string &dim : dims)
+    out += " * " + plan.dim(dim);
+  return out;
+}
+
 /// The tensors the sm_90a kernel reads by TMA, a map (NAME_map) each, in the order of its
 /// parameters and the host's arguments: Q, K, V, the staged ones.
 std::vector<std::string> tensorMapNames(const AttentionPlan &plan) {
@@ -807,7 +815,8 @@ public:
       for (const std::string &t : tensorMapNames(plan))
         maps += ", const __grid_constant__ CUtensorMap " + t + "_map";
     w.open(plan.name + "_kernel(" +
-           kernelParameterList(plan.sig, [](const ParamInfo &) { return true; }) + maps + ")");
+           kernelParameterList(plan.sig, [](const ParamInfo &) { return true; }) + maps +
+           (plan.causal ? ", int row_base" : "") + ")");
     w.line("using namespace " + ns() + ";");
     w.line("using namespace sketch;");
     if (plan.tiles.wgmma) {
@@ -1250,6 +1259,15 @@ private:
 
   /// Flattened leading indices of `info` (grouped: the query index / group size).
   std::string leadingIndex(const TensorInfo &info) const {
+    if (plan.causal) { // the causal block order's flat index of Q's leading dimensions, `head`
+      auto q = plan.q.leading(), own = info.leading();
+      if (own == q)
+        return "int64_t(head)";
+      // grouped in the last one only (it divides Q's: the host checks): head / the group size
+      if (!own.empty() && own.drop_back() == q.drop_back())
+        return "int64_t(head / (int(" + plan.dim(q.back()) + ") / int(" + plan.dim(own.back()) +
+               ")))";
+    }
     std::string flat = "0";
     auto leading = info.leading();
     for (size_t i = 0; i < leading.size(); ++i) {
@@ -1265,23 +1283,35 @@ private:
 
   void writeBlockCoordinates() {
     auto leading = plan.q.leading();
-    w.comment("Block coordinates: the row tile (the last first: with CAUSAL they have the most");
-    w.comment("keys), then the leading indices of " + plan.q.name + " (blockIdx.y: the last, "
-              "blockIdx.z: the others).");
-    w.line("const int row_tile = gridDim.x - 1 - blockIdx.x;");
+    std::string last = "blockIdx.y", rest = "blockIdx.z";
+    if (plan.causal) {
+      writeCausalBlockOrder();
+      if (!leading.empty()) {
+        std::string lastDim = "int(" + plan.dim(leading.back()) + ")";
+        last = "head % " + lastDim;
+        rest = "head / " + lastDim;
+      }
+    } else {
+      w.comment("Block coordinates: the row tile (the last first), then the leading indices of " +
+                plan.q.name);
+      w.comment("(blockIdx.y: the last, blockIdx.z: the others).");
+      w.line("const int row_tile = gridDim.x - 1 - blockIdx.x;");
+    }
     w.line("const int m0 = row_tile * BM;");
+    // With the causal order, tensors of Q's leading dimensions take `head` itself.
+    std::string index = plan.causal ? "[[maybe_unused]] const int " : "const int ";
     if (!leading.empty())
-      w.line(formatv("const int {0} = blockIdx.y;", indexName(leading.size() - 1)).str());
+      w.line(formatv("{0}{1} = {2};", index, indexName(leading.size() - 1), last).str());
     // Indices are below 65536 (the host checks the grid), so 32-bit division suffices.
     if (leading.size() == 2)
-      w.line("const int i0 = blockIdx.z;");
+      w.line(index + "i0 = " + rest + ";");
     if (leading.size() > 2) {
-      w.line("int rest = blockIdx.z;");
+      w.line("int rest = " + rest + ";");
       for (size_t i = leading.size() - 1; i-- > 0;) {
         if (i == 0) {
-          w.line(formatv("const int {0} = rest;", indexName(i)).str());
+          w.line(formatv("{0}{1} = rest;", index, indexName(i)).str());
         } else {
-          w.line(formatv("const int {0} = rest % int({1});", indexName(i), plan.dim(leading[i]))
+          w.line(formatv("{0}{1} = rest % int({2});", index, indexName(i), plan.dim(leading[i]))
                      .str());
           w.line(formatv("rest /= int({0});", plan.dim(leading[i])).str());
         }
@@ -1313,6 +1343,21 @@ private:
       writeKeyPointers();
     }
     writeTileCount();
+  }
+
+  /// With a causal mask a row tile's keys grow with it, so the grid is (heads of a group, row
+  /// tiles, groups): in launch order the blocks take gridDim.x heads (the host's
+  /// sketch::causal_head_group: their K and V stay in L2) and their row tiles the last first
+  /// across those heads, so the longest blocks start first and the short ones fill the last
+  /// wave. Every coordinate is a few operations on blockIdx, which ptxas recomputes where
+  /// registers are short (a division here made the D = 128 consumers spill).
+  void writeCausalBlockOrder() {
+    w.comment("Block coordinates (CAUSAL: the last row tiles see the most keys). The grid is (heads of a group,");
+    w.comment("row tiles from row_base, groups): a group's row tiles run the last first across its heads.");
+    w.line("const int row_tile = row_base + int(gridDim.y) - 1 - int(blockIdx.y);");
+    w.line("const int head = int(blockIdx.z * gridDim.x + blockIdx.x); // flat over Q's leading dimensions");
+    w.line("if (head >= int(" + product(plan, plan.q.leading()) + ")) // below 2^30 (the host checks)");
+    w.line("  return; // past the last group's heads");
   }
 
   void writeKeyPointers() {
@@ -1640,13 +1685,6 @@ private:
 // Host function
 //===----------------------------------------------------------------------===//
 
-std::string product(const AttentionPlan &plan, llvm::ArrayRef<std::string> dims) {
-  std::string out = "int64_t(1)";
-  for (const std::string &dim : dims)
-    out += " * " + plan.dim(dim);
-  return out;
-}
-
 /// The signature with what writeHost checks, for callers that check first.
 KernelSignature hostConditions(const AttentionPlan &plan) {
   KernelSignature sig = plan.sig;
@@ -1716,6 +1754,28 @@ void writeMmaFallback(const AttentionPlan &plan, const AttentionPlan &fallback, 
   w.line("  return " + fallback.sig.name + "(" + kernelArgumentList(plan.sig) + ", stream);");
 }
 
+/// The causal kernel's launches (see writeCausalBlockOrder): groups of heads whose K and V
+/// fit in half the L2, row tiles in grid y, so up to 65535 a launch, the last ones first.
+void writeCausalLaunches(const AttentionPlan &plan, CudaWriter &w, const std::string &launch,
+                         const std::string &heads) {
+  w.comment("CAUSAL: grid (heads of a group, row tiles, groups), groups of heads whose K and V fit in half the L2;");
+  w.comment("row tiles 65535 a launch, the last ones first.");
+  w.line("if (" + heads + " > INT32_MAX / 2)");
+  w.line("  return cudaErrorInvalidValue; // the kernel numbers heads in an int");
+  w.line("const int group = sketch::causal_head_group(int64_t(" + plan.dim(plan.k.keys()) +
+         ") * (DQK + DV) * int64_t(sizeof(T)), " + heads + ");");
+  w.line("const unsigned groups = unsigned(sketch::ceil_div(" + heads + ", int64_t(group)));");
+  w.open("for (int64_t end = row_tiles; end > 0; end -= 65535)");
+  w.line("const int64_t base = end > 65535 ? end - 65535 : 0;");
+  w.line("const dim3 grid{unsigned(group), unsigned(end - base), groups};");
+  w.line(launch + ", int(base));");
+  w.line("const cudaError_t launched = cudaGetLastError();");
+  w.line("if (launched != cudaSuccess)");
+  w.line("  return launched;");
+  w.close();
+  w.line("return cudaSuccess;");
+}
+
 /// The host function; `fallback`: the mma.sync kernel's plan it calls for L that TMA
 /// cannot read (mmaFallback), written before it.
 void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fallback = nullptr) {
@@ -1742,8 +1802,10 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   }
   w.line("if (" + bad + ")");
   w.line("  return cudaErrorInvalidValue;");
-  w.comment("Rows and keys are int in the kernel (m0 + BM + L stays below 2^31); the grid has "
-            "the row tiles in x, the last leading dimension in y, the others in z.");
+  w.comment(std::string("Rows and keys are int in the kernel (m0 + BM + L stays below 2^31)") +
+            (plan.causal ? "; so are the leading dimensions." : "; the grid has the row tiles in x, "
+                                                               "the last leading dimension in y, the "
+                                                               "others in z."));
   std::string gridY = leadQ.empty() ? "int64_t(1)" : "int64_t(" + plan.dim(leadQ.back()) + ")";
   std::string gridZ = product(plan, leadQ.empty() ? leadQ : leadQ.drop_back());
   std::string rows = "int64_t(" + plan.dim(plan.q.rows()) + ")";
@@ -1801,10 +1863,15 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   w.line("cudaError_t error = sketch::allow_dynamic_smem(" + plan.name + "_kernel, SMEM);");
   w.line("if (error != cudaSuccess)");
   w.line("  return error;");
-  w.line("const dim3 grid{unsigned(row_tiles), unsigned(" + gridY + "), unsigned(" + gridZ + ")};");
-  w.line(plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(" + kernelArgumentList(plan.sig) +
-         maps + ");");
-  w.line("return cudaGetLastError();");
+  std::string launch = plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(" +
+                       kernelArgumentList(plan.sig) + maps;
+  if (plan.causal) {
+    writeCausalLaunches(plan, w, launch, gridY + " * " + gridZ);
+  } else {
+    w.line("const dim3 grid{unsigned(row_tiles), unsigned(" + gridY + "), unsigned(" + gridZ + ")};");
+    w.line(launch + ");");
+    w.line("return cudaGetLastError();");
+  }
   w.close();
 }
 

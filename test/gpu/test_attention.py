@@ -335,6 +335,52 @@ def test_default_kernels_ragged():
         run_case(name, dtype, causal, 65, 129, 2, d, d, b=1, scale=0.7)
 
 
+def causal_head_group(kv_bytes, heads):
+    """sketch::causal_head_group (host.h), restated: how many heads a causal kernel's grid
+    walks together on this device."""
+    fit = torch.cuda.get_device_properties(0).L2_cache_size // 2 // kv_bytes
+    group = min(max(fit, -(-heads // 65535)), heads)
+    group = -(-heads // -(-heads // group))
+    for g in range(group, max(group // 2, 1) - 1, -1)[:64]:
+        if 2 * g >= group and heads % g == 0:
+            return g
+    return group
+
+
+def test_causal_block_order_partial_group():
+    """The causal block order (groups of heads whose K and V fit in half the L2, their row
+    tiles the last first): a head count no group size divides, so the last group has
+    blocks past the last head, which return; the sm_90a and the mma.sync kernels, MHA and
+    MQA (the key/value head from the flat head index)."""
+    s, l, d = 300, 2048, 64
+    heads = next((h for h in (101, 103, 107, 109, 113)
+                  if h % causal_head_group(l * 2 * d * 2, h) != 0), None)
+    assert heads is not None, "no head count leaves a partial group on this device"
+    for name, dd in [(heads_kernel("f16", d, d, True, "_default"), d),
+                     (heads_kernel("f16", 32, 32, True, "_mma"), 32)]:
+        for hk in (heads, 1):
+            run_case(name, "f16", True, s, l, hk, dd, dd, b=1, h=heads)
+
+
+def test_causal_rows_over_one_launch():
+    """More row tiles than one launch's grid y holds (65535 of 128 rows): the host launches
+    the row tiles in slices from row_base, the last first. With L << S only the last L rows
+    see keys; every other row must be exactly 0 (the output is poisoned first)."""
+    t = torch.float16
+    call = sketch_gpu.kernel("attn_f16_d64_default_gqa_causal")
+    s, l, d = 65535 * 128 + 333, 300, 64
+    q = torch.randn(1, 1, s, d, device="cuda", dtype=t)
+    k = torch.randn(1, 1, l, d, device="cuda", dtype=t)
+    v = torch.randn(1, 1, l, d, device="cuda", dtype=t)
+    o = torch.full((1, 1, s, d), float("nan"), device="cuda", dtype=t)
+    assert call(Q=q, K=k, V=v, O=o, scale=0.125, B=1, H=1, S=s, HK=1, L=l) == 0
+    torch.cuda.synchronize()
+    assert (o[:, :, :s - l].float() == 0).all(), "rows that see no key are not 0"
+    ref = reference(q[:, :, s - l:], k, v, 0.125, True)
+    check(f"causal S={s} L={l}", o[:, :, s - l:], ref, "f16")
+    del q, o
+
+
 def test_default_kernels_reject_bad_sizes():
     """The default kernels refuse a misaligned tensor and L = 0 without launching."""
     t = torch.float16

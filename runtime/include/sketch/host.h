@@ -105,6 +105,35 @@ inline int sm_count() {
   });
 }
 
+/// The current device's L2 cache size in bytes, read from the driver once a device and
+/// cached; 0 when it cannot be read.
+inline int l2_cache_bytes() {
+  static PerDevice sizes;
+  return sizes.get([](int device) {
+    int bytes = 0;
+    if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess)
+      return 0;
+    return bytes;
+  });
+}
+
+/// How many heads a causal attention kernel's blocks walk together (row tiles the longest
+/// first across them; the grid's x): as many as keep their K and V (`kv_bytes` a head)
+/// within half the L2 cache, at least 1 and enough for at most 65535 groups (grid z), then
+/// evened out: a divisor of `heads` down to half that many where one is, else the groups'
+/// ceiling share, so the last group is (nearly) full.
+inline int causal_head_group(int64_t kv_bytes, int64_t heads) {
+  int64_t group = kv_bytes > 0 ? int64_t(l2_cache_bytes()) / 2 / kv_bytes : heads;
+  const int64_t fewest = (heads + 65534) / 65535;
+  group = group < fewest ? fewest : group > heads ? heads : group;
+  const int64_t groups = (heads + group - 1) / group;
+  group = (heads + groups - 1) / groups;
+  for (int64_t g = group, tries = 0; g * 2 >= group && tries < 64; --g, ++tries)
+    if (heads % g == 0)
+      return int(g);
+  return int(group);
+}
+
 /// The current device's compute capability as 10 * major + minor (90 on an H100), read
 /// from the driver once a device and cached; 0 when it cannot be read. The host function
 /// of a file built for several architectures picks its variant with it.
