@@ -339,10 +339,11 @@ def causal_head_group(kv_bytes, heads):
     """sketch::causal_head_group (host.h), restated: how many heads a causal kernel's grid
     walks together on this device."""
     fit = torch.cuda.get_device_properties(0).L2_cache_size // 2 // kv_bytes
-    group = min(max(fit, -(-heads // 65535)), heads)
+    fewest = -(-heads // 65535)
+    group = min(max(fit, fewest), heads)
     group = -(-heads // -(-heads // group))
     for g in range(group, max(group // 2, 1) - 1, -1)[:64]:
-        if 2 * g >= group and heads % g == 0:
+        if 2 * g >= group and g >= fewest and heads % g == 0:
             return g
     return group
 

@@ -93,45 +93,48 @@ private:
   std::atomic<int> values_[kDevices] = {};
 };
 
+/// Attribute `attr` of `device`, 0 when the driver cannot read it.
+inline int device_attribute(cudaDeviceAttr attr, int device) {
+  int value = 0;
+  return cudaDeviceGetAttribute(&value, attr, device) == cudaSuccess ? value : 0;
+}
+
 /// The current device's multiprocessor count, read from the driver once a device and
 /// cached; 0 when it cannot be read (the split-K rule then keeps the kernel's own tile).
 inline int sm_count() {
   static PerDevice counts;
-  return counts.get([](int device) {
-    int count = 0;
-    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-      return 0;
-    return count;
-  });
+  return counts.get(
+      [](int device) { return device_attribute(cudaDevAttrMultiProcessorCount, device); });
 }
 
 /// The current device's L2 cache size in bytes, read from the driver once a device and
 /// cached; 0 when it cannot be read.
 inline int l2_cache_bytes() {
   static PerDevice sizes;
-  return sizes.get([](int device) {
-    int bytes = 0;
-    if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess)
-      return 0;
-    return bytes;
-  });
+  return sizes.get([](int device) { return device_attribute(cudaDevAttrL2CacheSize, device); });
 }
 
 /// How many heads a causal attention kernel's blocks walk together (row tiles the longest
-/// first across them; the grid's x): as many as keep their K and V (`kv_bytes` a head)
-/// within half the L2 cache, at least 1 and enough for at most 65535 groups (grid z), then
-/// evened out: a divisor of `heads` down to half that many where one is, else the groups'
-/// ceiling share, so the last group is (nearly) full.
-inline int causal_head_group(int64_t kv_bytes, int64_t heads) {
-  int64_t group = kv_bytes > 0 ? int64_t(l2_cache_bytes()) / 2 / kv_bytes : heads;
+/// first across them; the grid's x), with an L2 of `l2_bytes`: as many as keep their K and
+/// V (`kv_bytes` a head) within half the L2, at least 1 and enough for at most 65535 groups
+/// (grid z), then evened out: a divisor of `heads` down to half that many where one is (64
+/// tries, not below the fewest), else the groups' ceiling share, so the last group misses fewer heads than there
+/// are groups.
+inline int causal_head_group_for(int64_t l2_bytes, int64_t kv_bytes, int64_t heads) {
+  int64_t group = kv_bytes > 0 ? l2_bytes / 2 / kv_bytes : heads;
   const int64_t fewest = (heads + 65534) / 65535;
   group = group < fewest ? fewest : group > heads ? heads : group;
   const int64_t groups = (heads + group - 1) / group;
   group = (heads + groups - 1) / groups;
-  for (int64_t g = group, tries = 0; g * 2 >= group && tries < 64; --g, ++tries)
+  for (int64_t g = group, tries = 0; g * 2 >= group && g >= fewest && tries < 64; --g, ++tries)
     if (heads % g == 0)
       return int(g);
   return int(group);
+}
+
+/// causal_head_group_for the current device's L2 (read once a device).
+inline int causal_head_group(int64_t kv_bytes, int64_t heads) {
+  return causal_head_group_for(l2_cache_bytes(), kv_bytes, heads);
 }
 
 /// The current device's compute capability as 10 * major + minor (90 on an H100), read
@@ -140,11 +143,8 @@ inline int causal_head_group(int64_t kv_bytes, int64_t heads) {
 inline int compute_capability() {
   static PerDevice capabilities;
   return capabilities.get([](int device) {
-    int major = 0, minor = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
-      return 0;
-    return 10 * major + minor;
+    const int major = device_attribute(cudaDevAttrComputeCapabilityMajor, device);
+    return major == 0 ? 0 : 10 * major + device_attribute(cudaDevAttrComputeCapabilityMinor, device);
   });
 }
 
