@@ -1352,11 +1352,15 @@ private:
   /// wave. Every coordinate is a few operations on blockIdx, which ptxas recomputes where
   /// registers are short (a division here made the D = 128 consumers spill).
   void writeCausalBlockOrder() {
-    w.comment("Block coordinates (CAUSAL: the last row tiles see the most keys). The grid is (heads of a group,");
-    w.comment("row tiles from row_base, groups): a group's row tiles run the last first across its heads.");
+    w.comment("Block coordinates (CAUSAL: the last row tiles see the most keys). The grid is "
+              "(heads of a group,");
+    w.comment("row tiles from row_base, groups): a group's row tiles run the last first across "
+              "its heads.");
     w.line("const int row_tile = row_base + int(gridDim.y) - 1 - int(blockIdx.y);");
-    w.line("const int head = int(blockIdx.z * gridDim.x + blockIdx.x); // flat over Q's leading dimensions");
-    w.line("if (head >= int(" + product(plan, plan.q.leading()) + ")) // below 2^30 (the host checks)");
+    w.line("const int head = int(blockIdx.z * gridDim.x + blockIdx.x); // flat over Q's "
+           "leading dimensions");
+    w.line("if (head >= int(" + product(plan, plan.q.leading()) +
+           ")) // below 2^30 (the host checks)");
     w.line("  return; // past the last group's heads");
   }
 
@@ -1758,7 +1762,8 @@ void writeMmaFallback(const AttentionPlan &plan, const AttentionPlan &fallback, 
 /// fit in half the L2, row tiles in grid y, so up to 65535 a launch, the last ones first.
 void writeCausalLaunches(const AttentionPlan &plan, CudaWriter &w, const std::string &launch,
                          const std::string &heads) {
-  w.comment("CAUSAL: grid (heads of a group, row tiles, groups), groups of heads whose K and V fit in half the L2;");
+  w.comment("CAUSAL: grid (heads of a group, row tiles, groups), groups of heads whose K and V "
+            "fit in half the L2;");
   w.comment("row tiles 65535 a launch, the last ones first.");
   w.line("if (" + heads + " > INT32_MAX / 2)");
   w.line("  return cudaErrorInvalidValue; // the kernel numbers heads in an int");
@@ -1803,9 +1808,9 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   w.line("if (" + bad + ")");
   w.line("  return cudaErrorInvalidValue;");
   w.comment(std::string("Rows and keys are int in the kernel (m0 + BM + L stays below 2^31)") +
-            (plan.causal ? "; so are the leading dimensions." : "; the grid has the row tiles in x, "
-                                                               "the last leading dimension in y, the "
-                                                               "others in z."));
+            (plan.causal ? "; the causal grid is below."
+                         : "; the grid has the row tiles in x, the last leading dimension in y, "
+                           "the others in z."));
   std::string gridY = leadQ.empty() ? "int64_t(1)" : "int64_t(" + plan.dim(leadQ.back()) + ")";
   std::string gridZ = product(plan, leadQ.empty() ? leadQ : leadQ.drop_back());
   std::string rows = "int64_t(" + plan.dim(plan.q.rows()) + ")";

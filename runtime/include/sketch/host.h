@@ -118,8 +118,8 @@ inline int l2_cache_bytes() {
 /// first across them; the grid's x), with an L2 of `l2_bytes`: as many as keep their K and
 /// V (`kv_bytes` a head) within half the L2, at least 1 and enough for at most 65535 groups
 /// (grid z), then evened out: a divisor of `heads` down to half that many where one is (64
-/// tries, not below the fewest), else the groups' ceiling share, so the last group misses fewer heads than there
-/// are groups.
+/// tries, not below the fewest), else the groups' ceiling share, so the last group misses
+/// fewer heads than there are groups.
 inline int causal_head_group_for(int64_t l2_bytes, int64_t kv_bytes, int64_t heads) {
   int64_t group = kv_bytes > 0 ? l2_bytes / 2 / kv_bytes : heads;
   const int64_t fewest = (heads + 65534) / 65535;
@@ -144,7 +144,8 @@ inline int compute_capability() {
   static PerDevice capabilities;
   return capabilities.get([](int device) {
     const int major = device_attribute(cudaDevAttrComputeCapabilityMajor, device);
-    return major == 0 ? 0 : 10 * major + device_attribute(cudaDevAttrComputeCapabilityMinor, device);
+    const int minor = device_attribute(cudaDevAttrComputeCapabilityMinor, device);
+    return major == 0 ? 0 : 10 * major + minor;
   });
 }
 
