@@ -57,6 +57,14 @@ LogicalResult Conv2dOp::verify() {
       return emitError(what) << " must be two positive integers";
   if (getPad().size() != 2 || getPad()[0] < 0 || getPad()[1] < 0)
     return emitError("pad must be two non-negative integers");
+  // Sizes of a window on an image: far below 2^16, and the size arithmetic stays in range.
+  constexpr int64_t kMostConvParameter = 65535;
+  for (auto [what, values] : {std::pair<StringRef, ArrayRef<int64_t>>{"stride", getStride()},
+                              {"pad", getPad()},
+                              {"dilation", getDilation()}})
+    for (int64_t value : values)
+      if (value > kMostConvParameter)
+        return emitError(what) << " must be at most " << kMostConvParameter << ", got " << value;
   return success();
 }
 

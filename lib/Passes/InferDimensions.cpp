@@ -15,6 +15,9 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <limits>
 
 namespace sketch {
 #define GEN_PASS_DEF_INFERDIMENSIONS
@@ -202,8 +205,12 @@ std::string outputSizeFormula(StringRef in, StringRef filter, int64_t stride, in
   if (!isIntegerLiteral(text) && !isIdentifier(text))
     text = "(" + text + ")";
   std::string f = normalizeExpr(filter);
-  if (auto value = evaluateExpr(f)) {
-    constant -= dilation * *value;
+  // A filter size whose product or difference does not fit int64_t stays a term.
+  std::optional<int64_t> value = evaluateExpr(f);
+  std::optional<int64_t> product = value ? llvm::checkedMul(dilation, *value) : std::nullopt;
+  std::optional<int64_t> folded = product ? llvm::checkedSub(constant, *product) : std::nullopt;
+  if (folded && *folded != std::numeric_limits<int64_t>::min()) {
+    constant = *folded;
   } else {
     bool simple = isIdentifier(f);
     std::string term = simple ? f : "(" + f + ")";
