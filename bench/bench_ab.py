@@ -8,6 +8,7 @@ bench_projections.py times them). Prints one line a round and case.
   SKETCH_GPU_LIB=... SKETCH_GPU_GEN=... python3 bench/bench_ab.py [--rounds 3]
 """
 import argparse
+import math
 import os
 import sys
 
@@ -89,9 +90,8 @@ def conv_cases(name):
 def attention_cases(name):
     """bench_attention.py's shapes of an attn_f16_dD_(mha|gqa)_(full|causal)_default kernel
     against torch SDPA's cuDNN backend (the fastest library here)."""
-    import math
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    from bench_attention import GQA_SHAPES, SHAPES
+    from torch.nn.attention import SDPBackend
+    from bench_attention import GQA_SHAPES, SHAPES, torch_sdpa
     _, _, d_name, form, mask, _ = name.split("_")
     causal, d = mask == "causal", int(d_name[1:])
     shapes = ([(b, h, None, s, dd, c) for b, h, s, dd, c in SHAPES] if form == "mha"
@@ -107,8 +107,7 @@ def attention_cases(name):
             q, k, v = data[i]
             if hk:
                 k, v = (t.repeat_interleave(h // hk, dim=1) for t in (k, v))
-            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return torch_sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal)()
         ref = library(0).clone()
         out = torch.empty_like(ref)
 

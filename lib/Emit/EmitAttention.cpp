@@ -1765,11 +1765,12 @@ void writeCausalLaunches(const AttentionPlan &plan, CudaWriter &w, const std::st
   w.comment("CAUSAL: grid (heads of a group, row tiles, groups), groups of heads whose K and V "
             "fit in half the L2;");
   w.comment("row tiles 65535 a launch, the last ones first.");
-  w.line("if (" + heads + " > INT32_MAX / 2)");
+  w.line("const int64_t heads = " + heads + ";");
+  w.line("if (heads > INT32_MAX / 2)");
   w.line("  return cudaErrorInvalidValue; // the kernel numbers heads in an int");
   w.line("const int group = sketch::causal_head_group(int64_t(" + plan.dim(plan.k.keys()) +
-         ") * (DQK + DV) * int64_t(sizeof(T)), " + heads + ");");
-  w.line("const unsigned groups = unsigned(sketch::ceil_div(" + heads + ", int64_t(group)));");
+         ") * (DQK + DV) * int64_t(sizeof(T)), heads);");
+  w.line("const unsigned groups = unsigned(sketch::ceil_div(heads, int64_t(group)));");
   w.open("for (int64_t end = row_tiles; end > 0; end -= 65535)");
   w.line("const int64_t base = end > 65535 ? end - 65535 : 0;");
   w.line("const dim3 grid{unsigned(group), unsigned(end - base), groups};");

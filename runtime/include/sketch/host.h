@@ -122,10 +122,9 @@ inline int l2_cache_bytes() {
 /// fewer heads than there are groups.
 inline int causal_head_group_for(int64_t l2_bytes, int64_t kv_bytes, int64_t heads) {
   int64_t group = kv_bytes > 0 ? l2_bytes / 2 / kv_bytes : heads;
-  const int64_t fewest = (heads + 65534) / 65535;
+  const int64_t fewest = ceil_div(heads, 65535);
   group = group < fewest ? fewest : group > heads ? heads : group;
-  const int64_t groups = (heads + group - 1) / group;
-  group = (heads + groups - 1) / groups;
+  group = ceil_div(heads, ceil_div(heads, group)); // the groups' ceiling share
   for (int64_t g = group, tries = 0; g * 2 >= group && g >= fewest && tries < 64; --g, ++tries)
     if (heads % g == 0)
       return int(g);
@@ -143,9 +142,11 @@ inline int causal_head_group(int64_t kv_bytes, int64_t heads) {
 inline int compute_capability() {
   static PerDevice capabilities;
   return capabilities.get([](int device) {
-    const int major = device_attribute(cudaDevAttrComputeCapabilityMajor, device);
-    const int minor = device_attribute(cudaDevAttrComputeCapabilityMinor, device);
-    return major == 0 ? 0 : 10 * major + minor;
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+      return 0;
+    return 10 * major + minor;
   });
 }
 
