@@ -144,20 +144,23 @@ def conv_group(table):
         table.run("conv", nbytes, bench_conv_b2b.conv_b2b_case, shape)
 
 
-def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False):
+def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False, keys=None):
     """One attention shape (`hk` key/value heads: grouped-query, None: as many as `h`): our f16 kernels (the
     listed configuration and the default) vs torch SDPA's cuDNN and flash backends, one
-    row each. key_columns: our kernel reads K and V stored [D, L] (attn_*_kvcols_*)."""
+    row each. key_columns: our kernel reads K and V stored [D, L] (attn_*_kvcols_*);
+    keys: L where it is not S (decoding: a few query rows over many keys)."""
     import bench_attention
     from torch.nn.attention import SDPBackend
     form = "gqa" if hk else "kvcols" if key_columns else "mha"
     listed = f"attn_f16_d{d}_{form}_{'causal' if causal else 'full'}"
+    l = keys or s
     q = torch.randn(b, h, s, d, device="cuda", dtype=torch.float16)
-    k, v = (torch.randn(b, hk or h, s, d, device="cuda", dtype=torch.float16) for _ in range(2))
+    k, v = (torch.randn(b, hk or h, l, d, device="cuda", dtype=torch.float16) for _ in range(2))
     o = torch.full_like(q, float("nan"))
-    flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
+    flops = 4 * b * h * s * l * d * (0.5 if causal else 1.0)
     tflops = lambda ms: flops / (ms * 1e-3) / 1e12
-    label = (f"f16 attention B={b} H={h}{f' HK={hk}' if hk else ''} S={s} D={d}"
+    label = (f"f16 attention B={b} H={h}{f' HK={hk}' if hk else ''} S={s}"
+             f"{f' L={l}' if l != s else ''} D={d}"
              f"{' causal' if causal else ''}{', K and V stored [D, L]' if key_columns else ''}")
     libraries, library_runs, contenders = {}, {}, bench_common.Contenders()
     # SDPA takes grouped K/V with enable_gqa where the backend has it; else repeated heads
@@ -183,11 +186,11 @@ def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False):
             call = sketch_gpu.kernel(name)
             # call bound now: head_to_head runs this after the loop has moved on
             run = lambda call=call: call(Q=q, K=k, V=v, O=o, scale=1.0 / math.sqrt(d), B=b,
-                                         H=h, S=s, HK=hk, L=s)  # noqa: E731
+                                         H=h, S=s, HK=hk, L=l)  # noqa: E731
         else:
             kc, vc = (t.transpose(-1, -2).contiguous() for t in (k, v)) if key_columns else (k, v)
             run = bench_attention.ours(sketch_gpu.library(), name, q, kc, vc, o,
-                                       1.0 / math.sqrt(d), keys=s)
+                                       1.0 / math.sqrt(d), keys=l)
         status = run()
         torch.cuda.synchronize()
         err = ((o.float() - reference).norm() / reference.norm()).item()
@@ -299,6 +302,9 @@ def attention_group(table):
     for b, h, hk, s, d, causal in bench_attention.GQA_SHAPES:
         table.run("attention", 2 * b * s * d * (2 * h + 2 * hk), attention_case, b, h, hk, s,
                   d, causal)
+    for b, h, hk, s, l, d in bench_attention.DECODE_SHAPES:
+        table.run("attention", 2 * b * d * (2 * h * s + 2 * hk * l),
+                  functools.partial(attention_case, keys=l), b, h, hk, s, d, False)
     for b, h, s, d, causal in bench_attention.KEY_COLUMN_SHAPES:
         table.run("attention", 2 * 4 * b * h * s * d,
                   functools.partial(attention_case, key_columns=True), b, h, None, s, d, causal)

@@ -26,6 +26,10 @@ SHAPES = [  # B, H, S, D, causal
 ]
 # Grouped-query attention for bench_all.py: B, H, HK, S, D, causal.
 GQA_SHAPES = [(4, 32, 8, 4096, 128, False)]
+# Decoding for bench_all.py: a few query rows over many keys (grouped-query), B, H, HK, S, L,
+# D; too few row tiles to fill the SMs alone (the key splits over clusters), and B = 8
+# (enough row tiles: not split).
+DECODE_SHAPES = [(1, 32, 8, 1, 8192, 128), (1, 32, 8, 128, 8192, 128), (8, 32, 8, 1, 4096, 128)]
 # K and V stored a key per column ([D, L]) for bench_all.py: B, H, S, D, causal (SDPA
 # gets them stored [L, D], the layout it takes).
 KEY_COLUMN_SHAPES = [(4, 16, 4096, 64, False), (4, 16, 4096, 128, False)]

@@ -802,6 +802,13 @@ std::vector<std::string> tensorMapNames(const AttentionPlan &plan) {
   return maps;
 }
 
+/// Whether the sm_90a kernel may split a row tile's keys over the blocks of a cluster (the
+/// host's sketch::key_splits, for grids short of the SMs): the statements on the scores
+/// read no tensor at a key index, so a block's keys may be counted from its first.
+bool splitsKeys(const AttentionPlan &plan) {
+  return plan.tiles.wgmma && plan.staged.empty() && plan.work != plan::ScoreWork::loads;
+}
+
 class KernelWriter {
 public:
   KernelWriter(const AttentionPlan &plan, CudaWriter &w) : plan(plan), w(w) {}
@@ -848,6 +855,9 @@ private:
     const plan::AttentionTiles &t = plan.tiles;
     return plan.causal || t.bm * t.dv > t.bm * t.dqk + 2 * t.bn * t.dqk;
   }
+
+  /// Whether the kernel may split a row tile's keys (the free function of that name).
+  bool splitsKeys() const { return ::splitsKeys(plan); }
 
   /// Whether O's staging tile is larger than the tiles of the loop.
   bool stagingLarger() const {
@@ -944,6 +954,14 @@ private:
     w.line("constexpr bool REALLOCATE = CONSUMER_REGS > 65536 / THREADS;");
     w.line(std::string("constexpr bool CAUSAL = ") + (plan.causal ? "true" : "false") +
            ";            // Compute Mask " + p + " causal");
+    if (splitsKeys()) {
+      w.comment("Key splits (a grid short of the SMs: the host's sketch::key_splits): the blocks "
+                "of a cluster share a");
+      w.comment("row tile's key tiles, then stage their f32 rows over " + plan.q.name +
+                " and the stages and sum each other's.");
+      w.line("constexpr bool KEY_SPLITS = sketch::KeySplitTile<BM, DV>::kBytes <= TILE_Q + "
+             "STAGES * (TILE_K + TILE_V);");
+    }
     if (plan.softmax) {
       w.comment("The online softmax moves a row's max only when a score passes it by more than "
                 "this (log2");
@@ -1026,8 +1044,8 @@ private:
     w.line("if (j >= STAGES)");
     w.line("  mbarrier_wait(V_empty + 8 * stage, (j / STAGES - 1) & 1);");
     w.line("mbarrier_arrive_expect_tx(V_full + 8 * stage, TILE_V);");
-    w.line(keysLoad(plan.v, "V_PANELS", "DV") + "(V_s + stage * TILE_V, &V_map, j * BN, KV_head, "
-           "V_full + 8 * stage);");
+    w.line(keysLoad(plan.v, "V_PANELS", "DV") + "(V_s + stage * TILE_V, &V_map, " + firstKey("j") +
+           ", KV_head, V_full + 8 * stage);");
     w.close();
   }
 
@@ -1044,8 +1062,8 @@ private:
     w.line(formatv("mbarrier_arrive_expect_tx(K_full + 8 * stage, TILE_K{0});",
                    plan.staged.empty() ? "" : formatv(" + {0} * TILE_P", plan.staged.size()).str())
                .str());
-    w.line(keysLoad(plan.k, "QK_PANELS", "DQK") + "(K_s + stage * TILE_K, &K_map, t * BN, KV_head, "
-           "K_full + 8 * stage);");
+    w.line(keysLoad(plan.k, "QK_PANELS", "DQK") + "(K_s + stage * TILE_K, &K_map, " + firstKey("t") +
+           ", KV_head, K_full + 8 * stage);");
     for (const EpilogueOperand &operand : plan.staged) {
       const std::string &t = operand.param->cname;
       w.comment("Copy the (BM, BN) tile of " + t + " at query m0, key t * BN (past S and L read "
@@ -1054,6 +1072,11 @@ private:
              "_map, t * BN, m0, " + t + "_matrix, K_full + 8 * stage);");
     }
     w.close(";");
+  }
+
+  /// The first key of this block's key tile `tile` (from its split's first key, key0).
+  std::string firstKey(StringRef tile) const {
+    return (splitsKeys() ? "key0 + " : "") + tile.str() + " * BN";
   }
 
   /// The block's matrix of a staged tensor [.., S, L]: its leading indices (those of Q's
@@ -1172,6 +1195,8 @@ private:
     writeValueWait();
     w.close();
     writeSoftmaxFinish();
+    if (splitsKeys())
+      writeKeySplitCombine();
     w.comment("Copy " + o + " from register to global through shared memory, 16-byte stores of "
               "the rows below S:");
     w.comment("each warp stages its 16 rows of a (BM, DV) tile at the start of shared memory, "
@@ -1183,6 +1208,32 @@ private:
     w.line("store_rows_global<16, DV>(O_g, Q_s, warp_row, m0 + warp_row, S_rows);");
   }
 
+
+  /// Key splits: each block of the cluster stages its rows of O (f32, divided by its own row
+  /// sums) and their log2 sums over Q and the stages; after a cluster barrier each block
+  /// sums its share of the rows over the cluster in rank order, weighted by 2^(lse - max)
+  /// (a softmax over all the keys), and stores them.
+  void writeKeySplitCombine() {
+    const std::string &o = plan.o.name;
+    w.open("if (KEY_SPLITS && splits > 1)");
+    w.comment("Key splits: every consumer is past its last GEMM, so Q and the stages are free; "
+              "stage this block's");
+    w.comment("rows of " + o + (plan.softmax ? " and their lse, then sum each row over the "
+                                               "cluster's blocks, weighted by 2^(lse - max)."
+                                             : ", then sum each row over the cluster's blocks."));
+    w.line("float O_lse[1][2] = {}; // log2 of each row's sum of probabilities");
+    if (plan.softmax)
+      w.line("row_log2_sums(P_max, P_sum, O_lse);");
+    w.line("named_barrier_sync(1 + CONSUMERS, 128 * CONSUMERS); // after the turns' barriers");
+    w.line("stage_key_split<BM, DV>(Q_s, warp_row, O_r, O_lse);");
+    w.line("cluster_sync(); // every block's rows staged (the producers have exited)");
+    w.line(std::string("combine_key_splits<T, BM, DV, ") + (plan.softmax ? "true" : "false") +
+           ">(O_g + int64_t(m0) * DV, Q_s, min(BM, S_rows - m0), threadIdx.x - 128, 128 * "
+           "CONSUMERS);");
+    w.line("cluster_sync(); // the other blocks have read this one's rows");
+    w.line("return;");
+    w.close();
+  }
 
   void writeProbabilitiesA() {
     w.comment(formatv("Reshape {0} from (MMA_C, ...) to (MMA_A, ...): wgmma's register A; {0} is "
@@ -1295,7 +1346,13 @@ private:
       w.comment("Block coordinates: the row tile (the last first), then the leading indices of " +
                 plan.q.name);
       w.comment("(blockIdx.y: the last, blockIdx.z: the others).");
-      w.line("const int row_tile = gridDim.x - 1 - blockIdx.x;");
+      if (splitsKeys()) {
+        w.line("const int splits = int(cluster_size()); // blocks sharing the row tile's keys "
+               "(a cluster along x)");
+        w.line("const int row_tile = (int(gridDim.x) - 1 - int(blockIdx.x)) / splits;");
+      } else {
+        w.line("const int row_tile = gridDim.x - 1 - blockIdx.x;");
+      }
     }
     w.line("const int m0 = row_tile * BM;");
     // With the causal order, tensors of Q's leading dimensions take `head` itself.
@@ -1317,9 +1374,13 @@ private:
         }
       }
     }
-    w.line(formatv("const int S_rows = int({0}), L_rows = int({1});", plan.dim(plan.q.rows()),
-                   plan.dim(plan.k.keys()))
-               .str());
+    if (splitsKeys()) // a key split counts keys from its first (writeKeySplitShare)
+      w.line(formatv("const int S_rows = int({0});", plan.dim(plan.q.rows())).str())
+          .line(formatv("int L_rows = int({0});", plan.dim(plan.k.keys())).str());
+    else
+      w.line(formatv("const int S_rows = int({0}), L_rows = int({1});", plan.dim(plan.q.rows()),
+                     plan.dim(plan.k.keys()))
+                 .str());
     w.comment(formatv("Allocate {0} in global ({1}, DQK) with offset {2}; {3} ({1}, DV) likewise.",
                       plan.q.name, plan.q.rows(), leadingIndex(plan.q), plan.o.name)
                   .str());
@@ -1357,8 +1418,15 @@ private:
     w.comment("row tiles from row_base, groups): a group's row tiles run the last first across "
               "its heads.");
     w.line("const int row_tile = row_base + int(gridDim.y) - 1 - int(blockIdx.y);");
-    w.line("const int head = int(blockIdx.z * gridDim.x + blockIdx.x); // flat over Q's "
-           "leading dimensions");
+    if (splitsKeys()) {
+      w.line("const int splits = int(cluster_size()); // blocks sharing the row tile's keys "
+             "(a cluster along x)");
+      w.line("const int head = int(blockIdx.z) * (int(gridDim.x) / splits) + int(blockIdx.x) / "
+             "splits; // flat over Q's leading dimensions");
+    } else {
+      w.line("const int head = int(blockIdx.z * gridDim.x + blockIdx.x); // flat over Q's "
+             "leading dimensions");
+    }
     w.line("if (head >= int(" + product(plan, plan.q.leading()) +
            ")) // below 2^30 (the host checks)");
     w.line("  return; // past the last group's heads");
@@ -1379,9 +1447,26 @@ private:
                   .str());
     w.comment("the diagonal is aligned to the bottom right; a row tile may see none).");
     w.line("int tiles = int(ceil_div(L_rows, BN));");
-    w.line("const int diagonal0 = m0 + L_rows - S_rows; // the last key row m0 sees (CAUSAL)");
+    w.line(std::string(splitsKeys() ? "int" : "const int") +
+           " diagonal0 = m0 + L_rows - S_rows; // the last key row m0 sees (CAUSAL)");
     w.line("if (CAUSAL)");
     w.line("  tiles = min(tiles, max(0, int(ceil_div(diagonal0 + BM, BN))));");
+    if (splitsKeys())
+      writeKeySplitShare();
+  }
+
+  /// A key split's share of the row tile's key tiles: the split-th run of ceil(tiles /
+  /// splits), its keys and the diagonal then counted from its first key (key0).
+  void writeKeySplitShare() {
+    w.comment("Key splits: block cluster_rank() of the cluster takes the split-th share of these "
+              "key tiles;");
+    w.comment("L_rows and diagonal0 then count keys from its first, key0.");
+    w.line("const int share = int(ceil_div(tiles, splits)), first = min(tiles, int(cluster_rank()) "
+           "* share);");
+    w.line("const int key0 = first * BN;");
+    w.line("tiles = min(share, tiles - first);");
+    w.line("L_rows -= key0;");
+    w.line("diagonal0 -= key0;");
   }
 
   static std::string globalShape(const KeyTensor &t, StringRef depth) {
@@ -1761,7 +1846,7 @@ void writeMmaFallback(const AttentionPlan &plan, const AttentionPlan &fallback, 
 /// The causal kernel's launches (see writeCausalBlockOrder): groups of heads whose K and V
 /// fit in half the L2, row tiles in grid y, so up to 65535 a launch, the last ones first.
 void writeCausalLaunches(const AttentionPlan &plan, CudaWriter &w, const std::string &launch,
-                         const std::string &heads) {
+                         const std::string &heads, bool split) {
   w.comment("CAUSAL: grid (heads of a group, row tiles, groups), groups of heads whose K and V "
             "fit in half the L2;");
   w.comment("row tiles 65535 a launch, the last ones first.");
@@ -1773,13 +1858,33 @@ void writeCausalLaunches(const AttentionPlan &plan, CudaWriter &w, const std::st
   w.line("const unsigned groups = unsigned(sketch::ceil_div(heads, int64_t(group)));");
   w.open("for (int64_t end = row_tiles; end > 0; end -= 65535)");
   w.line("const int64_t base = end > 65535 ? end - 65535 : 0;");
-  w.line("const dim3 grid{unsigned(group), unsigned(end - base), groups};");
-  w.line(launch + ", int(base));");
-  w.line("const cudaError_t launched = cudaGetLastError();");
+  w.line(split ? "const dim3 grid{unsigned(group * splits), unsigned(end - base), groups};"
+              : "const dim3 grid{unsigned(group), unsigned(end - base), groups};");
+  if (split) {
+    w.line("const cudaError_t launched = " + launch + ", int(base));");
+  } else {
+    w.line(launch + ", int(base));");
+    w.line("const cudaError_t launched = cudaGetLastError();");
+  }
   w.line("if (launched != cudaSuccess)");
   w.line("  return launched;");
   w.close();
   w.line("return cudaSuccess;");
+}
+
+/// The host's key splits (sketch::key_splits): `blocks` row tiles whose clusters all fit at
+/// once on the device, each sharing its key tiles among the blocks of a cluster.
+void writeKeySplits(const AttentionPlan &plan, CudaWriter &w, const std::string &blocks) {
+  w.comment("Key splits: a grid short of the SMs shares each row tile's key tiles among the "
+            "blocks of a cluster");
+  w.comment("(2, 4 or 8, all resident at once; the same sizes give the same splits).");
+  w.line("static sketch::PerDevice resident_2, resident_4, resident_8;");
+  w.open("const auto resident = [&](int cluster)");
+  w.line("return sketch::cluster_resident_blocks(" + plan.name + "_kernel, THREADS, SMEM, "
+         "cluster, cluster == 2 ? resident_2 : cluster == 4 ? resident_4 : resident_8);");
+  w.close(";");
+  w.line("const int splits = KEY_SPLITS ? sketch::key_splits(" + blocks +
+         ", sketch::ceil_div(int64_t(" + plan.dim(plan.k.keys()) + "), BN), resident) : 1;");
 }
 
 /// The host function; `fallback`: the mma.sync kernel's plan it calls for L that TMA
@@ -1869,10 +1974,19 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   w.line("cudaError_t error = sketch::allow_dynamic_smem(" + plan.name + "_kernel, SMEM);");
   w.line("if (error != cudaSuccess)");
   w.line("  return error;");
-  std::string launch = plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(" +
-                       kernelArgumentList(plan.sig) + maps;
+  const bool split = splitsKeys(plan);
+  std::string launch = split ? "sketch::launch_kernel(" + plan.name +
+                                   "_kernel, grid, THREADS, SMEM, splits, false, stream, "
+                             : plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(";
+  launch += kernelArgumentList(plan.sig) + maps;
+  if (split)
+    writeKeySplits(plan, w, "row_tiles * " + gridY + " * " + gridZ);
   if (plan.causal) {
-    writeCausalLaunches(plan, w, launch, gridY + " * " + gridZ);
+    writeCausalLaunches(plan, w, launch, gridY + " * " + gridZ, split);
+  } else if (split) {
+    w.line("const dim3 grid{unsigned(row_tiles * splits), unsigned(" + gridY + "), unsigned(" +
+           gridZ + ")};");
+    w.line("return " + launch + ");");
   } else {
     w.line("const dim3 grid{unsigned(row_tiles), unsigned(" + gridY + "), unsigned(" + gridZ + ")};");
     w.line(launch + ");");

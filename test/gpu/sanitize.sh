@@ -6,7 +6,8 @@
 # On the GPU machine, after test/gpu/generate.sh wrote .gen/gpu where sketchc is:
 #   test/gpu/sanitize.sh [memcheck|racecheck|all]          (default: all)
 # Env: SANITIZE_TESTS  comma-separated run_tests.py -k patterns (the subset below)
-#      (the racecheck pass sets SKETCH_TAIL_SPLIT=0: no convolution tail split over clusters)
+#      (the racecheck pass sets SKETCH_TAIL_SPLIT=0: no convolution tail split and no
+#      attention key split over clusters; memcheck runs them)
 #      SKETCH_FILES    which generated .cu files to build (default: the suite's)
 #      SKETCH_GPU_GEN, SKETCH_GPU_BUILD, JOBS as for test/gpu/run.sh
 #
@@ -22,7 +23,7 @@ tools=${1:-all}
 [ "$tools" = all ] && tools="memcheck racecheck"
 gen=${SKETCH_GPU_GEN:-$root/.gen/gpu}
 build=${SKETCH_GPU_BUILD:-/tmp/sketch_gpu_sanitize}
-files=${SKETCH_FILES:-"gemm_* sgemm_* conv_* attention_variants attention_hopper attention_layouts attention_steps b2b_variants"}
+files=${SKETCH_FILES:-"gemm_* sgemm_* conv_* attention_variants attention_hopper attention_heads attention_chain attention_layouts attention_steps b2b_variants"}
 tests=${SANITIZE_TESTS:-"\
 test_gemm::test_every_kernel_small_sizes,test_gemm::test_k_zero_and_one,\
 test_gemm::test_misaligned_base_pointers,test_gemm::test_rejects_bad_arguments,\
@@ -36,6 +37,7 @@ test_conv::test_winograd_rejects_bad_arguments,\
 test_attention::test_scale_and_batch,test_attention::test_rejects_bad_sizes,\
 test_attention::test_default_kernels_ragged,test_attention::test_default_kernels_reject_bad_sizes,\
 test_attention::test_layouts_kernel_by_keys,test_attention::test_steps_ragged,\
+test_attention::test_key_splits,\
 test_b2b::test_n64_reference_program,test_b2b::test_offset_operands,test_b2b::test_rejects_bad_sizes,\
 test_conv_b2b::test_small_and_odd_shapes,test_conv_b2b::test_rejects_bad_arguments,\
 test_conv_b2b::test_window_larger_than_input"}
@@ -57,7 +59,8 @@ for tool in $tools; do
   echo "sanitize.sh: compute-sanitizer --tool $tool"
   log="$build/$tool.log"
   # racecheck did not complete a convolution's split tail (clusters whose producer warps
-  # have exited; memcheck and the GPU suite run it): its pass keeps every tail whole.
+  # have exited; memcheck and the GPU suite run it): its pass keeps every tail whole, and
+  # attention's row tiles too (the same clusters).
   split=1
   [ "$tool" = racecheck ] && split=0
   SKETCH_TAIL_SPLIT=$split "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 \

@@ -382,6 +382,51 @@ def test_causal_rows_over_one_launch():
     del q, o
 
 
+def test_key_splits():
+    """Grids short of the SMs (decoding a few query rows over many keys, few heads): the
+    sm_90a kernels share each row tile's key tiles among the blocks of a cluster
+    (sketch::key_splits) and sum their rows through distributed shared memory. Decode
+    shapes, MHA/GQA/MQA, a causal mask whose row tiles see different key counts (bottom-
+    right, S < L), keys not a multiple of the key tile, the chain without a softmax (plain
+    sums), D_qk != D_v, bf16, scales that are not positive; each case twice, the same bits."""
+    cases = [  # kernel, dtype, causal, S, L, H, HK, Dqk, Dv, scale, softmax
+        (heads_kernel("f16", 128, 128, False, "_default"), "f16", False, 1, 4097, 32, 8, 128,
+         128, None, True),
+        (heads_kernel("f16", 64, 64, False, "_default"), "f16", False, 3, 3001, 4, 1, 64, 64,
+         None, True),
+        (heads_kernel("f16", 128, 128, True, "_default"), "f16", True, 200, 5000, 2, 2, 128,
+         128, None, True),
+        (heads_kernel("bf16", 64, 64, True, "_default"), "bf16", True, 1, 2000, 4, 2, 64, 64,
+         -0.2, True),
+        (heads_kernel("f16", 192, 128, False), "f16", False, 17, 2500, 2, 1, 192, 128, None,
+         True),
+        (heads_kernel("f16", 256, 256, True), "f16", True, 130, 1500, 1, 1, 256, 256, 0.0,
+         True),
+        (chain_name("chain", "f16", 128, False), "f16", False, 5, 2000, 2, 2, 128, 128, None,
+         False),
+        (chain_name("chain", "f16", 64, True), "f16", True, 64, 3000, 2, 1, 64, 64, None,
+         False),
+    ]
+    for name, dtype, causal, s, l, h, hk, dqk, dv, scale, softmax in cases:
+        torch.manual_seed(s * 7919 + l)
+        run_case(name, dtype, causal, s, l, hk, dqk, dv, b=1, h=h, scale=scale,
+                 softmax=softmax)
+    # Determinism: the same inputs twice give the same bits (the blocks sum in rank order).
+    call = sketch_gpu.kernel(heads_kernel("f16", 128, 128, False, "_default"))
+    t = torch.float16
+    q = torch.randn(1, 16, 1, 128, device="cuda", dtype=t)
+    k = torch.randn(1, 4, 4096, 128, device="cuda", dtype=t)
+    v = torch.randn(1, 4, 4096, 128, device="cuda", dtype=t)
+    outs = []
+    for _ in range(2):
+        o = torch.full_like(q, float("nan"))
+        assert call(Q=q, K=k, V=v, O=o, scale=0.09, B=1, H=16, S=1, HK=4, L=4096) == 0
+        outs.append(o)
+    torch.cuda.synchronize()
+    assert torch.equal(outs[0], outs[1]), "two runs of the same split differ"
+    check("split S=1 L=4096", outs[0], reference(q, k, v, 0.09, False), "f16")
+
+
 def test_default_kernels_reject_bad_sizes():
     """The default kernels refuse a misaligned tensor and L = 0 without launching."""
     t = torch.float16

@@ -42,6 +42,18 @@
 //                              the consumer warpgroups' turns at the tensor cores (ping-pong)
 //   (O leaves through shared memory with softmax.cuh's store_tile_shared and
 //   store_rows_global: 16-byte stores)
+// Key splits (a grid short of the SMs: the blocks of a cluster share a row tile's keys):
+//   row_log2_sums(row_max, row_sum, lse)
+//                              each row's log2 of its softmax sum: max + log2(quad sum),
+//                              -inf for a row that saw no key
+//   stage_key_split<DV>(part, row0, o, lse)
+//                              the warp's 16 rows of o (f32) at part ([BM][DV + 8] floats),
+//                              their lse after them (KeySplitTile<BM, DV>)
+//   combine_key_splits<T, BM, DV, SOFTMAX>(out, part, rows, thread, threads)
+//                              after a cluster barrier: this block's share of the rows
+//                              (rank, rank + splits, ..., below `rows`) summed over the
+//                              cluster's blocks in rank order through distributed shared
+//                              memory, weighted by 2^(lse - max) with SOFTMAX, stored to out
 //
 // A wgmma m64nN accumulator gives each warp exactly the mma.sync m16n8 C fragments of
 // its 16 rows (wgmma.cuh), so softmax.cuh's row reductions apply as they are, with one
@@ -50,6 +62,7 @@
 #define SKETCH_FLASH_HOPPER_CUH
 
 #include "sketch/softmax.cuh"
+#include "sketch/split.cuh"
 #include "sketch/tma.cuh"
 #include "sketch/wgmma.cuh"
 
@@ -183,6 +196,94 @@ struct WarpgroupTurns {
       named_barrier_arrive(1 + (wg + 1) % WARPGROUPS, 256);
   }
 };
+
+/// Where a key split stages its partial rows: BM rows of DV floats (8 floats of padding a
+/// row spread the fragments' rows over the banks), then BM row lse.
+template <int BM, int DV>
+struct KeySplitTile {
+  static constexpr int kRowFloats = DV + 8;
+  static constexpr int kLse = BM * kRowFloats * 4; // byte offset of the lse
+  static constexpr int kBytes = kLse + BM * 4;
+};
+
+template <int MT>
+__device__ __forceinline__ void row_log2_sums(const float (&row_max)[MT][2],
+                                              const float (&row_sum)[MT][2], float (&lse)[MT][2]) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float sum = quad_sum(row_sum[m][r]);
+      lse[m][r] = sum > 0.0f ? row_max[m][r] + __log2f(sum) : -CUDART_INF_F;
+    }
+}
+
+template <int BM, int DV, int NT>
+__device__ __forceinline__ void stage_key_split(uint32_t part, int row0, const float (&o)[1][NT][4],
+                                                const float (&lse)[1][2]) {
+  using Tile = KeySplitTile<BM, DV>;
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = row0 + lane / 4 + r * 8;
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+      const uint32_t at = part + (row * Tile::kRowFloats + n * 8 + (lane % 4) * 2) * 4;
+      st_shared_32(at, __float_as_uint(o[0][n][2 * r]));
+      st_shared_32(at + 4, __float_as_uint(o[0][n][2 * r + 1]));
+    }
+    if (lane % 4 == 0)
+      st_shared_32(part + Tile::kLse + row * 4, __float_as_uint(lse[0][r]));
+  }
+}
+
+__device__ __forceinline__ float ld_cluster_f32(uint32_t addr) {
+#if SKETCH_HAS_CLUSTERS
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+#else
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+#endif
+}
+
+template <typename T, int BM, int DV, bool SOFTMAX>
+__device__ __forceinline__ void combine_key_splits(T *out, uint32_t part, int rows, int thread,
+                                                   int threads) {
+  using Tile = KeySplitTile<BM, DV>;
+  constexpr int kChunks = DV / 4; // 4 floats a thread at a time
+  const int splits = int(cluster_size()), rank = int(cluster_rank());
+  const int mine = rows > rank ? (rows - rank + splits - 1) / splits : 0;
+  for (int i = thread; i < mine * kChunks; i += threads) {
+    const int row = rank + (i / kChunks) * splits, col = (i % kChunks) * 4;
+    float top = -CUDART_INF_F;
+    if constexpr (SOFTMAX)
+      for (int k = 0; k < splits; ++k)
+        top = fmaxf(top, ld_cluster_f32(cluster_shared_addr(part + Tile::kLse + row * 4, k)));
+    float sum[4] = {}, weights = 0.0f;
+    for (int k = 0; k < splits; ++k) {
+      float weight = 1.0f;
+      if constexpr (SOFTMAX) {
+        const float lse = ld_cluster_f32(cluster_shared_addr(part + Tile::kLse + row * 4, k));
+        weight = lse == -CUDART_INF_F ? 0.0f : fast_exp2(lse - top);
+        weights += weight;
+      }
+      const uint4 x = ld_cluster_128(
+          cluster_shared_addr(part + (row * Tile::kRowFloats + col) * 4, k));
+      sum[0] += weight * __uint_as_float(x.x);
+      sum[1] += weight * __uint_as_float(x.y);
+      sum[2] += weight * __uint_as_float(x.z);
+      sum[3] += weight * __uint_as_float(x.w);
+    }
+    const float inverse = !SOFTMAX ? 1.0f : weights > 0.0f ? 1.0f / weights : 0.0f;
+    uint2 packed;
+    packed.x = pack2<T>(sum[0] * inverse, sum[1] * inverse);
+    packed.y = pack2<T>(sum[2] * inverse, sum[3] * inverse);
+    *reinterpret_cast<uint2 *>(out + int64_t(row) * DV + col) = packed;
+  }
+}
 
 } // namespace sketch
 

@@ -21,6 +21,10 @@
 //   tail_split(tiles, k_tiles, sms, resident)
 //                                  a persistent kernel's split tail: the K slices of the
 //                                  tiles past its last whole round, and its grid
+//   key_splits(blocks, key_tiles, resident)
+//                                  attention's key splits: the most blocks of a cluster (2, 4
+//                                  or 8) that share each of `blocks` row tiles' keys in one
+//                                  wave, at least kMinSplitKeyTiles key tiles a block; else 1
 //   launch_kernel(kernel, grid, block, smem, cluster, dependent, stream, args...)
 //                                  a launch in clusters of `cluster` blocks along x; with
 //                                  `dependent`, a programmatic dependent launch (the kernel
@@ -260,6 +264,24 @@ inline TailSplit tail_split(int64_t tiles, int64_t k_tiles, int sms, Resident re
     }
   }
   return best;
+}
+
+/// Attention's key splits (docs/backend.md): a grid of `blocks` row tiles (one block an SM)
+/// short of the SMs leaves most of them idle, so each row tile's `key_tiles` may be shared
+/// by the blocks of a cluster. The most blocks a cluster, 2, 4 or 8, for which every cluster
+/// is resident at once (`resident(cluster)`: cluster_resident_blocks) and each block keeps
+/// at least kMinSplitKeyTiles key tiles; 1 (no split) where none does. The same sizes on the
+/// same device give the same splits, so the same bits.
+constexpr int64_t kMinSplitKeyTiles = 4;
+template <typename Resident>
+inline int key_splits(int64_t blocks, int64_t key_tiles, Resident resident) {
+  int splits = 1;
+  if (!tail_split_allowed()) // SKETCH_TAIL_SPLIT=0: no splits over clusters
+    return splits;
+  for (int cluster = 2; cluster <= 8 && key_tiles >= cluster * kMinSplitKeyTiles; cluster *= 2)
+    if (blocks * cluster <= resident(cluster))
+      splits = cluster;
+  return splits;
 }
 
 /// Launches `kernel` on `grid` (grid.x a multiple of `cluster`) in thread-block clusters
