@@ -46,7 +46,7 @@
 //   row_log2_sums(row_max, row_sum, lse)
 //                              each row's log2 of its softmax sum: max + log2(quad sum),
 //                              -inf for a row that saw no key
-//   stage_key_split<DV>(part, row0, o, lse)
+//   stage_key_split<BM, DV>(part, row0, o, lse)
 //                              the warp's 16 rows of o (f32) at part ([BM][DV + 8] floats),
 //                              their lse after them (KeySplitTile<BM, DV>)
 //   combine_key_splits<T, BM, DV, SOFTMAX>(out, part, rows, thread, threads)
