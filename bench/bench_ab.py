@@ -89,19 +89,21 @@ def conv_cases(name):
 
 def attention_cases(name):
     """bench_attention.py's shapes of an attn_f16_dD_(mha|gqa)_(full|causal)_default kernel
-    against torch SDPA's cuDNN backend (the fastest library here)."""
+    against torch SDPA's cuDNN backend (the fastest library here); the grouped-query kernel
+    also on the decoding shapes (L keys, not S)."""
     from torch.nn.attention import SDPBackend
-    from bench_attention import GQA_SHAPES, SHAPES, torch_sdpa
+    from bench_attention import DECODE_SHAPES, GQA_SHAPES, SHAPES, torch_sdpa
     _, _, d_name, form, mask, _ = name.split("_")
     causal, d = mask == "causal", int(d_name[1:])
-    shapes = ([(b, h, None, s, dd, c) for b, h, s, dd, c in SHAPES] if form == "mha"
-              else GQA_SHAPES)
-    for b, h, hk, s, dd, c in shapes:
+    shapes = ([(b, h, None, s, s, dd, c) for b, h, s, dd, c in SHAPES] if form == "mha"
+              else [(b, h, hk, s, s, dd, c) for b, h, hk, s, dd, c in GQA_SHAPES]
+              + [(b, h, hk, s, l, dd, False) for b, h, hk, s, l, dd in DECODE_SHAPES])
+    for b, h, hk, s, l, dd, c in shapes:
         if (dd, c) != (d, causal):
             continue
         sets = 2
-        data = [[torch.randn(b, n, s, d, device="cuda", dtype=torch.float16)
-                 for n in (h, hk or h, hk or h)] for _ in range(sets)]
+        data = [[torch.randn(b, n, rows, d, device="cuda", dtype=torch.float16)
+                 for n, rows in ((h, s), (hk or h, l), (hk or h, l))] for _ in range(sets)]
 
         def library(i, data=data, h=h, hk=hk):
             q, k, v = data[i]
@@ -111,11 +113,11 @@ def attention_cases(name):
         ref = library(0).clone()
         out = torch.empty_like(ref)
 
-        def ours(call, data=data, o=out, b=b, h=h, hk=hk, s=s):
-            sizes = dict(B=b, H=h, S=s, L=s, **({"HK": hk} if hk else {}))
+        def ours(call, data=data, o=out, b=b, h=h, hk=hk, s=s, l=l):
+            sizes = dict(B=b, H=h, S=s, L=l, **({"HK": hk} if hk else {}))
             return lambda i: call(Q=data[i][0], K=data[i][1], V=data[i][2], O=o,
                                   scale=1.0 / math.sqrt(d), **sizes)
-        label = f"{name} B={b} H={h}{f' HK={hk}' if hk else ''} S={s}"
+        label = f"{name} B={b} H={h}{f' HK={hk}' if hk else ''} S={s}{f' L={l}' if l != s else ''}"
         yield label, library, ours, ref, out, sets
 
 
