@@ -231,6 +231,11 @@ private:
     }
     if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
       indent(1) << "# shared memory: " << bytes.getInt() << " bytes a block\n";
+    if (kernel->hasAttr(plan::kKeySplitsAttr) && kernel->hasAttr(plan::kSmemBytesAttr)) {
+      indent(1) << "# key splits (sm_90a): with fewer row tiles than SMs, the host shares each\n";
+      indent(1) << "#   row tile's key tiles among 2, 4 or 8 blocks of a cluster (all resident\n";
+      indent(1) << "#   at once, 4 key tiles a block or more), which sum their rows in rank order\n";
+    }
     auto narrow = kernel->getAttrOfType<ArrayAttr>(plan::kNarrowVariantAttr);
     if (narrow && narrow.size() == 4 && kernel->hasAttr(plan::kSmemBytesAttr)) {
       auto value = [&](int i) { return std::to_string(cast<IntegerAttr>(narrow[i]).getInt()); };

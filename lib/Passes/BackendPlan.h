@@ -47,6 +47,12 @@ constexpr llvm::StringLiteral kSplitAttr = "sketch.split";
 /// default's BN (I64 array: BM pixels, BN channels, BK, warps).
 constexpr llvm::StringLiteral kNarrowVariantAttr = "sketch.narrow_variant";
 
+/// On an attention kernel whose sm_90a kernel may share a row tile's key tiles among the
+/// blocks of a cluster where the grid is short of the SMs (EmitAttention.cpp's splitsKeys,
+/// the host's sketch::key_splits): the Hopper kernel takes its tiles and the statements on
+/// the scores read no tensor (unit).
+constexpr llvm::StringLiteral kKeySplitsAttr = "sketch.key_splits";
+
 // sketch-plan-shared-memory
 /// On each global->shared Copy: the tensor's shared buffer (a dictionary, see SmemBuffer).
 constexpr llvm::StringLiteral kSmemAttr = "sketch.smem";

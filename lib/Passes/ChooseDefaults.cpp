@@ -260,6 +260,18 @@ void fitAttentionStages(const Problem &problem, Config &config, StringRef arch) 
     config.values[kStages] = 2;
 }
 
+/// Whether the attention kernel's sm_90a form may split a row tile's keys over a cluster
+/// (kKeySplitsAttr): the Hopper kernel takes these tiles and the statements on the scores
+/// read no tensor (those index absolute keys).
+bool splitsAttentionKeys(const Problem &problem, const Config &config, StringRef arch) {
+  if (problem.kind != ProblemKind::attention || problem.scoreWork == plan::ScoreWork::loads)
+    return false;
+  plan::AttentionTiles tiles{config.values[kBM], config.values[kBN], config.values[kWarps],
+                             problem.headDim,    problem.valueDim,   problem.keysAlike};
+  tiles.stages = config.values[kStages];
+  return tiles.hopperTakes(arch);
+}
+
 /// Takes the program's directives over the defaults.
 void applyDirectives(KernelOp kernel, Config &config) {
   std::optional<uint64_t> values[5] = {kernel.getTileM(), kernel.getTileN(), kernel.getTileK(),
@@ -633,6 +645,9 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false, "f32 GEMM")))
       return failure();
     kernel->removeAttr(plan::kNarrowVariantAttr);
+    kernel->removeAttr(plan::kKeySplitsAttr);
+    if (splitsAttentionKeys(problem, *config, arch))
+      kernel->setAttr(plan::kKeySplitsAttr, UnitAttr::get(kernel.getContext()));
     if (isSimtConv(kernel, problem)) {
       bool nchw = !isNhwcConv(kernel); // nhwc tiles are dealt like the GEMM's, no narrow variant
       std::string what = (spellElementType(problem.element) + (nchw ? " nchw" : " nhwc") +
