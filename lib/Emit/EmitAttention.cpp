@@ -803,10 +803,11 @@ std::vector<std::string> tensorMapNames(const AttentionPlan &plan) {
 }
 
 /// Whether the sm_90a kernel may split a row tile's keys over the blocks of a cluster (the
-/// host's sketch::key_splits, for grids short of the SMs): the statements on the scores
-/// read no tensor at a key index, so a block's keys may be counted from its first.
+/// host's sketch::key_splits, for grids short of the SMs): sketch-choose-defaults' rule
+/// (plan::kKeySplitsAttr: the statements on the scores read no tensor at a key index, so a
+/// block's keys may be counted from its first); never the mma.sync kernel beside it.
 bool splitsKeys(const AttentionPlan &plan) {
-  return plan.tiles.wgmma && plan.staged.empty() && plan.work != plan::ScoreWork::loads;
+  return plan.tiles.wgmma && plan.kernel->hasAttr(plan::kKeySplitsAttr);
 }
 
 class KernelWriter {

@@ -237,18 +237,6 @@ __device__ __forceinline__ void stage_key_split(uint32_t part, int row0, const f
   }
 }
 
-__device__ __forceinline__ float ld_cluster_f32(uint32_t addr) {
-#if SKETCH_HAS_CLUSTERS
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
-  return v;
-#else
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
-  return v;
-#endif
-}
-
 template <typename T, int BM, int DV, bool SOFTMAX>
 __device__ __forceinline__ void combine_key_splits(T *out, uint32_t part, int rows, int thread,
                                                    int threads) {

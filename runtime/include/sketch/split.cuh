@@ -10,6 +10,7 @@
 //                                      stores before it are seen by any block's loads after it
 //   cluster_shared_addr(addr, rank)    shared address `addr` in block `rank` of the cluster
 //   ld_cluster_128(addr)               16 bytes at such an address (distributed shared memory)
+//   ld_cluster_f32(addr)               a float at such an address
 #ifndef SKETCH_SPLIT_CUH
 #define SKETCH_SPLIT_CUH
 
@@ -79,6 +80,16 @@ __device__ __forceinline__ uint4 ld_cluster_128(uint32_t addr) {
 #else
   return ld_shared_128(addr);
 #endif
+}
+
+__device__ __forceinline__ float ld_cluster_f32(uint32_t addr) {
+  float v;
+#if SKETCH_HAS_CLUSTERS
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+#else
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+#endif
+  return v;
 }
 
 } // namespace sketch
