@@ -1807,6 +1807,33 @@ std::optional<AttentionPlan> mmaFallback(const AttentionPlan &plan) {
   return fallback;
 }
 
+/// The sm_90a kernel of one consumer warpgroup (64 query rows a block, the same statements
+/// and key tiles; a static host function NAME_rows64) where the plan's rows are more and
+/// that tile fits: with at most 64 query rows (decoding) the plan's other warpgroups would
+/// multiply rows past S, so the host calls this kernel there. Not for plans that stage
+/// tensors on the scores (their tiles are planned for the plan's rows).
+std::optional<AttentionPlan> fewRowsVariant(const AttentionPlan &plan, StringRef arch) {
+  if (!plan.tiles.wgmma || plan.tiles.bm <= 64 || !plan.staged.empty())
+    return std::nullopt;
+  AttentionPlan variant = plan;
+  variant.name = plan.name + "_rows64";
+  variant.sig.name = variant.name;
+  variant.sig.exported = false;
+  variant.tiles.bm = 64;
+  variant.tiles.warps = 4;
+  if (!variant.tiles.wgmmaFits(arch))
+    return std::nullopt;
+  return variant;
+}
+
+/// The host's call of the few-rows kernel (fewRowsVariant) for at most 64 query rows.
+void writeFewRowsCall(const AttentionPlan &plan, const AttentionPlan &variant, CudaWriter &w) {
+  w.comment("At most 64 query rows (decoding): the kernel of one consumer warpgroup, whose "
+            "blocks multiply no rows past S.");
+  w.line("if (" + plan.dim(plan.q.rows()) + " <= 64)");
+  w.line("  return " + variant.sig.name + "(" + kernelArgumentList(plan.sig) + ", stream);");
+}
+
 /// sketch::encode_tensor_map_3d of `pointer` into `map`: `matrices` row-major matrices of
 /// `rows` x `cols` 2-byte elements, boxes of 64 columns x `box` rows (C++ expressions).
 std::string encodeTensorMap(StringRef map, StringRef pointer, StringRef cols, StringRef rows,
@@ -1890,7 +1917,8 @@ void writeKeySplits(const AttentionPlan &plan, CudaWriter &w, const std::string 
 
 /// The host function; `fallback`: the mma.sync kernel's plan it calls for L that TMA
 /// cannot read (mmaFallback), written before it.
-void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fallback = nullptr) {
+void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fallback = nullptr,
+               const AttentionPlan *fewRows = nullptr) {
   std::string tiles = "::" + plan.name + "_tiles";
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
   w.open(hostPrototype(plan.sig));
@@ -1914,6 +1942,8 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   }
   w.line("if (" + bad + ")");
   w.line("  return cudaErrorInvalidValue;");
+  if (fewRows)
+    writeFewRowsCall(plan, *fewRows, w);
   w.comment(std::string("Rows and keys are int in the kernel (m0 + BM + L stays below 2^31)") +
             (plan.causal ? "; the causal grid is below."
                          : "; the grid has the row tiles in x, the last leading dimension in y, "
@@ -2007,13 +2037,16 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
                           : "#include \"sketch/softmax.cuh\"");
   w.line();
   std::optional<AttentionPlan> fallback = mmaFallback(plan);
+  std::optional<AttentionPlan> fewRows = fewRowsVariant(plan, options.arch);
+  const AttentionPlan *fallbackPlan = fallback ? &*fallback : nullptr;
   w.line("namespace {");
   w.line();
   KernelWriter(plan, w).write();
-  if (fallback) {
-    w.line();
-    KernelWriter(*fallback, w).write();
-  }
+  for (const std::optional<AttentionPlan> *other : {&fewRows, &fallback})
+    if (*other) {
+      w.line();
+      KernelWriter(**other, w).write();
+    }
   w.line();
   w.line("} // namespace");
   w.line();
@@ -2021,7 +2054,11 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
     writeHost(*fallback, w);
     w.line();
   }
-  writeHost(plan, w, fallback ? &*fallback : nullptr);
+  if (fewRows) {
+    writeHost(*fewRows, w, fallbackPlan);
+    w.line();
+  }
+  writeHost(plan, w, fallbackPlan, fewRows ? &*fewRows : nullptr);
   w.line();
   return hostConditions(plan);
 }
