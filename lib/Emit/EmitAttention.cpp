@@ -1834,6 +1834,46 @@ void writeFewRowsCall(const AttentionPlan &plan, const AttentionPlan &variant, C
   w.line("  return " + variant.sig.name + "(" + kernelArgumentList(plan.sig) + ", stream);");
 }
 
+/// The host's call of itself with each key/value head's group of query heads packed into one
+/// matrix of rows, or "" where that would change the result: Q and O stored [.., H, S, D] hold
+/// the group's heads one after another, so with no causal mask, no tensor but Q, K, V and O
+/// and H and S free sizes used by Q and O alone, the group is one head of (H / HK) * S rows
+/// (where those stay below 2^30).
+/// A block then reads each K and V tile once for the group, not once a query head, and few
+/// query rows (decoding) fill a row tile.
+std::string packedHeadsCall(const AttentionPlan &plan) {
+  if (plan.causal || plan.q.leading().empty())
+    return "";
+  const std::string &heads = plan.q.leading().back(), &rows = plan.q.rows();
+  const std::string &keyHeads = plan.k.leading().back();
+  auto isFree = [&](const std::string &d) { return llvm::is_contained(plan.sig.sizeSymbols, d); };
+  if (heads == keyHeads || heads == rows || !isFree(heads) || !isFree(rows) ||
+      plan.v.leading().back() != keyHeads || plan.o.leading() != plan.q.leading() ||
+      plan.o.rows() != rows)
+    return "";
+  for (const ParamInfo &param : plan.sig.params) {
+    if (!param.isTensor)
+      continue;
+    bool queryLike = param.name == plan.q.name || param.name == plan.o.name;
+    if (!queryLike && param.name != plan.k.name && param.name != plan.v.name)
+      return "";
+    for (size_t i = 0; i < param.dims.size(); ++i) {
+      bool packedPlace = queryLike && i + 3 >= param.dims.size() && i + 1 < param.dims.size();
+      if ((param.dims[i] == heads || param.dims[i] == rows) && !packedPlace)
+        return "";
+    }
+  }
+  std::string h = plan.dim(heads), hk = plan.dim(keyHeads), arguments;
+  for (const ParamInfo &param : plan.sig.params)
+    arguments += param.cname + ", ";
+  for (const std::string &symbol : plan.sig.sizeSymbols)
+    arguments += (symbol == heads  ? hk
+                  : symbol == rows ? plan.dim(rows) + " * (" + h + " / " + hk + ")"
+                                   : cIdent(symbol)) + ", ";
+  return "if (" + h + " != " + hk + " && int64_t(" + plan.dim(rows) + ") <= INT32_MAX / 2 / " + h +
+         ")\n  return " + plan.sig.name + "(" + arguments + "stream);";
+}
+
 /// sketch::encode_tensor_map_3d of `pointer` into `map`: `matrices` row-major matrices of
 /// `rows` x `cols` 2-byte elements, boxes of 64 columns x `box` rows (C++ expressions).
 std::string encodeTensorMap(StringRef map, StringRef pointer, StringRef cols, StringRef rows,
@@ -1916,9 +1956,10 @@ void writeKeySplits(const AttentionPlan &plan, CudaWriter &w, const std::string 
 }
 
 /// The host function; `fallback`: the mma.sync kernel's plan it calls for L that TMA
-/// cannot read (mmaFallback), written before it.
+/// cannot read (mmaFallback), written before it; `fewRows`: the 64-row kernel's plan
+/// (fewRowsVariant); `packHeads`: packs grouped heads first (packedHeadsCall).
 void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fallback = nullptr,
-               const AttentionPlan *fewRows = nullptr) {
+               const AttentionPlan *fewRows = nullptr, bool packHeads = false) {
   std::string tiles = "::" + plan.name + "_tiles";
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
   w.open(hostPrototype(plan.sig));
@@ -1942,6 +1983,12 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   }
   w.line("if (" + bad + ")");
   w.line("  return cudaErrorInvalidValue;");
+  if (std::string call = packHeads ? packedHeadsCall(plan) : ""; !call.empty()) {
+    w.comment("Grouped heads: a key/value head's query heads are one matrix of rows, one head "
+              "that reads K and V once for them.");
+    for (StringRef line : llvm::split(call, '\n'))
+      w.line(line.str());
+  }
   if (fewRows)
     writeFewRowsCall(plan, *fewRows, w);
   w.comment(std::string("Rows and keys are int in the kernel (m0 + BM + L stays below 2^31)") +
@@ -2058,7 +2105,7 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
     writeHost(*fewRows, w, fallbackPlan);
     w.line();
   }
-  writeHost(plan, w, fallbackPlan, fewRows ? &*fewRows : nullptr);
+  writeHost(plan, w, fallbackPlan, fewRows ? &*fewRows : nullptr, /*packHeads=*/true);
   w.line();
   return hostConditions(plan);
 }
