@@ -229,8 +229,15 @@ private:
         for (const std::string &line : describeSplit(*split, *plan, narrowKernel(kernel, *plan)))
           indent(1) << "# " << line << "\n";
     }
-    if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr))
-      indent(1) << "# shared memory: " << bytes.getInt() << " bytes a block\n";
+    auto hopper = kernel->getAttrOfType<IntegerAttr>(plan::kHopperAttentionAttr);
+    if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr)) {
+      indent(1) << "# shared memory: " << (hopper ? hopper.getInt() : bytes.getInt())
+                << " bytes a block\n";
+      if (hopper) // a kernel without key splits has statements on the scores that read tensors
+        for (const std::string &line : wrapComment(describeHopperAttention(
+                 kernel, !kernel->hasAttr(plan::kKeySplitsAttr), bytes.getInt())))
+          indent(1) << "# " << line << "\n";
+    }
     if (kernel->hasAttr(plan::kKeySplitsAttr) && kernel->hasAttr(plan::kSmemBytesAttr)) {
       indent(1) << "# key splits (sm_90a): with fewer row tiles than SMs, the host shares each\n";
       indent(1) << "#   row tile's key tiles among 2, 4 or 8 blocks of a cluster (all resident\n";
@@ -310,8 +317,30 @@ private:
 
   static SmallVector<std::string> describeSplit(StringRef directive, const plan::SplitPlan &split,
                                                 bool narrow) {
-    std::string text = narrow && split.fillForms() ? describeFillForms(split)
-                           : describeSplitForm(directive, split, narrow);
+    return wrapComment(narrow && split.fillForms() ? describeFillForms(split)
+                                                   : describeSplitForm(directive, split, narrow));
+  }
+
+  /// The sm_90a attention kernel (kHopperAttentionAttr); `scoreTensors`: statements on the
+  /// scores read tensors, which it may stage; the statement notes' mma.sync plan takes
+  /// `planBytes`.
+  static std::string describeHopperAttention(KernelOp kernel, bool scoreTensors,
+                                             int64_t planBytes) {
+    int64_t rows = kernel.getTileM().value_or(0), stages = kernel.getStages().value_or(0);
+    std::string text =
+        "sm_90a kernel: a producer warpgroup copies the tiles by TMA (panels of 64 columns, "
+        "128-byte swizzle; " + std::to_string(stages) + " stages of the keys and values "
+        "behind mbarriers) and " + std::to_string(rows / 64) + " consumer warpgroup" +
+        (rows / 64 == 1 ? "" : "s") + " of 64 rows run both GEMMs on wgmma with the softmax "
+        "between them";
+    if (scoreTensors)
+      text += "; a tensor on the scores it stages adds a BM x BN tile a stage";
+    return text + ". The notes on the statements are the mma.sync plan of these tiles (" +
+           std::to_string(planBytes) + " bytes of shared memory)";
+  }
+
+  /// `text` in comment lines of at most 84 columns, continuations indented.
+  static SmallVector<std::string> wrapComment(StringRef text) {
     SmallVector<std::string> lines(1);
     for (StringRef word : llvm::split(text, ' ')) {
       if (!lines.back().empty() && lines.back().size() + 1 + word.size() > 84)

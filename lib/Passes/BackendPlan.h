@@ -52,6 +52,10 @@ constexpr llvm::StringLiteral kNarrowVariantAttr = "sketch.narrow_variant";
 /// the host's sketch::key_splits): the Hopper kernel takes its tiles and the statements on
 /// the scores read no tensor (unit).
 constexpr llvm::StringLiteral kKeySplitsAttr = "sketch.key_splits";
+/// On an attention kernel whose tiles sm_90a runs on its warp-specialized TMA and wgmma
+/// kernel (AttentionTiles::hopperTakes): that kernel's shared memory in bytes, without
+/// the tiles of tensors on the scores it may stage (I64; --emit=sketch states it).
+constexpr llvm::StringLiteral kHopperAttentionAttr = "sketch.hopper_attention";
 
 // sketch-plan-shared-memory
 /// On each global->shared Copy: the tensor's shared buffer (a dictionary, see SmemBuffer).

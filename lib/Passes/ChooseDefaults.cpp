@@ -260,16 +260,37 @@ void fitAttentionStages(const Problem &problem, Config &config, StringRef arch) 
     config.values[kStages] = 2;
 }
 
-/// Whether the attention kernel's sm_90a form may split a row tile's keys over a cluster
-/// (kKeySplitsAttr): the Hopper kernel takes these tiles and the statements on the scores
-/// read no tensor (those index absolute keys).
-bool splitsAttentionKeys(const Problem &problem, const Config &config, StringRef arch) {
-  if (problem.kind != ProblemKind::attention || problem.scoreWork == plan::ScoreWork::loads)
-    return false;
+/// The attention kernel's tiles where `arch` runs them on the sm_90a kernel
+/// (AttentionTiles::hopperTakes), with wgmma set.
+std::optional<plan::AttentionTiles> hopperAttentionTiles(const Problem &problem,
+                                                         const Config &config, StringRef arch) {
+  if (problem.kind != ProblemKind::attention)
+    return std::nullopt;
   plan::AttentionTiles tiles{config.values[kBM], config.values[kBN], config.values[kWarps],
                              problem.headDim,    problem.valueDim,   problem.keysAlike};
   tiles.stages = config.values[kStages];
-  return tiles.hopperTakes(arch);
+  if (!tiles.hopperTakes(arch))
+    return std::nullopt;
+  tiles.wgmma = true;
+  return tiles;
+}
+
+/// Marks the attention kernels sm_90a runs on its TMA and wgmma kernel
+/// (kHopperAttentionAttr), and those of them that may split a row tile's keys over a
+/// cluster (kKeySplitsAttr): the statements on the scores read no tensor (those index
+/// absolute keys).
+void markHopperAttention(KernelOp kernel, const Problem &problem, const Config &config,
+                         StringRef arch) {
+  kernel->removeAttr(plan::kKeySplitsAttr);
+  kernel->removeAttr(plan::kHopperAttentionAttr);
+  std::optional<plan::AttentionTiles> tiles = hopperAttentionTiles(problem, config, arch);
+  if (!tiles)
+    return;
+  bool loads = problem.scoreWork == plan::ScoreWork::loads;
+  Builder builder(kernel.getContext());
+  kernel->setAttr(plan::kHopperAttentionAttr, builder.getI64IntegerAttr(tiles->smemBytes()));
+  if (!loads)
+    kernel->setAttr(plan::kKeySplitsAttr, builder.getUnitAttr());
 }
 
 /// Takes the program's directives over the defaults.
@@ -645,9 +666,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false, "f32 GEMM")))
       return failure();
     kernel->removeAttr(plan::kNarrowVariantAttr);
-    kernel->removeAttr(plan::kKeySplitsAttr);
-    if (splitsAttentionKeys(problem, *config, arch))
-      kernel->setAttr(plan::kKeySplitsAttr, UnitAttr::get(kernel.getContext()));
+    markHopperAttention(kernel, problem, *config, arch);
     if (isSimtConv(kernel, problem)) {
       bool nchw = !isNhwcConv(kernel); // nhwc tiles are dealt like the GEMM's, no narrow variant
       std::string what = (spellElementType(problem.element) + (nchw ? " nchw" : " nhwc") +

@@ -110,10 +110,12 @@ sketch.kernel @b2b_wide {
 }
 
 // Attention, head dimension 128: BM 128, BN 64, BK = 128, 4 warps, 2 stages; sm_90a
-// (wgmma, two consumer warpgroups of 64 rows): BM 128, BN 128, 8 warps; sketch.key_splits:
-// its keys may split over the blocks of a cluster (no statement on the scores reads a tensor).
+// (wgmma, two consumer warpgroups of 64 rows): BM 128, BN 128, 8 warps; sketch.hopper_attention:
+// the sm_90a kernel's shared memory (Q, 3 stages of K and V, 1024 bytes of alignment, the
+// mbarriers); sketch.key_splits: its keys may split over the blocks of a cluster (no statement
+// on the scores reads a tensor).
 // SM80: sketch.kernel @attention_d128 attributes {stages = 2 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
-// SM90: sketch.kernel @attention_d128 attributes {sketch.key_splits, stages = 3 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// SM90: sketch.kernel @attention_d128 attributes {sketch.hopper_attention = 230512 : i64, sketch.key_splits, stages = 3 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
 sketch.kernel @attention_d128 {
   sketch.tensor "Q" : f16 ["B", "H", "S", "128"]
   sketch.tensor "K" : f16 ["B", "H", "L", "128"]
@@ -129,7 +131,7 @@ sketch.kernel @attention_d128 {
 // 128 a thread's 128 registers are fewer than the pipelined loop needs), which the
 // default takes without a Mask step (BM 192, BN 64, 12 warps); with one, two at 128 keys.
 // SM80: sketch.kernel @attention_d64 attributes {stages = 2 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
-// SM90: sketch.kernel @attention_d64 attributes {sketch.key_splits, stages = 3 : i64, tile_k = 64 : i64, tile_m = 192 : i64, tile_n = 64 : i64, warps = 12 : i64}
+// SM90: sketch.kernel @attention_d64 attributes {sketch.hopper_attention = 74864 : i64, sketch.key_splits, stages = 3 : i64, tile_k = 64 : i64, tile_m = 192 : i64, tile_n = 64 : i64, warps = 12 : i64}
 sketch.kernel @attention_d64 {
   sketch.tensor "Q" : f16 ["B", "H", "S", "64"]
   sketch.tensor "K" : f16 ["B", "H", "S", "64"]
@@ -142,7 +144,7 @@ sketch.kernel @attention_d64 {
 }
 
 // ... and with a causal Mask step: two consumer warpgroups at 128 keys (BM 128, 8 warps).
-// SM90: sketch.kernel @attention_d64_causal attributes {sketch.key_splits, stages = 3 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// SM90: sketch.kernel @attention_d64_causal attributes {sketch.hopper_attention = 115824 : i64, sketch.key_splits, stages = 3 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
 sketch.kernel @attention_d64_causal {
   sketch.tensor "Q" : f16 ["B", "H", "S", "64"]
   sketch.tensor "K" : f16 ["B", "H", "S", "64"]
