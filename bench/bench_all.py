@@ -163,13 +163,21 @@ def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False, keys
              f"{f' L={l}' if l != s else ''} D={d}"
              f"{' causal' if causal else ''}{', K and V stored [D, L]' if key_columns else ''}")
     libraries, library_runs, contenders = {}, {}, bench_common.Contenders()
-    # SDPA takes grouped K/V with enable_gqa where the backend has it; else repeated heads
+    # grouped K/V: SDPA on heads repeated beforehand, and with enable_gqa where the backend
+    # takes it (each its own row)
     kk, vv = (k, v) if not hk else (t.repeat_interleave(h // hk, dim=1) for t in (k, v))
-    for backend, what in [(SDPBackend.CUDNN_ATTENTION, "torch SDPA cuDNN"),
-                          (SDPBackend.FLASH_ATTENTION, "torch SDPA flash")]:
+    backends = [(SDPBackend.CUDNN_ATTENTION, "torch SDPA cuDNN"),
+                (SDPBackend.FLASH_ATTENTION, "torch SDPA flash")]
+    forms = [(backend, what, False) for backend, what in backends]
+    if hk:
+        forms += [(backend, what + ", enable_gqa", True) for backend, what in backends]
+    reference = None
+    for backend, what, gqa in forms:
         try:
-            fn = bench_attention.torch_sdpa(backend, q, kk, vv, causal)
-            reference = fn().float()
+            fn = (bench_attention.torch_sdpa(backend, q, k, v, causal, gqa=True) if gqa
+                  else bench_attention.torch_sdpa(backend, q, kk, vv, causal))
+            out = fn().float()
+            reference = out if reference is None else reference
             libraries[what] = bench_attention.time_ms(fn)
             if not math.isnan(libraries[what]):
                 library_runs[what] = fn

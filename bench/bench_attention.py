@@ -46,10 +46,11 @@ def ours(lib, name, q, k, v, o, scale, keys=None):
     return lambda: fn(*args, stream)
 
 
-def torch_sdpa(backend, q, k, v, causal):
+def torch_sdpa(backend, q, k, v, causal, gqa=False):
+    """gqa: k and v have fewer heads than q (SDPA's enable_gqa)."""
     def run():
         with sdpa_kernel(backend):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
     return run
 
 
