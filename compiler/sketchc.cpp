@@ -134,8 +134,11 @@ int printResult(mlir::ModuleOp module, const DriverOptions &opts) {
   if (opts.emit == "api") {
     if (mlir::failed(sketch::emitApi({module}, {opts.compile.arch}, {}, os)))
       return 1;
-  } else if (opts.emit == "sketch")
+  } else if (opts.emit == "sketch") {
+    if (!opts.noPlan)
+      sketch::markBackendForms(module, opts.compile.arch);
     sketch::printSketch(module, os);
+  }
   else
     module.print(os);
   if (file)
@@ -200,10 +203,13 @@ int compileVariants(mlir::ModuleOp parsed, const DriverOptions &opts,
     os << comment << " host functions: " << sketch::dispatchRule(archs) << "\n";
     for (sketch::Variant v : variants) {
       os << comment << " ===== variant " << v.arch << " =====\n";
-      if (opts.emit == "sketch")
+      if (opts.emit == "sketch") {
+        if (!opts.noPlan)
+          sketch::markBackendForms(v.module, v.arch);
         sketch::printSketch(v.module, os);
-      else
+      } else {
         v.module.print(os);
+      }
     }
   }
   if (file)

@@ -442,6 +442,30 @@ public:
             persistent(), /*waitsOnGrid=*/true};
   }
 
+  /// The kernel's form (tiles, warpgroups, stages, loads) and its shared memory, as the
+  /// header comment and --emit=sketch state them.
+  std::string planText() const {
+    std::string plan = "tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) +
+                       ", " + str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) +
+                       " (wgmma m64n" + str(g.tileN) + "k16), " + str(block.stages) + " stages (" +
+                       (usesTma(g) ? "TMA; cp.async on the element path" : "cp.async") +
+                       ", one wgmma group in flight)";
+    if (block.producer)
+      plan = std::string(persistent() ? "persistent, " : "") +
+             "warp-specialized: a TMA producer warpgroup, " + str(g.tileM / 64) +
+             " consumer warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" + str(g.tileN) +
+             "k16), tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
+             str(block.stages) + " stages (cp.async on the element path)";
+    return plan;
+  }
+  std::string memoryText() const {
+    return "shared memory " + str(smemBytesOf(g, passes)) +
+           " bytes: operand tiles 128-byte swizzled (planned here), then the " +
+           (split ? "f32 partial tile" : "staging tile") +
+           (usesTma(g) ? ", then the TMA mbarriers" : "");
+  }
+  int64_t smemBytes() const { return smemBytesOf(g, passes); }
+
 private:
   const GemmAnalysis &g;
   const EpilogueEmitter &epilogue;
@@ -480,22 +504,9 @@ private:
   OperandTile tileA() const { return {&g.a, true, "size_m", "m0", "BM", g.tileM, kExtent()}; }
   OperandTile tileB() const { return {&g.b, false, "size_n", "n0", "BN", g.tileN, kExtent()}; }
 
+
   void writeHeaderComment() {
-    std::string plan = "tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) +
-                       ", " + str(g.tileM / 64) + " warpgroup(s) of 64 x " + str(g.tileN) +
-                       " (wgmma m64n" + str(g.tileN) + "k16), " + str(block.stages) + " stages (" +
-                       (usesTma(g) ? "TMA; cp.async on the element path" : "cp.async") +
-                       ", one wgmma group in flight)";
-    if (block.producer)
-      plan = std::string(persistent() ? "persistent, " : "") +
-             "warp-specialized: a TMA producer warpgroup, " + str(g.tileM / 64) +
-             " consumer warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" + str(g.tileN) +
-             "k16), tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
-             str(block.stages) + " stages (cp.async on the element path)";
-    std::string memory = "  shared memory " + str(smemBytesOf(g, passes)) +
-                         " bytes: operand tiles 128-byte swizzled (planned here), then the " +
-                         (split ? "f32 partial tile" : "staging tile") +
-                         (usesTma(g) ? ", then the TMA mbarriers" : "");
+    std::string plan = planText(), memory = "  " + memoryText();
     if (split)
       emitGemmHeaderComment(w, g, epilogue,
                             {"  sm_90a split-K form: " + plan,
@@ -815,6 +826,14 @@ bool wgmmaSupports(const GemmAnalysis &g) {
 
 void emitWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w) {
   WgmmaWriter(g, epilogue, w).run();
+}
+
+WgmmaDescription describeWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
+  std::string unused;
+  llvm::raw_string_ostream os(unused);
+  CudaWriter w(os);
+  WgmmaWriter writer(g, epilogue, w);
+  return {writer.planText(), writer.memoryText(), writer.smemBytes()};
 }
 
 GemmLaunch emitWgmmaGemmKernel(const GemmAnalysis &g, const EpilogueEmitter &epilogue,

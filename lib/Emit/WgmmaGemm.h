@@ -107,6 +107,13 @@ bool wgmmaSupports(const GemmAnalysis &g);
 /// as the mma.sync path).
 void emitWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w);
 
+/// The form of the kernel emitWgmmaGemm writes, in the words of its header comment.
+struct WgmmaDescription {
+  std::string plan, memory;
+  int64_t smemBytes = 0;
+};
+WgmmaDescription describeWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue);
+
 /// Writes the kernel's header comment and the kernel (with `split`: `g` is one of its
 /// split forms, split->g or split->tall, its K slices the blocks of a cluster); returns
 /// its launch.

@@ -229,13 +229,15 @@ private:
         for (const std::string &line : describeSplit(*split, *plan, narrowKernel(kernel, *plan)))
           indent(1) << "# " << line << "\n";
     }
-    auto hopper = kernel->getAttrOfType<IntegerAttr>(plan::kHopperAttentionAttr);
     if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr)) {
-      indent(1) << "# shared memory: " << (hopper ? hopper.getInt() : bytes.getInt())
+      auto [hopperBytes, hopperForm] = describeHopperKernel(kernel);
+      indent(1) << "# shared memory: " << (hopperBytes ? hopperBytes : bytes.getInt())
                 << " bytes a block\n";
-      if (hopper) // a kernel without key splits has statements on the scores that read tensors
-        for (const std::string &line : wrapComment(describeHopperAttention(
-                 kernel, !kernel->hasAttr(plan::kKeySplitsAttr), bytes.getInt())))
+      if (hopperBytes)
+        for (const std::string &line :
+             wrapComment(hopperForm + ". The notes on the statements are the mma.sync plan of "
+                                      "these tiles (" + std::to_string(bytes.getInt()) +
+                         " bytes of shared memory)"))
           indent(1) << "# " << line << "\n";
     }
     if (kernel->hasAttr(plan::kKeySplitsAttr) && kernel->hasAttr(plan::kSmemBytesAttr)) {
@@ -321,11 +323,24 @@ private:
                                                    : describeSplitForm(directive, split, narrow));
   }
 
+  /// The shared memory and form of the sm_90a kernel that runs `kernel` where it is not the
+  /// statements' mma.sync plan (kHopperAttentionAttr, kHopperGemmAttr); 0 bytes elsewhere.
+  static std::pair<int64_t, std::string> describeHopperKernel(KernelOp kernel) {
+    if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kHopperAttentionAttr))
+      // a kernel without key splits has statements on the scores that read tensors
+      return {bytes.getInt(),
+              describeHopperAttention(kernel, !kernel->hasAttr(plan::kKeySplitsAttr))};
+    auto gemm = kernel->getAttrOfType<ArrayAttr>(plan::kHopperGemmAttr);
+    if (!gemm || gemm.size() != 3)
+      return {0, ""};
+    return {cast<IntegerAttr>(gemm[2]).getInt(),
+            "sm_90a kernel: " + cast<StringAttr>(gemm[0]).str() + "; " +
+                cast<StringAttr>(gemm[1]).str()};
+  }
+
   /// The sm_90a attention kernel (kHopperAttentionAttr); `scoreTensors`: statements on the
-  /// scores read tensors, which it may stage; the statement notes' mma.sync plan takes
-  /// `planBytes`.
-  static std::string describeHopperAttention(KernelOp kernel, bool scoreTensors,
-                                             int64_t planBytes) {
+  /// scores read tensors, which it may stage.
+  static std::string describeHopperAttention(KernelOp kernel, bool scoreTensors) {
     int64_t rows = kernel.getTileM().value_or(0), stages = kernel.getStages().value_or(0);
     std::string text =
         "sm_90a kernel: a producer warpgroup copies the tiles by TMA (panels of 64 columns, "
@@ -335,8 +350,7 @@ private:
         "between them";
     if (scoreTensors)
       text += "; a tensor on the scores it stages adds a BM x BN tile a stage";
-    return text + ". The notes on the statements are the mma.sync plan of these tiles (" +
-           std::to_string(planBytes) + " bytes of shared memory)";
+    return text;
   }
 
   /// `text` in comment lines of at most 84 columns, continuations indented.
