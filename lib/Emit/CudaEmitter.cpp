@@ -10,6 +10,9 @@
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
 
+#include "lib/Passes/BackendPlan.h"
+
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -26,6 +29,11 @@ bool hasF32Operands(KernelOp kernel) {
     f32 |= lhs && lhs.getElementType() == ElementType::f32;
   });
   return f32;
+}
+
+/// Whether emitKernel takes emitTensorCoreGemm for `kernel`.
+bool tensorCoreGemm(KernelOp kernel) {
+  return classifyKernel(kernel) == KernelKind::Gemm && !hasF32Operands(kernel);
 }
 
 KernelEmitterResult emitKernel(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w) {
@@ -47,6 +55,22 @@ KernelEmitterResult emitKernel(KernelOp kernel, const CudaEmitOptions &options, 
 }
 
 } // namespace
+
+void markBackendForms(ModuleOp module, StringRef arch) {
+  // kernels the backend would reject stay unmarked; their errors come with --emit=cuda
+  ScopedDiagnosticHandler quiet(module.getContext(), [](Diagnostic &) { return success(); });
+  module.walk([&](KernelOp kernel) {
+    kernel->removeAttr(plan::kHopperGemmAttr);
+    std::optional<WgmmaDescription> form =
+        tensorCoreGemm(kernel) ? wgmmaFormOf(kernel, arch) : std::nullopt;
+    if (!form)
+      return;
+    Builder b(kernel.getContext());
+    kernel->setAttr(plan::kHopperGemmAttr,
+                    b.getArrayAttr({b.getStringAttr(form->plan), b.getStringAttr(form->memory),
+                                    b.getI64IntegerAttr(form->smemBytes)}));
+  });
+}
 
 void writeCudaPrologue(llvm::raw_ostream &os, ArrayRef<std::string> archs,
                        llvm::StringRef headerName, ArrayRef<KernelSignature> sigs) {

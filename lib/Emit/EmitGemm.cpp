@@ -11,15 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/EmitGemm.h"
-#include "lib/Emit/CudaEmitter.h"
 
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
 #include "lib/Emit/TensorCoreGemm.h"
 #include "lib/Emit/WgmmaGemm.h"
-
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/Diagnostics.h"
 
 #include <algorithm>
 
@@ -722,32 +718,21 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
   return split;
 }
 
-void markBackendForms(ModuleOp module, StringRef arch) {
+std::optional<WgmmaDescription> wgmmaFormOf(KernelOp kernel, StringRef arch) {
   if (arch != "sm_90a")
-    return;
-  // kernels the backend would reject stay unmarked; their errors come with --emit=cuda
-  ScopedDiagnosticHandler quiet(module.getContext(), [](Diagnostic &) { return success(); });
-  module.walk([&](KernelOp kernel) {
-    kernel->removeAttr(plan::kHopperGemmAttr);
-    if (classifyKernel(kernel) != KernelKind::Gemm)
-      return;
-    FailureOr<GemmAnalysis> g = analyzeGemm(kernel);
-    if (failed(g) || !wgmmaSupports(*g))
-      return;
-    if (g->split) { // the tile's own kernel, where the split form has it beside
-      FailureOr<SplitForm> split = splitFormOf(*g, arch);
-      if (failed(split) || !split->beside)
-        return;
-    }
-    auto epilogue = EpilogueEmitter::createFor(*g);
-    if (failed(epilogue))
-      return;
-    WgmmaDescription form = describeWgmmaGemm(*g, *epilogue);
-    Builder b(kernel.getContext());
-    kernel->setAttr(plan::kHopperGemmAttr,
-                    b.getArrayAttr({b.getStringAttr(form.plan), b.getStringAttr(form.memory),
-                                    b.getI64IntegerAttr(form.smemBytes)}));
-  });
+    return std::nullopt;
+  FailureOr<GemmAnalysis> g = analyzeGemm(kernel);
+  if (failed(g) || !wgmmaSupports(*g))
+    return std::nullopt;
+  if (g->split) { // the tile's own kernel, where the split form has it beside
+    FailureOr<SplitForm> split = splitFormOf(*g, arch);
+    if (failed(split) || !split->beside)
+      return std::nullopt;
+  }
+  auto epilogue = EpilogueEmitter::createFor(*g);
+  if (failed(epilogue))
+    return std::nullopt;
+  return describeWgmmaGemm(*g, *epilogue);
 }
 
 KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &options,

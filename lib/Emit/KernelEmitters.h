@@ -17,6 +17,9 @@
 #include "lib/Emit/CudaEmitter.h"
 #include "lib/Emit/CudaWriter.h"
 #include "lib/Emit/KernelAnalysis.h"
+#include "lib/Emit/WgmmaGemm.h"
+
+#include <optional>
 
 namespace sketch {
 
@@ -34,6 +37,9 @@ KernelEmitterResult emitKernelAndHost(Writer &writer, CudaWriter &w, const Kerne
 
 KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &options,
                                        CudaWriter &w);
+/// The form of the wgmma kernel emitTensorCoreGemm writes for `arch` (sm_90a; under
+/// `split_k`, the tile's own kernel beside the split forms), or none (for --emit=sketch).
+std::optional<WgmmaDescription> wgmmaFormOf(KernelOp kernel, llvm::StringRef arch);
 KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);
 KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);
 KernelEmitterResult emitAttention(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);
