@@ -62,7 +62,9 @@ void markBackendForms(ModuleOp module, StringRef arch) {
   module.walk([&](KernelOp kernel) {
     kernel->removeAttr(plan::kHopperGemmAttr);
     std::optional<WgmmaDescription> form =
-        tensorCoreGemm(kernel) ? wgmmaFormOf(kernel, arch) : std::nullopt;
+        tensorCoreGemm(kernel)                        ? wgmmaFormOf(kernel, arch)
+        : classifyKernel(kernel) == KernelKind::Conv ? wgmmaConvFormOf(kernel, arch)
+                                                      : std::nullopt;
     if (!form)
       return;
     Builder b(kernel.getContext());

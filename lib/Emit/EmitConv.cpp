@@ -1002,11 +1002,8 @@ struct WgmmaConvWriter : ConvWriterBase {
       w.line("#include \"sketch/split.cuh\"  // the split tail's reduction over a cluster");
       w.line();
     }
-    w.comment("The persistent, warp-specialized form of " + kernelName() + "<true, true> (X by "
-              "TMA in im2col mode): a producer warpgroup, " + str(ws.tileM / 64) +
-              " consumer warpgroup(s), " + str(ws.stages) + " stages, " + str(persistentSmemBytes()) +
-              " bytes of shared memory (the staging tile past the stages)" +
-              (tail ? "; its tail split along K over clusters" : ""));
+    w.comment("The persistent, warp-specialized form of " + kernelName() + "<true, true> " +
+              persistentText());
     if (folded.folds())
       w.comment(folded.describe());
     w.line("__global__ void __launch_bounds__(" + str(ws.launchThreads()) + ", 1) " +
@@ -1114,13 +1111,25 @@ struct WgmmaConvWriter : ConvWriterBase {
     w.close();
   }
 
+  /// The kernel's form, as its header comment and --emit=sketch state it.
+  std::string formText() const {
+    return block.operandType + " on tensor cores (sm_90a: wgmma m64n" + str(block.tileN) +
+           "k16): tile " + str(block.tileM) + " x " + str(block.tileN) + " x 64, " +
+           str(block.tileM / 64) + " warpgroup(s), " + str(block.stages) +
+           " stages (TMA, im2col mode for X; cp.async where TMA does not apply), " +
+           str(smemBytes) + " bytes of shared memory";
+  }
+  /// The persistent form's (where it fits), after its kernel's name.
+  std::string persistentText() const {
+    WgmmaBlock ws = persistentBlock();
+    return "(X by TMA in im2col mode): a producer warpgroup, " + str(ws.tileM / 64) +
+           " consumer warpgroup(s), " + str(ws.stages) + " stages, " +
+           str(persistentSmemBytes()) + " bytes of shared memory (the staging tile past the "
+           "stages)" + (splitsTail() ? "; its tail split along K over clusters" : "");
+  }
+
   void emitKernel() {
-    emitHeaderComment(block.operandType + " on tensor cores (sm_90a: wgmma m64n" +
-                      str(block.tileN) + "k16): tile " + str(block.tileM) + " x " +
-                      str(block.tileN) + " x 64, " + str(block.tileM / 64) +
-                      " warpgroup(s), " + str(block.stages) +
-                      " stages (TMA, im2col mode for X; cp.async where TMA does not apply), " +
-                      str(smemBytes) + " bytes of shared memory");
+    emitHeaderComment(formText());
     openTensorCoreKernel(kernelName(), str(block.threads()) + ", 1", "  // tiles aligned below",
                          true);
     emitWgmmaPreamble(w, block);
@@ -1246,6 +1255,33 @@ std::optional<ConvPlan> narrowPlan(KernelOp kernel, const ConvPlan &p) {
 }
 
 } // namespace
+
+std::optional<WgmmaDescription> wgmmaConvFormOf(KernelOp kernel, StringRef arch) {
+  if (arch != "sm_90a")
+    return std::nullopt;
+  ConvReader reader{kernel, {}};
+  if (failed(reader.run()) || reader.p.simt)
+    return std::nullopt;
+  auto algorithm = reader.p.conv->getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr);
+  if (algorithm && plan::winogradOutputTile(algorithm.getValue()))
+    return std::nullopt;
+  auto epilogue = EpilogueEmitter::createFor(reader.p);
+  if (failed(epilogue))
+    return std::nullopt;
+  std::string unused;
+  llvm::raw_string_ostream os(unused);
+  CudaWriter w(os);
+  TensorCoreConvKernel wide;
+  if (failed(wide.plan(reader.p, *epilogue, w, arch, "")) || !wide.wgmma)
+    return std::nullopt;
+  const WgmmaConvWriter &form = *wide.wgmma;
+  std::string persistent = form.persistentFits()
+                               ? "; its persistent, warp-specialized form " +
+                                     form.persistentText()
+                               : "";
+  return WgmmaDescription{"implicit GEMM, " + form.formText() + persistent, "",
+                          form.smemBytes};
+}
 
 KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w) {
   ConvReader reader{kernel, {}};

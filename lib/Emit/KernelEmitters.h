@@ -40,6 +40,8 @@ KernelEmitterResult emitTensorCoreGemm(KernelOp kernel, const CudaEmitOptions &o
 /// The form of the wgmma kernel emitTensorCoreGemm writes for `arch` (sm_90a; under
 /// `split_k`, the tile's own kernel beside the split forms), or none (for --emit=sketch).
 std::optional<WgmmaDescription> wgmmaFormOf(KernelOp kernel, llvm::StringRef arch);
+/// Likewise for the nhwc convolution's tile (emitConv's wgmma kernel, not the narrow one).
+std::optional<WgmmaDescription> wgmmaConvFormOf(KernelOp kernel, llvm::StringRef arch);
 KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);
 KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);
 KernelEmitterResult emitAttention(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w);

@@ -333,9 +333,10 @@ private:
     auto gemm = kernel->getAttrOfType<ArrayAttr>(plan::kHopperGemmAttr);
     if (!gemm || gemm.size() != 3)
       return {0, ""};
-    return {cast<IntegerAttr>(gemm[2]).getInt(),
-            "sm_90a kernel: " + cast<StringAttr>(gemm[0]).str() + "; " +
-                cast<StringAttr>(gemm[1]).str()};
+    std::string memory = cast<StringAttr>(gemm[1]).str();
+    return {cast<IntegerAttr>(gemm[2]).getInt(), "sm_90a kernel: " +
+                                                   cast<StringAttr>(gemm[0]).str() +
+                                                   (memory.empty() ? "" : "; " + memory)};
   }
 
   /// The sm_90a attention kernel (kHopperAttentionAttr); `scoreTensors`: statements on the

@@ -57,8 +57,9 @@ constexpr llvm::StringLiteral kKeySplitsAttr = "sketch.key_splits";
 /// the tiles of tensors on the scores it may stage (I64; --emit=sketch states it).
 constexpr llvm::StringLiteral kHopperAttentionAttr = "sketch.hopper_attention";
 /// Set by sketchc for --emit=sketch (markBackendForms, from the emitter's analysis), on a
-/// GEMM kernel whose tile sm_90a runs on its wgmma kernel (not the split-K forms): [its form, its shared
-/// memory's parts (strings), its shared memory in bytes (I64)], the CUDA header's words.
+/// GEMM or nhwc convolution kernel whose tile sm_90a runs on its wgmma kernel (not the
+/// split-K forms): [its form, its shared memory's parts or "" (strings), its shared memory
+/// in bytes (I64)], in the words of the CUDA header comment.
 constexpr llvm::StringLiteral kHopperGemmAttr = "sketch.hopper_gemm";
 
 // sketch-plan-shared-memory
