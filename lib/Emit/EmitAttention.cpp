@@ -1835,32 +1835,32 @@ void writeFewRowsCall(const AttentionPlan &plan, const AttentionPlan &variant, C
 }
 
 /// The host's call of itself with each key/value head's group of query heads packed into one
-/// matrix of rows, or "" where that would change the result: Q and O stored [.., H, S, D] hold
+/// matrix of rows, where that keeps the result (else nothing): Q and O stored [.., H, S, D] hold
 /// the group's heads one after another, so with no causal mask, no tensor but Q, K, V and O
 /// and H and S free sizes used by Q and O alone, the group is one head of (H / HK) * S rows
 /// (where those stay below 2^30).
 /// A block then reads each K and V tile once for the group, not once a query head, and few
 /// query rows (decoding) fill a row tile.
-std::string packedHeadsCall(const AttentionPlan &plan) {
+void writePackedHeadsCall(const AttentionPlan &plan, CudaWriter &w) {
   if (plan.causal || plan.q.leading().empty())
-    return "";
+    return;
   const std::string &heads = plan.q.leading().back(), &rows = plan.q.rows();
   const std::string &keyHeads = plan.k.leading().back();
   auto isFree = [&](const std::string &d) { return llvm::is_contained(plan.sig.sizeSymbols, d); };
   if (heads == keyHeads || heads == rows || !isFree(heads) || !isFree(rows) ||
       plan.v.leading().back() != keyHeads || plan.o.leading() != plan.q.leading() ||
       plan.o.rows() != rows)
-    return "";
+    return;
   for (const ParamInfo &param : plan.sig.params) {
     if (!param.isTensor)
       continue;
     bool queryLike = param.name == plan.q.name || param.name == plan.o.name;
     if (!queryLike && param.name != plan.k.name && param.name != plan.v.name)
-      return "";
+      return;
     for (size_t i = 0; i < param.dims.size(); ++i) {
       bool packedPlace = queryLike && i + 3 >= param.dims.size() && i + 1 < param.dims.size();
       if ((param.dims[i] == heads || param.dims[i] == rows) && !packedPlace)
-        return "";
+        return;
     }
   }
   std::string h = plan.dim(heads), hk = plan.dim(keyHeads), arguments;
@@ -1870,8 +1870,11 @@ std::string packedHeadsCall(const AttentionPlan &plan) {
     arguments += (symbol == heads  ? hk
                   : symbol == rows ? plan.dim(rows) + " * (" + h + " / " + hk + ")"
                                    : cIdent(symbol)) + ", ";
-  return "if (" + h + " != " + hk + " && int64_t(" + plan.dim(rows) + ") <= INT32_MAX / 2 / " + h +
-         ")\n  return " + plan.sig.name + "(" + arguments + "stream);";
+  w.comment("Grouped heads: a key/value head's query heads are one matrix of rows, one head "
+            "that reads K and V once for them.");
+  w.line("if (" + h + " != " + hk + " && int64_t(" + plan.dim(rows) + ") <= INT32_MAX / 2 / " + h +
+         ")");
+  w.line("  return " + plan.sig.name + "(" + arguments + "stream);");
 }
 
 /// sketch::encode_tensor_map_3d of `pointer` into `map`: `matrices` row-major matrices of
@@ -1957,7 +1960,7 @@ void writeKeySplits(const AttentionPlan &plan, CudaWriter &w, const std::string 
 
 /// The host function; `fallback`: the mma.sync kernel's plan it calls for L that TMA
 /// cannot read (mmaFallback), written before it; `fewRows`: the 64-row kernel's plan
-/// (fewRowsVariant); `packHeads`: packs grouped heads first (packedHeadsCall).
+/// (fewRowsVariant); `packHeads`: packs grouped heads first (writePackedHeadsCall).
 void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fallback = nullptr,
                const AttentionPlan *fewRows = nullptr, bool packHeads = false) {
   std::string tiles = "::" + plan.name + "_tiles";
@@ -1983,12 +1986,8 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   }
   w.line("if (" + bad + ")");
   w.line("  return cudaErrorInvalidValue;");
-  if (std::string call = packHeads ? packedHeadsCall(plan) : ""; !call.empty()) {
-    w.comment("Grouped heads: a key/value head's query heads are one matrix of rows, one head "
-              "that reads K and V once for them.");
-    for (StringRef line : llvm::split(call, '\n'))
-      w.line(line.str());
-  }
+  if (packHeads)
+    writePackedHeadsCall(plan, w);
   if (fewRows)
     writeFewRowsCall(plan, *fewRows, w);
   w.comment(std::string("Rows and keys are int in the kernel (m0 + BM + L stays below 2^31)") +

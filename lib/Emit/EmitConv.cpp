@@ -1260,10 +1260,7 @@ std::optional<WgmmaDescription> wgmmaConvFormOf(KernelOp kernel, StringRef arch)
   if (arch != "sm_90a")
     return std::nullopt;
   ConvReader reader{kernel, {}};
-  if (failed(reader.run()) || reader.p.simt)
-    return std::nullopt;
-  auto algorithm = reader.p.conv->getAttrOfType<StringAttr>(plan::kConvAlgorithmAttr);
-  if (algorithm && plan::winogradOutputTile(algorithm.getValue()))
+  if (plan::winogradConv(kernel) || failed(reader.run()) || reader.p.simt)
     return std::nullopt;
   auto epilogue = EpilogueEmitter::createFor(reader.p);
   if (failed(epilogue))

@@ -438,8 +438,8 @@ public:
       w.line("#include \"sketch/split.cuh\"  // the split-K reduction over a cluster");
     w.line();
     writeKernel();
-    return {kernelName(), block.launchThreads(), smemBytesOf(g, passes), tensorMaps(),
-            persistent(), /*waitsOnGrid=*/true};
+    return {kernelName(), block.launchThreads(), smemBytes(), tensorMaps(), persistent(),
+            /*waitsOnGrid=*/true};
   }
 
   /// The kernel's form (tiles, warpgroups, stages, loads) and its shared memory, as the
@@ -459,7 +459,7 @@ public:
     return plan;
   }
   std::string memoryText() const {
-    return "shared memory " + str(smemBytesOf(g, passes)) +
+    return "shared memory " + str(smemBytes()) +
            " bytes: operand tiles 128-byte swizzled (planned here), then the " +
            (split ? "f32 partial tile" : "staging tile") +
            (usesTma(g) ? ", then the TMA mbarriers" : "");
@@ -503,7 +503,6 @@ private:
   std::string kCoord() const { return split ? "(k_first + kt) * BK" : "kt * BK"; }
   OperandTile tileA() const { return {&g.a, true, "size_m", "m0", "BM", g.tileM, kExtent()}; }
   OperandTile tileB() const { return {&g.b, false, "size_n", "n0", "BN", g.tileN, kExtent()}; }
-
 
   void writeHeaderComment() {
     std::string plan = planText(), memory = "  " + memoryText();
