@@ -88,24 +88,26 @@ def conv_cases(name):
 
 
 # Grids short of the SMs (B, H, HK or None, S, L, D, causal): 64-row tiles fit in one wave of
-# 132 SMs in all but the last of each kind, which are controls.
+# 132 SMs but in (1, 32, 8, 512, ...) and (1, 16, None, 1024, ...), which are controls; the
+# last is one causal query row.
 SHORT_GRID_SHAPES = [(1, 32, 8, 256, 8192, 128, False), (1, 32, 8, 512, 4096, 128, False),
                      (1, 8, None, 1024, 1024, 128, False), (1, 8, None, 1024, 1024, 128, True),
                      (1, 8, None, 1024, 1024, 64, False), (1, 8, None, 1024, 1024, 64, True),
-                     (1, 16, None, 1024, 1024, 128, False)]
+                     (1, 16, None, 1024, 1024, 128, False), (1, 32, None, 1, 8192, 128, True)]
 
 
 def attention_cases(name):
     """bench_attention.py's shapes of an attn_f16_dD_(mha|gqa)_(full|causal)_default kernel
     against torch SDPA's cuDNN backend (the fastest library here); the grouped-query kernel
-    also on the decoding shapes (L keys, not S); both on SHORT_GRID_SHAPES."""
+    also on the decoding shapes (L keys, not S; causal or not); both on SHORT_GRID_SHAPES."""
     from torch.nn.attention import SDPBackend
     from bench_attention import DECODE_SHAPES, GQA_SHAPES, SHAPES, torch_sdpa
     _, _, d_name, form, mask, _ = name.split("_")
     causal, d = mask == "causal", int(d_name[1:])
     shapes = ([(b, h, None, s, s, dd, c) for b, h, s, dd, c in SHAPES] if form == "mha"
               else [(b, h, hk, s, s, dd, c) for b, h, hk, s, dd, c in GQA_SHAPES]
-              + [(b, h, hk, s, l, dd, False) for b, h, hk, s, l, dd in DECODE_SHAPES])
+              + [(b, h, hk, s, l, dd, c) for b, h, hk, s, l, dd in DECODE_SHAPES
+                 for c in (False, True)])
     shapes += [shape for shape in SHORT_GRID_SHAPES if (shape[2] is None) == (form == "mha")]
     for b, h, hk, s, l, dd, c in shapes:
         if (dd, c) != (d, causal):

@@ -1826,11 +1826,31 @@ std::optional<AttentionPlan> fewRowsVariant(const AttentionPlan &plan, StringRef
   return variant;
 }
 
-/// The host's call of the few-rows kernel (fewRowsVariant) for at most 64 query rows.
-void writeFewRowsCall(const AttentionPlan &plan, const AttentionPlan &variant, CudaWriter &w) {
-  w.comment("At most 64 query rows (decoding): the kernel of one consumer warpgroup, whose "
-            "blocks multiply no rows past S.");
-  w.line("if (" + plan.dim(plan.q.rows()) + " <= 64)");
+/// A causal kernel's 64-row kernel without the mask (fewRowsVariant's tile), which the host
+/// calls for one query row: the mask is aligned bottom-right, so row 0 sees every key, and
+/// without the mask the host may pack grouped heads into rows (writePackedHeadsCall). Not where
+/// the mma.sync kernel may stand in (keys stored a key per column, staged score tensors).
+std::optional<AttentionPlan> oneRowVariant(const AttentionPlan &plan, StringRef arch) {
+  if (!plan.causal || !plan.tiles.wgmma || !plan.staged.empty() || !plan.k.keyRows ||
+      !plan.v.keyRows)
+    return std::nullopt;
+  AttentionPlan variant = plan;
+  variant.causal = false;
+  variant.name = plan.name + "_one_row";
+  variant.sig.name = variant.name;
+  variant.sig.exported = false;
+  variant.tiles.bm = 64;
+  variant.tiles.warps = 4;
+  if (!variant.tiles.wgmmaFits(arch))
+    return std::nullopt;
+  return variant;
+}
+
+/// The host's call of `variant` with the same arguments where `condition` holds.
+void writeVariantCall(const AttentionPlan &plan, const AttentionPlan &variant,
+                      const std::string &condition, const std::string &why, CudaWriter &w) {
+  w.comment(why);
+  w.line("if (" + condition + ")");
   w.line("  return " + variant.sig.name + "(" + kernelArgumentList(plan.sig) + ", stream);");
 }
 
@@ -1960,9 +1980,11 @@ void writeKeySplits(const AttentionPlan &plan, CudaWriter &w, const std::string 
 
 /// The host function; `fallback`: the mma.sync kernel's plan it calls for L that TMA
 /// cannot read (mmaFallback), written before it; `fewRows`: the 64-row kernel's plan
-/// (fewRowsVariant); `packHeads`: packs grouped heads first (writePackedHeadsCall).
+/// (fewRowsVariant); `packHeads`: packs grouped heads first (writePackedHeadsCall); `oneRow`:
+/// the kernel without the causal mask for one query row (oneRowVariant).
 void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fallback = nullptr,
-               const AttentionPlan *fewRows = nullptr, bool packHeads = false) {
+               const AttentionPlan *fewRows = nullptr, bool packHeads = false,
+               const AttentionPlan *oneRow = nullptr) {
   std::string tiles = "::" + plan.name + "_tiles";
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
   w.open(hostPrototype(plan.sig));
@@ -1988,8 +2010,15 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   w.line("  return cudaErrorInvalidValue;");
   if (packHeads)
     writePackedHeadsCall(plan, w);
+  std::string queryRows = plan.dim(plan.q.rows());
+  if (oneRow)
+    writeVariantCall(plan, *oneRow, queryRows + " == 1",
+                     "One query row: the causal mask keeps every key, so the kernel without it "
+                     "(grouped heads packed into rows).", w);
   if (fewRows)
-    writeFewRowsCall(plan, *fewRows, w);
+    writeVariantCall(plan, *fewRows, queryRows + " <= 64",
+                     "At most 64 query rows (decoding): the kernel of one consumer warpgroup, "
+                     "whose blocks multiply no rows past S.", w);
   w.comment(std::string("Rows and keys are int in the kernel (m0 + BM + L stays below 2^31)") +
             (plan.causal ? "; the causal grid is below."
                          : "; the grid has the row tiles in x, the last leading dimension in y, "
@@ -2084,11 +2113,12 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
   w.line();
   std::optional<AttentionPlan> fallback = mmaFallback(plan);
   std::optional<AttentionPlan> fewRows = fewRowsVariant(plan, options.arch);
+  std::optional<AttentionPlan> oneRow = oneRowVariant(plan, options.arch);
   const AttentionPlan *fallbackPlan = fallback ? &*fallback : nullptr;
   w.line("namespace {");
   w.line();
   KernelWriter(plan, w).write();
-  for (const std::optional<AttentionPlan> *other : {&fewRows, &fallback})
+  for (const std::optional<AttentionPlan> *other : {&fewRows, &oneRow, &fallback})
     if (*other) {
       w.line();
       KernelWriter(**other, w).write();
@@ -2104,7 +2134,12 @@ KernelEmitterResult sketch::emitAttention(KernelOp kernel, const CudaEmitOptions
     writeHost(*fewRows, w, fallbackPlan);
     w.line();
   }
-  writeHost(plan, w, fallbackPlan, fewRows ? &*fewRows : nullptr, /*packHeads=*/true);
+  if (oneRow) {
+    writeHost(*oneRow, w, nullptr, nullptr, /*packHeads=*/true);
+    w.line();
+  }
+  writeHost(plan, w, fallbackPlan, fewRows ? &*fewRows : nullptr, /*packHeads=*/true,
+            oneRow ? &*oneRow : nullptr);
   w.line();
   return hostConditions(plan);
 }

@@ -427,6 +427,22 @@ def test_key_splits():
     check("split S=1 L=4096", outs[0], reference(q, k, v, 0.09, False), "f16")
 
 
+def test_one_query_row_and_packed_heads():
+    """One query row of a causal kernel takes the 64-row kernel without the mask (bottom-right,
+    row 0 sees every key), whose host packs grouped heads into rows; grouped heads of the
+    kernels without a mask pack for every S (rows of several heads in one tile, tiles that
+    end inside a head). Against the causal reference, every element."""
+    for dtype, d in (("f16", 128), ("bf16", 64)):
+        name = heads_kernel(dtype, d, d, True, "_default")
+        for l, h, hk in ((1, 4, 4), (17, 8, 2), (200, 8, 1), (4097, 32, 8), (1000, 3, 3)):
+            torch.manual_seed(l * 31 + h)
+            run_case(name, dtype, True, 1, l, hk, d, d, b=2, h=h)
+    name = heads_kernel("f16", 128, 128, False, "_default")
+    for s, l, h, hk in ((3, 500, 8, 2), (17, 64, 8, 1), (63, 130, 4, 2), (65, 300, 6, 3)):
+        torch.manual_seed(s * 131 + l)
+        run_case(name, "f16", False, s, l, hk, 128, 128, b=2, h=h)
+
+
 def test_default_kernels_reject_bad_sizes():
     """The default kernels refuse a misaligned tensor and L = 0 without launching."""
     t = torch.float16
