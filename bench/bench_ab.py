@@ -98,9 +98,11 @@ SHORT_GRID_SHAPES = [(1, 32, 8, 256, 8192, 128, False), (1, 32, 8, 512, 4096, 12
 
 def attention_cases(name):
     """bench_attention.py's shapes of an attn_f16_dD_(mha|gqa)_(full|causal)_default kernel
-    against torch SDPA's cuDNN backend (the fastest library here); the grouped-query kernel
+    against torch SDPA's cuDNN backend (the fastest library here; the flash one with a
+    bottom-right causal mask where S != L); the grouped-query kernel
     also on the decoding shapes (L keys, not S; causal or not); both on SHORT_GRID_SHAPES."""
-    from torch.nn.attention import SDPBackend
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention.bias import causal_lower_right
     from bench_attention import DECODE_SHAPES, GQA_SHAPES, SHAPES, torch_sdpa
     _, _, d_name, form, mask, _ = name.split("_")
     causal, d = mask == "causal", int(d_name[1:])
@@ -116,10 +118,14 @@ def attention_cases(name):
         data = [[torch.randn(b, n, rows, d, device="cuda", dtype=torch.float16)
                  for n, rows in ((h, s), (hk or h, l), (hk or h, l))] for _ in range(sets)]
 
-        def library(i, data=data, h=h, hk=hk):
+        def library(i, data=data, h=h, hk=hk, s=s, l=l):
             q, k, v = data[i]
             if hk:
                 k, v = (t.repeat_interleave(h // hk, dim=1) for t in (k, v))
+            if causal and s != l:  # SDPA's is_causal aligns top-left, ours bottom-right
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    return F.scaled_dot_product_attention(q, k, v,
+                                                          attn_mask=causal_lower_right(s, l))
             return torch_sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal)()
         ref = library(0).clone()
         out = torch.empty_like(ref)
