@@ -656,6 +656,7 @@ private:
   LogicalResult chooseTiles() {
     plan::AttentionTiles &t = plan.tiles;
     t.alike = plan.k.keyRows && plan.v.keyRows && t.dqk == t.dv;
+    t.work = plan.work;
     const plan::AttentionTiles defaults =
         plan::AttentionTiles::defaults(t.dqk, t.dv, t.alike, plan.causal, arch, plan.work);
     t.bm = kernel.getTileM() ? int64_t(*kernel.getTileM()) : defaults.bm;
@@ -817,7 +818,8 @@ public:
   void write() {
     writeConstants();
     w.line();
-    w.line("__global__ void __launch_bounds__(" + ns() + "::THREADS, 1)");
+    w.line("__global__ void __launch_bounds__(" + ns() + "::THREADS, " +
+           (plan.tiles.wgmma ? ns() + "::BLOCKS_PER_SM" : std::string("1")) + ")");
     std::string maps;
     if (plan.tiles.wgmma)
       for (const std::string &t : tensorMapNames(plan))
@@ -947,12 +949,16 @@ private:
               (plan.staged.empty() ? ";" : ", and the staged tiles beside K's;"));
     w.comment("1024 bytes to align them for the swizzle; the mbarriers.");
     w.line(formatv("constexpr int SMEM = {0};", t.smemBytes()).str());
-    w.comment("setmaxnreg: the producer keeps few registers, the consumers share the rest "
-              "(only when that is more than the launch gives them).");
+    w.comment(t.blocksPerSm() == 1
+                  ? "One block an SM."
+                  : "Blocks an SM: one's loads, first scores and store overlap another's key loop.");
+    w.line(formatv("constexpr int BLOCKS_PER_SM = {0};", t.blocksPerSm()).str());
+    w.comment("setmaxnreg: the producer keeps few registers, the consumers share the rest of "
+              "the block's (only when that is more than the launch gives them).");
     w.line(formatv("constexpr int PRODUCER_REGS = {0}, CONSUMER_REGS = {1};",
                    plan::kAttentionProducerRegisters, t.consumerRegisters())
                .str());
-    w.line("constexpr bool REALLOCATE = CONSUMER_REGS > 65536 / THREADS;");
+    w.line("constexpr bool REALLOCATE = CONSUMER_REGS > 65536 / BLOCKS_PER_SM / THREADS;");
     w.line(std::string("constexpr bool CAUSAL = ") + (plan.causal ? "true" : "false") +
            ";            // Compute Mask " + p + " causal");
     if (splitsKeys()) {

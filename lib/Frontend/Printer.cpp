@@ -351,6 +351,9 @@ private:
         "between them";
     if (scoreTensors)
       text += "; a tensor on the scores it stages adds a BM x BN tile a stage";
+    if (kernel->hasAttr(plan::kTwoBlocksPerSmAttr))
+      text += "; two blocks an SM (each within half the shared memory and registers), one's "
+              "loads, first scores and store overlapping the other's key loop";
     return text;
   }
 

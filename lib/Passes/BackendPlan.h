@@ -56,6 +56,9 @@ constexpr llvm::StringLiteral kKeySplitsAttr = "sketch.key_splits";
 /// kernel (AttentionTiles::hopperTakes): that kernel's shared memory in bytes, without
 /// the tiles of tensors on the scores it may stage (I64; --emit=sketch states it).
 constexpr llvm::StringLiteral kHopperAttentionAttr = "sketch.hopper_attention";
+/// With kHopperAttentionAttr, where that kernel runs two blocks an SM
+/// (AttentionTiles::blocksPerSm; unit).
+constexpr llvm::StringLiteral kTwoBlocksPerSmAttr = "sketch.two_blocks_per_sm";
 /// Set by sketchc for --emit=sketch (markBackendForms, from the emitter's analysis), on a
 /// GEMM or nhwc convolution kernel whose tile sm_90a runs on its wgmma kernel (not the
 /// split-K forms): [its form, its shared memory's parts or "" (strings), its shared memory
@@ -336,6 +339,8 @@ struct AttentionTiles {
   /// sm_90a: tensors of the statements on the scores staged by TMA beside each K stage,
   /// a bm x bn tile of 2-byte elements each.
   int64_t scoreTiles = 0;
+  /// What the statements between the GEMMs do to each score (blocksPerSm).
+  ScoreWork work = ScoreWork::scaling;
 
   /// Whether the sm_90a kernel takes these head dimensions.
   static bool wgmmaTakes(int64_t dqk, int64_t dv);
@@ -355,6 +360,13 @@ struct AttentionTiles {
   /// the probabilities as A fragments (bn / 4) and kAttentionAddressRegisters.
   int64_t consumerRegisters() const;
   int64_t consumerRegistersNeeded() const { return dv / 2 + bn / 2 + bn / 4 + 32; }
+  /// sm_90a: blocks of these tiles resident on an SM: 2 where a block is one consumer
+  /// warpgroup (bm = 64) that only scales the scores (functions and loads need registers
+  /// the estimate does not count: a loaded bias spilled at 232), whose shared memory fits
+  /// half the SM's (less the 1 KB the SM keeps a block) and whose consumers' registers fit
+  /// half the register file; else 1. Two such blocks overlap one's loads, first scores and
+  /// store with the other's key loop.
+  int64_t blocksPerSm() const;
 
   /// f32 registers each thread keeps through a step for its share of O (bm /
   /// warps rows x dv, over 32 lanes) and of the scores P (rows x bn).

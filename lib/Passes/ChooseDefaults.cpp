@@ -255,6 +255,7 @@ void fitAttentionStages(const Problem &problem, Config &config, StringRef arch) 
     return;
   plan::AttentionTiles tiles{config.values[kBM], config.values[kBN], config.values[kWarps],
                              problem.headDim,    problem.valueDim,   problem.keysAlike};
+  tiles.work = problem.scoreWork;
   tiles.stages = config.values[kStages];
   if (!tiles.hopperTakes(arch))
     config.values[kStages] = 2;
@@ -268,6 +269,7 @@ std::optional<plan::AttentionTiles> hopperAttentionTiles(const Problem &problem,
     return std::nullopt;
   plan::AttentionTiles tiles{config.values[kBM], config.values[kBN], config.values[kWarps],
                              problem.headDim,    problem.valueDim,   problem.keysAlike};
+  tiles.work = problem.scoreWork;
   tiles.stages = config.values[kStages];
   if (!tiles.hopperTakes(arch))
     return std::nullopt;
@@ -283,12 +285,15 @@ void markHopperAttention(KernelOp kernel, const Problem &problem, const Config &
                          StringRef arch) {
   kernel->removeAttr(plan::kKeySplitsAttr);
   kernel->removeAttr(plan::kHopperAttentionAttr);
+  kernel->removeAttr(plan::kTwoBlocksPerSmAttr);
   std::optional<plan::AttentionTiles> tiles = hopperAttentionTiles(problem, config, arch);
   if (!tiles)
     return;
   bool loads = problem.scoreWork == plan::ScoreWork::loads;
   Builder builder(kernel.getContext());
   kernel->setAttr(plan::kHopperAttentionAttr, builder.getI64IntegerAttr(tiles->smemBytes()));
+  if (tiles->blocksPerSm() == 2)
+    kernel->setAttr(plan::kTwoBlocksPerSmAttr, builder.getUnitAttr());
   if (!loads)
     kernel->setAttr(plan::kKeySplitsAttr, builder.getUnitAttr());
 }

@@ -127,11 +127,11 @@ sketch.kernel @attention_d128 {
   }
 }
 
-// Head dimension 64: 4 warps; sm_90a: three consumer warpgroups need 64 keys a step (at
-// 128 a thread's 128 registers are fewer than the pipelined loop needs), which the
-// default takes without a Mask step (BM 192, BN 64, 12 warps); with one, two at 128 keys.
+// Head dimension 64: 4 warps; sm_90a: one consumer warpgroup at 128 keys a step (BM 64,
+// BN 128, 4 warps), whose shared memory (3 stages) and registers fit half an SM:
+// sketch.two_blocks_per_sm.
 // SM80: sketch.kernel @attention_d64 attributes {stages = 2 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
-// SM90: sketch.kernel @attention_d64 attributes {sketch.hopper_attention = 74864 : i64, sketch.key_splits, stages = 3 : i64, tile_k = 64 : i64, tile_m = 192 : i64, tile_n = 64 : i64, warps = 12 : i64}
+// SM90: sketch.kernel @attention_d64 attributes {sketch.hopper_attention = 107632 : i64, sketch.key_splits, sketch.two_blocks_per_sm, stages = 3 : i64, tile_k = 64 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64}
 sketch.kernel @attention_d64 {
   sketch.tensor "Q" : f16 ["B", "H", "S", "64"]
   sketch.tensor "K" : f16 ["B", "H", "S", "64"]
@@ -143,8 +143,8 @@ sketch.kernel @attention_d64 {
   }
 }
 
-// ... and with a causal Mask step: two consumer warpgroups at 128 keys (BM 128, 8 warps).
-// SM90: sketch.kernel @attention_d64_causal attributes {sketch.hopper_attention = 115824 : i64, sketch.key_splits, stages = 3 : i64, tile_k = 64 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// ... and with a causal Mask step the same.
+// SM90: sketch.kernel @attention_d64_causal attributes {sketch.hopper_attention = 107632 : i64, sketch.key_splits, sketch.two_blocks_per_sm, stages = 3 : i64, tile_k = 64 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64}
 sketch.kernel @attention_d64_causal {
   sketch.tensor "Q" : f16 ["B", "H", "S", "64"]
   sketch.tensor "K" : f16 ["B", "H", "S", "64"]
