@@ -1813,16 +1813,12 @@ std::optional<AttentionPlan> mmaFallback(const AttentionPlan &plan) {
   return fallback;
 }
 
-/// The sm_90a kernel of one consumer warpgroup (64 query rows a block, the same statements
-/// and key tiles; a static host function NAME_rows64) where the plan's rows are more and
-/// that tile fits: with at most 64 query rows (decoding) the plan's other warpgroups would
-/// multiply rows past S, so the host calls this kernel there. Not for plans that stage
-/// tensors on the scores (their tiles are planned for the plan's rows).
-std::optional<AttentionPlan> fewRowsVariant(const AttentionPlan &plan, StringRef arch) {
-  if (!plan.tiles.wgmma || plan.tiles.bm <= 64 || !plan.staged.empty())
-    return std::nullopt;
+/// `plan` on one consumer warpgroup of 64 query rows (the same statements and key tiles), a
+/// kernel with a static host function NAME`suffix`; none where that tile does not fit.
+std::optional<AttentionPlan> sixtyFourRowVariant(const AttentionPlan &plan, StringRef arch,
+                                                 StringRef suffix) {
   AttentionPlan variant = plan;
-  variant.name = plan.name + "_rows64";
+  variant.name = plan.name + suffix.str();
   variant.sig.name = variant.name;
   variant.sig.exported = false;
   variant.tiles.bm = 64;
@@ -1832,23 +1828,27 @@ std::optional<AttentionPlan> fewRowsVariant(const AttentionPlan &plan, StringRef
   return variant;
 }
 
-/// A causal kernel's 64-row kernel without the mask (fewRowsVariant's tile), which the host
-/// calls for one query row: the mask is aligned bottom-right, so row 0 sees every key, and
-/// without the mask the host may pack grouped heads into rows (writePackedHeadsCall). Not where
-/// the mma.sync kernel may stand in (keys stored a key per column, staged score tensors).
+/// The sm_90a 64-row kernel (NAME_rows64) where the plan's rows are more: with at most 64
+/// query rows (decoding) the plan's other warpgroups would multiply rows past S, so the host
+/// calls this kernel there. Not for plans that stage tensors on the scores (their tiles are
+/// planned for the plan's rows).
+std::optional<AttentionPlan> fewRowsVariant(const AttentionPlan &plan, StringRef arch) {
+  if (!plan.tiles.wgmma || plan.tiles.bm <= 64 || !plan.staged.empty())
+    return std::nullopt;
+  return sixtyFourRowVariant(plan, arch, "_rows64");
+}
+
+/// A causal kernel's 64-row kernel without the mask (NAME_one_row), which the host calls for
+/// one query row: the mask is aligned bottom-right, so row 0 sees every key, and without the
+/// mask the host may pack grouped heads into rows (writePackedHeadsCall). Not where the
+/// mma.sync kernel may stand in (keys stored a key per column, staged score tensors).
 std::optional<AttentionPlan> oneRowVariant(const AttentionPlan &plan, StringRef arch) {
   if (!plan.causal || !plan.tiles.wgmma || !plan.staged.empty() || !plan.k.keyRows ||
       !plan.v.keyRows)
     return std::nullopt;
-  AttentionPlan variant = plan;
-  variant.causal = false;
-  variant.name = plan.name + "_one_row";
-  variant.sig.name = variant.name;
-  variant.sig.exported = false;
-  variant.tiles.bm = 64;
-  variant.tiles.warps = 4;
-  if (!variant.tiles.wgmmaFits(arch))
-    return std::nullopt;
+  std::optional<AttentionPlan> variant = sixtyFourRowVariant(plan, arch, "_one_row");
+  if (variant)
+    variant->causal = false;
   return variant;
 }
 
