@@ -311,11 +311,14 @@ AttentionTiles AttentionTiles::defaults(int64_t dqk, int64_t dv, bool alike, boo
   // next key tile in flight beside P V (the pipelined loop), d = 64 at 192 x 128 spills
   // 316 bytes at 160 registers, while two warpgroups (240) do not.
   if (arch == "sm_90a" && wgmmaTakes(dqk, dv)) {
-    // One consumer warpgroup of 128 keys a step, two blocks an SM, where those fit (d <= 64):
-    // 3.5-4% faster than 192 x 64 at d = 64 (H200, 2026-11-29).
+    // One consumer warpgroup of 128 keys a step, two blocks an SM, where those fit (d <= 64)
+    // and the scores GEMM is more than one k16 step (d_qk = 16 is the softmax's pace, which
+    // three warpgroups of one block kept better: 7% at 192 x 64). H200, 2026-11-29, against
+    // the previous defaults: d = 64 4.5% faster, causal 8%; d = 32 5% and 8%; d = 48 0.5% and
+    // 7%; d = 16 7% and 2% slower.
     AttentionTiles two{64, 128, 4, dqk, dv, alike, true};
     two.work = work;
-    if (two.wgmmaFits(arch) && two.blocksPerSm() == 2)
+    if (dqk > 16 && two.wgmmaFits(arch) && two.blocksPerSm() == 2)
       return two.withMostStages(arch);
     AttentionTiles tiles{128, 128, 8, dqk, dv, alike, true};
     if (!tiles.wgmmaFits(arch) || loads)
