@@ -346,9 +346,10 @@ private:
     std::string text =
         "sm_90a kernel: a producer warpgroup copies the tiles by TMA (panels of 64 columns, "
         "128-byte swizzle; " + std::to_string(stages) + " stages of the keys and values "
-        "behind mbarriers) and " + std::to_string(rows / 64) + " consumer warpgroup" +
-        (rows / 64 == 1 ? "" : "s") + " of 64 rows run both GEMMs on wgmma with the softmax "
-        "between them";
+        "behind mbarriers) and " +
+        (rows / 64 == 1 ? std::string("one consumer warpgroup of 64 rows runs")
+                        : std::to_string(rows / 64) + " consumer warpgroups of 64 rows run") +
+        " both GEMMs on wgmma with the softmax between them";
     if (scoreTensors)
       text += "; a tensor on the scores it stages adds a BM x BN tile a stage";
     if (kernel->hasAttr(plan::kTwoBlocksPerSmAttr))
