@@ -121,6 +121,15 @@ int emitCudaFiles(const DriverOptions &opts, CudaWriterFn write) {
   return 0;
 }
 
+/// --emit=sketch: `module` printed, with the sm_90a kernels' forms where it was planned for
+/// `arch` (markBackendForms).
+void printPlannedSketch(mlir::ModuleOp module, llvm::StringRef arch, const DriverOptions &opts,
+                        llvm::raw_ostream &os) {
+  if (!opts.noPlan)
+    sketch::markBackendForms(module, arch);
+  sketch::printSketch(module, os);
+}
+
 int printResult(mlir::ModuleOp module, const DriverOptions &opts) {
   if (opts.emit == "cuda")
     return emitCudaFiles(opts, [&](const sketch::CudaEmitOptions &options, llvm::raw_ostream &cu,
@@ -134,11 +143,8 @@ int printResult(mlir::ModuleOp module, const DriverOptions &opts) {
   if (opts.emit == "api") {
     if (mlir::failed(sketch::emitApi({module}, {opts.compile.arch}, {}, os)))
       return 1;
-  } else if (opts.emit == "sketch") {
-    if (!opts.noPlan)
-      sketch::markBackendForms(module, opts.compile.arch);
-    sketch::printSketch(module, os);
-  }
+  } else if (opts.emit == "sketch")
+    printPlannedSketch(module, opts.compile.arch, opts, os);
   else
     module.print(os);
   if (file)
@@ -203,13 +209,10 @@ int compileVariants(mlir::ModuleOp parsed, const DriverOptions &opts,
     os << comment << " host functions: " << sketch::dispatchRule(archs) << "\n";
     for (sketch::Variant v : variants) {
       os << comment << " ===== variant " << v.arch << " =====\n";
-      if (opts.emit == "sketch") {
-        if (!opts.noPlan)
-          sketch::markBackendForms(v.module, v.arch);
-        sketch::printSketch(v.module, os);
-      } else {
+      if (opts.emit == "sketch")
+        printPlannedSketch(v.module, v.arch, opts, os);
+      else
         v.module.print(os);
-      }
     }
   }
   if (file)

@@ -17,10 +17,10 @@ struct CudaEmitOptions {
   std::string headerName;
 };
 
-/// For --emit=sketch: marks each GEMM kernel whose tile `arch` runs on the sm_90a wgmma
-/// kernel (under `split_k`, where the host also has the tile's own kernel) with that
-/// kernel's form (plan::kHopperGemmAttr), in the words of its CUDA header comment, for the
-/// printer; kernels the backend would reject stay unmarked.
+/// For --emit=sketch: marks each GEMM or nhwc convolution kernel whose tile `arch` runs on
+/// an sm_90a wgmma kernel (under `split_k`, where the host also has the tile's own kernel)
+/// with that kernel's form (plan::kHopperGemmAttr), in the words of its CUDA header
+/// comment, for the printer; kernels the backend would reject stay unmarked.
 void markBackendForms(mlir::ModuleOp module, llvm::StringRef arch);
 
 /// Writes the kernels and host functions of a completed, planned module.

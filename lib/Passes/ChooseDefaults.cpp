@@ -247,17 +247,22 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
   return config;
 }
 
+/// The attention tiles of `config` for `problem` (without wgmma set).
+plan::AttentionTiles attentionTilesOf(const Problem &problem, const Config &config) {
+  plan::AttentionTiles tiles{config.values[kBM], config.values[kBN], config.values[kWarps],
+                             problem.headDim,    problem.valueDim,   problem.keysAlike};
+  tiles.work = problem.scoreWork;
+  tiles.stages = config.values[kStages];
+  return tiles;
+}
+
 /// Attention tiles from the program without a stage count: the default's count where
 /// the sm_90a kernel takes these tiles with it, else 2 (the fewest that kernel takes,
 /// and all the mma.sync kernel does); the default count belongs to the default tiles.
 void fitAttentionStages(const Problem &problem, Config &config, StringRef arch) {
   if (problem.kind != ProblemKind::attention || config.from[kStages] != "the default")
     return;
-  plan::AttentionTiles tiles{config.values[kBM], config.values[kBN], config.values[kWarps],
-                             problem.headDim,    problem.valueDim,   problem.keysAlike};
-  tiles.work = problem.scoreWork;
-  tiles.stages = config.values[kStages];
-  if (!tiles.hopperTakes(arch))
+  if (!attentionTilesOf(problem, config).hopperTakes(arch))
     config.values[kStages] = 2;
 }
 
@@ -267,10 +272,7 @@ std::optional<plan::AttentionTiles> hopperAttentionTiles(const Problem &problem,
                                                          const Config &config, StringRef arch) {
   if (problem.kind != ProblemKind::attention)
     return std::nullopt;
-  plan::AttentionTiles tiles{config.values[kBM], config.values[kBN], config.values[kWarps],
-                             problem.headDim,    problem.valueDim,   problem.keysAlike};
-  tiles.work = problem.scoreWork;
-  tiles.stages = config.values[kStages];
+  plan::AttentionTiles tiles = attentionTilesOf(problem, config);
   if (!tiles.hopperTakes(arch))
     return std::nullopt;
   tiles.wgmma = true;
