@@ -91,6 +91,19 @@ private:
   int indent = 0;
 };
 
+namespace detail {
+struct NullStream {
+  llvm::raw_null_ostream nullStream;
+};
+} // namespace detail
+
+/// A writer whose text goes nowhere: for asking a kernel writer about its plan
+/// (`--emit=sketch`'s descriptions) without emitting.
+class DiscardingCudaWriter : private detail::NullStream, public CudaWriter {
+public:
+  DiscardingCudaWriter() : CudaWriter(nullStream) {}
+};
+
 } // namespace sketch
 
 #endif // SKETCH_EMIT_CUDAWRITER_H

@@ -1265,9 +1265,7 @@ std::optional<WgmmaDescription> wgmmaConvFormOf(KernelOp kernel, StringRef arch)
   auto epilogue = EpilogueEmitter::createFor(reader.p);
   if (failed(epilogue))
     return std::nullopt;
-  std::string unused;
-  llvm::raw_string_ostream os(unused);
-  CudaWriter w(os);
+  DiscardingCudaWriter w;
   TensorCoreConvKernel wide;
   if (failed(wide.plan(reader.p, *epilogue, w, arch, "")) || !wide.wgmma)
     return std::nullopt;

@@ -828,9 +828,7 @@ void emitWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaW
 }
 
 WgmmaDescription describeWgmmaGemm(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
-  std::string unused;
-  llvm::raw_string_ostream os(unused);
-  CudaWriter w(os);
+  DiscardingCudaWriter w;
   WgmmaWriter writer(g, epilogue, w);
   return {writer.planText(), writer.memoryText(), writer.smemBytes()};
 }
