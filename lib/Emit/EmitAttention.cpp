@@ -1969,19 +1969,42 @@ void writeCausalLaunches(const AttentionPlan &plan, CudaWriter &w, const std::st
   w.line("return cudaSuccess;");
 }
 
-/// The host's key splits (sketch::key_splits): `blocks` row tiles whose clusters all fit at
-/// once on the device, each sharing its key tiles among the blocks of a cluster.
-void writeKeySplits(const AttentionPlan &plan, CudaWriter &w, const std::string &blocks) {
-  w.comment("Key splits: a grid short of the SMs shares each row tile's key tiles among the "
-            "blocks of a cluster");
-  w.comment("(2, 4 or 8, all resident at once; the same sizes give the same splits).");
+/// The host's key splits (sketch::key_splits), a static function NAME_key_splits(row tiles,
+/// keys) before the host function: the row tiles' clusters all fit at once on the device, each
+/// sharing its key tiles among the blocks of a cluster. It sets the kernel's shared memory
+/// first, since the occupancy query it caches depends on it.
+void writeKeySplitsFunction(const AttentionPlan &plan, CudaWriter &w) {
+  w.comment("Key splits of " + plan.name + "_kernel: a grid short of the SMs shares each row "
+            "tile's key tiles among the blocks");
+  w.comment("of a cluster (2, 4 or 8, all resident at once; the same sizes give the same "
+            "splits).");
+  w.open("static int " + plan.name + "_key_splits(int64_t row_tiles, int64_t keys)");
+  w.line("using namespace ::" + plan.name + "_tiles;");
+  w.line("if (!KEY_SPLITS || sketch::allow_dynamic_smem(" + plan.name +
+         "_kernel, SMEM) != cudaSuccess)");
+  w.line("  return 1;");
   w.line("static sketch::PerDevice resident_2, resident_4, resident_8;");
-  w.open("const auto resident = [&](int cluster)");
+  w.open("const auto resident = [](int cluster)");
   w.line("return sketch::cluster_resident_blocks(" + plan.name + "_kernel, THREADS, SMEM, "
          "cluster, cluster == 2 ? resident_2 : cluster == 4 ? resident_4 : resident_8);");
   w.close(";");
-  w.line("const int splits = KEY_SPLITS ? sketch::key_splits(" + blocks +
-         ", sketch::ceil_div(int64_t(" + plan.dim(plan.k.keys()) + "), BN), resident) : 1;");
+  w.line("return sketch::key_splits(row_tiles, sketch::ceil_div(keys, BN), resident);");
+  w.close();
+  w.line();
+}
+
+/// Where the grid splits the keys and the 64-row kernel (fewRowsVariant: BM / 64 times the row
+/// tiles) would split them as many ways, the host calls that kernel, whose blocks then fill BM / 64
+/// times the SMs (measured 10-16% faster at BM = 128, and 20-60% slower where it splits fewer
+/// ways: docs/backend.md). Not for causal grids, whose row tiles see different key counts.
+void writeShortGridCall(const AttentionPlan &plan, const AttentionPlan &fewRows,
+                        const std::string &headsOfGrid, CudaWriter &w) {
+  w.comment("A short grid (key splits) whose 64-row kernel splits the keys as many ways: that "
+            "kernel (BM / 64 times the blocks).");
+  w.line("if (splits > 1 && " + fewRows.name + "_key_splits(sketch::ceil_div(int64_t(" +
+         plan.dim(plan.q.rows()) + "), 64) * " + headsOfGrid + ", int64_t(" +
+         plan.dim(plan.k.keys()) + ")) == splits)");
+  w.line("  return " + fewRows.sig.name + "(" + kernelArgumentList(plan.sig) + ", stream);");
 }
 
 /// The host function; `fallback`: the mma.sync kernel's plan it calls for L that TMA
@@ -1993,6 +2016,9 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
                const AttentionPlan *oneRow = nullptr) {
   std::string tiles = "::" + plan.name + "_tiles";
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
+  const bool split = splitsKeys(plan);
+  if (split)
+    writeKeySplitsFunction(plan, w);
   w.open(hostPrototype(plan.sig));
   w.line("using namespace " + tiles + ";");
   emitHostChecks(w, plan.sig);
@@ -2086,15 +2112,18 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   w.line("cudaError_t error = sketch::allow_dynamic_smem(" + plan.name + "_kernel, SMEM);");
   w.line("if (error != cudaSuccess)");
   w.line("  return error;");
-  const bool split = splitsKeys(plan);
   std::string launch = split ? "sketch::launch_kernel(" + plan.name +
                                    "_kernel, grid, THREADS, SMEM, splits, false, stream, "
                              : plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(";
   launch += kernelArgumentList(plan.sig) + maps;
+  std::string heads = gridY + " * " + gridZ;
   if (split)
-    writeKeySplits(plan, w, "row_tiles * " + gridY + " * " + gridZ);
+    w.line("const int splits = " + plan.name + "_key_splits(row_tiles * " + heads + ", int64_t(" +
+           plan.dim(plan.k.keys()) + "));");
+  if (split && fewRows && !plan.causal && splitsKeys(*fewRows))
+    writeShortGridCall(plan, *fewRows, heads, w);
   if (plan.causal) {
-    writeCausalLaunches(plan, w, launch, gridY + " * " + gridZ, split);
+    writeCausalLaunches(plan, w, launch, heads, split);
   } else if (split) {
     w.line("const dim3 grid{unsigned(row_tiles * splits), unsigned(" + gridY + "), unsigned(" +
            gridZ + ")};");

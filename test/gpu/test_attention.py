@@ -427,6 +427,28 @@ def test_key_splits():
     check("split S=1 L=4096", outs[0], reference(q, k, v, 0.09, False), "f16")
 
 
+def test_short_grid_rows64():
+    """A short grid without a mask takes the 64-row kernel where its twice as many row tiles
+    split the keys as many ways as the 128-row kernel's (the host compares the two kernels'
+    sketch::key_splits). Every case against the reference; which kernel ran is checked on a
+    132-SM device, where the splits are known: B1 H32 HK8 S = 128 L = 8192 (512 packed rows,
+    32 or 64 row tiles, both split in 2) takes NAME_rows64, S = 256 (the 64-row kernel could
+    not split) and S = 64 packed into 256 rows at L = 8192 (4 against 2 ways) keep the
+    128-row kernel."""
+    name = heads_kernel("f16", 128, 128, False, "_default")
+    known = (torch.cuda.get_device_properties(0).multi_processor_count == 132
+             and sketch_gpu.generated_arch() == "sm_90a")
+    for s, l, rows64 in ((128, 8192, True), (256, 8192, False), (64, 8192, False),
+                         (97, 3000, None), (130, 1025, None)):
+        torch.manual_seed(s * 17 + l)
+        ran = sketch_gpu.launched_kernels(
+            lambda: run_case(name, "f16", False, s, l, 8, 128, 128, b=1, h=32))
+        if ran is None or not known or rows64 is None:
+            continue
+        took = any(name + "_rows64_kernel" in n for n in ran)
+        assert took == rows64, f"{name} S={s} L={l}: the 64-row kernel {'did not run' if rows64 else 'ran'}: {ran}"
+
+
 def test_one_query_row_and_packed_heads():
     """One query row of a causal kernel takes the 64-row kernel without the mask (bottom-right,
     row 0 sees every key), whose host packs grouped heads into rows; grouped heads of the
