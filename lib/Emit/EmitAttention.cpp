@@ -1971,8 +1971,8 @@ void writeCausalLaunches(const AttentionPlan &plan, CudaWriter &w, const std::st
 
 /// The host's key splits (sketch::key_splits), a static function NAME_key_splits(row tiles,
 /// keys) before the host function: the row tiles' clusters all fit at once on the device, each
-/// sharing its key tiles among the blocks of a cluster. It sets the kernel's shared memory
-/// first, since the occupancy query it caches depends on it.
+/// sharing its key tiles among the blocks of a cluster (the resident counts are cached a
+/// device: sketch::cluster_resident_blocks).
 void writeKeySplitsFunction(const AttentionPlan &plan, CudaWriter &w) {
   w.comment("Key splits of " + plan.name + "_kernel: a grid short of the SMs shares each row "
             "tile's key tiles among the blocks");
@@ -1980,8 +1980,7 @@ void writeKeySplitsFunction(const AttentionPlan &plan, CudaWriter &w) {
             "splits).");
   w.open("static int " + plan.name + "_key_splits(int64_t row_tiles, int64_t keys)");
   w.line("using namespace ::" + plan.name + "_tiles;");
-  w.line("if (!KEY_SPLITS || sketch::allow_dynamic_smem(" + plan.name +
-         "_kernel, SMEM) != cudaSuccess)");
+  w.line("if (!KEY_SPLITS)");
   w.line("  return 1;");
   w.line("static sketch::PerDevice resident_2, resident_4, resident_8;");
   w.open("const auto resident = [](int cluster)");
@@ -1993,14 +1992,15 @@ void writeKeySplitsFunction(const AttentionPlan &plan, CudaWriter &w) {
   w.line();
 }
 
-/// Where the grid splits the keys and the 64-row kernel (fewRowsVariant: BM / 64 times the row
-/// tiles) would split them as many ways, the host calls that kernel, whose blocks then fill BM / 64
-/// times the SMs (measured 10-16% faster at BM = 128, and 20-60% slower where it splits fewer
-/// ways: docs/backend.md). Not for causal grids, whose row tiles see different key counts.
+/// Where the grid of two consumer warpgroups a block splits the keys and the 64-row kernel
+/// (fewRowsVariant: twice the row tiles) would split them as many ways, the host calls that
+/// kernel, whose blocks then fill twice the SMs (measured 10-16% faster; 20-60% slower where it
+/// splits fewer ways; no faster against three warpgroups a block: docs/backend.md). Not for
+/// causal grids, whose row tiles see different key counts.
 void writeShortGridCall(const AttentionPlan &plan, const AttentionPlan &fewRows,
                         const std::string &headsOfGrid, CudaWriter &w) {
   w.comment("A short grid (key splits) whose 64-row kernel splits the keys as many ways: that "
-            "kernel (BM / 64 times the blocks).");
+            "kernel, twice the blocks.");
   w.line("if (splits > 1 && " + fewRows.name + "_key_splits(sketch::ceil_div(int64_t(" +
          plan.dim(plan.q.rows()) + "), 64) * " + headsOfGrid + ", int64_t(" +
          plan.dim(plan.k.keys()) + ")) == splits)");
@@ -2120,7 +2120,7 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   if (split)
     w.line("const int splits = " + plan.name + "_key_splits(row_tiles * " + heads + ", int64_t(" +
            plan.dim(plan.k.keys()) + "));");
-  if (split && fewRows && !plan.causal && splitsKeys(*fewRows))
+  if (split && fewRows && !plan.causal && plan.tiles.bm == 128 && splitsKeys(*fewRows))
     writeShortGridCall(plan, *fewRows, heads, w);
   if (plan.causal) {
     writeCausalLaunches(plan, w, launch, heads, split);

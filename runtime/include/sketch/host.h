@@ -191,14 +191,19 @@ inline int64_t wave_rows(int64_t m, int64_t n, int64_t batch, int sms, int bm, i
   return ceil_div(tiles, (int64_t)(sms < 1 ? 1 : sms)) * (bm + bn);
 }
 
-/// How many blocks of `kernel` (`threads` a block, `smem` bytes of dynamic shared memory,
-/// already allowed) run at once when launched in clusters of `cluster` blocks: the driver's
-/// cudaOccupancyMaxActiveClusters times `cluster`, asked once a device and cached in
-/// `cache`; 0 when the driver cannot tell.
+/// How many blocks of `kernel` (`threads` a block, `smem` bytes of dynamic shared memory)
+/// run at once when launched in clusters of `cluster` blocks: the driver's
+/// cudaOccupancyMaxActiveClusters times `cluster`, asked once a device (after allowing the
+/// shared memory, which the answer depends on) and cached in `cache`; 0 when the driver
+/// cannot tell.
 template <typename Kernel>
 inline int cluster_resident_blocks(Kernel kernel, int threads, int smem, int cluster,
                                    PerDevice &cache) {
   int blocks = cache.get([&](int) {
+    if (allow_dynamic_smem(kernel, smem) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return -1;
+    }
     cudaLaunchAttribute attribute;
     attribute.id = cudaLaunchAttributeClusterDimension;
     attribute.val.clusterDim.x = cluster;
