@@ -1992,11 +1992,11 @@ void writeKeySplitsFunction(const AttentionPlan &plan, CudaWriter &w) {
   w.line();
 }
 
-/// Where the grid of two consumer warpgroups a block splits the keys and the 64-row kernel
-/// (fewRowsVariant: twice the row tiles) would split them as many ways, the host calls that
-/// kernel, whose blocks then fill twice the SMs (measured 10-16% faster; 20-60% slower where it
-/// splits fewer ways; no faster against three warpgroups a block: docs/backend.md). Not for
-/// causal grids, whose row tiles see different key counts.
+/// Where the grid splits the keys and the 64-row kernel (fewRowsVariant: twice the row tiles)
+/// would split them as many ways, the host calls that kernel, whose blocks then fill twice the
+/// SMs: on the kernels sketch-choose-defaults marks (plan::kShortGridRowsAttr: two consumer
+/// warpgroups, no mask). Measured 10-16% faster there; 20-60% slower where it splits fewer
+/// ways, no faster against three warpgroups a block (docs/backend.md).
 void writeShortGridCall(const AttentionPlan &plan, const AttentionPlan &fewRows,
                         const std::string &headsOfGrid, CudaWriter &w) {
   w.comment("A short grid (key splits) whose 64-row kernel splits the keys as many ways: that "
@@ -2120,7 +2120,7 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   if (split)
     w.line("const int splits = " + plan.name + "_key_splits(row_tiles * " + heads + ", int64_t(" +
            plan.dim(plan.k.keys()) + "));");
-  if (split && fewRows && !plan.causal && plan.tiles.bm == 128 && splitsKeys(*fewRows))
+  if (split && fewRows && splitsKeys(*fewRows) && plan.kernel->hasAttr(plan::kShortGridRowsAttr))
     writeShortGridCall(plan, *fewRows, heads, w);
   if (plan.causal) {
     writeCausalLaunches(plan, w, launch, heads, split);

@@ -59,6 +59,11 @@ constexpr llvm::StringLiteral kHopperAttentionAttr = "sketch.hopper_attention";
 /// With kHopperAttentionAttr, where that kernel runs two blocks an SM
 /// (AttentionTiles::blocksPerSm; unit).
 constexpr llvm::StringLiteral kTwoBlocksPerSmAttr = "sketch.two_blocks_per_sm";
+/// With kKeySplitsAttr, on a kernel without a mask whose blocks have two consumer warpgroups
+/// (BM = 128) and whose tiles also fit with 64 rows: where its grid splits the keys, the host
+/// calls the 64-row kernel of the same statements if that splits them as many ways (twice
+/// the blocks; EmitAttention.cpp's writeShortGridCall; unit).
+constexpr llvm::StringLiteral kShortGridRowsAttr = "sketch.short_grid_rows64";
 /// Set by sketchc for --emit=sketch (markBackendForms, from the emitter's analysis), on a
 /// GEMM or nhwc convolution kernel whose tile sm_90a runs on its wgmma kernel (not the
 /// split-K forms): [its form, its shared memory's parts or "" (strings), its shared memory

@@ -279,13 +279,22 @@ std::optional<plan::AttentionTiles> hopperAttentionTiles(const Problem &problem,
   return tiles;
 }
 
+/// Whether the 64-row kernel of `tiles` (one consumer warpgroup) fits on `arch`.
+bool sixtyFourRowsFit(plan::AttentionTiles tiles, StringRef arch) {
+  tiles.bm = 64;
+  tiles.warps = 4;
+  return tiles.wgmmaFits(arch);
+}
+
 /// Marks the attention kernels sm_90a runs on its TMA and wgmma kernel
 /// (kHopperAttentionAttr), and those of them that may split a row tile's keys over a
 /// cluster (kKeySplitsAttr): the statements on the scores read no tensor (those index
-/// absolute keys).
+/// absolute keys); of those, the unmasked ones of two consumer warpgroups whose short grids
+/// may take the 64-row kernel (kShortGridRowsAttr).
 void markHopperAttention(KernelOp kernel, const Problem &problem, const Config &config,
                          StringRef arch) {
   kernel->removeAttr(plan::kKeySplitsAttr);
+  kernel->removeAttr(plan::kShortGridRowsAttr);
   kernel->removeAttr(plan::kHopperAttentionAttr);
   kernel->removeAttr(plan::kTwoBlocksPerSmAttr);
   std::optional<plan::AttentionTiles> tiles = hopperAttentionTiles(problem, config, arch);
@@ -296,8 +305,11 @@ void markHopperAttention(KernelOp kernel, const Problem &problem, const Config &
   kernel->setAttr(plan::kHopperAttentionAttr, builder.getI64IntegerAttr(tiles->smemBytes()));
   if (tiles->blocksPerSm() == 2)
     kernel->setAttr(plan::kTwoBlocksPerSmAttr, builder.getUnitAttr());
-  if (!loads)
-    kernel->setAttr(plan::kKeySplitsAttr, builder.getUnitAttr());
+  if (loads)
+    return;
+  kernel->setAttr(plan::kKeySplitsAttr, builder.getUnitAttr());
+  if (!problem.masked && tiles->bm == 128 && sixtyFourRowsFit(*tiles, arch))
+    kernel->setAttr(plan::kShortGridRowsAttr, builder.getUnitAttr());
 }
 
 /// Takes the program's directives over the defaults.

@@ -113,9 +113,10 @@ sketch.kernel @b2b_wide {
 // (wgmma, two consumer warpgroups of 64 rows): BM 128, BN 128, 8 warps; sketch.hopper_attention:
 // the sm_90a kernel's shared memory (Q, 3 stages of K and V, 1024 bytes of alignment, the
 // mbarriers); sketch.key_splits: its keys may split over the blocks of a cluster (no statement
-// on the scores reads a tensor).
+// on the scores reads a tensor); sketch.short_grid_rows64: without a mask and with two consumer
+// warpgroups, a short grid may take the 64-row kernel.
 // SM80: sketch.kernel @attention_d128 attributes {stages = 2 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 64 : i64, warps = 4 : i64}
-// SM90: sketch.kernel @attention_d128 attributes {sketch.hopper_attention = 230512 : i64, sketch.key_splits, stages = 3 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// SM90: sketch.kernel @attention_d128 attributes {sketch.hopper_attention = 230512 : i64, sketch.key_splits, sketch.short_grid_rows64, stages = 3 : i64, tile_k = 128 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
 sketch.kernel @attention_d128 {
   sketch.tensor "Q" : f16 ["B", "H", "S", "128"]
   sketch.tensor "K" : f16 ["B", "H", "L", "128"]
