@@ -431,14 +431,14 @@ def test_short_grid_rows64():
     """A short grid without a mask takes the 64-row kernel where its twice as many row tiles
     split the keys as many ways as the 128-row kernel's (the host compares the two kernels'
     sketch::key_splits). Every case against the reference; which kernel ran is checked on a
-    132-SM device, where the splits are known: B1 H32 HK8 S = 128 L = 8192 (512 packed rows,
-    32 or 64 row tiles, both split in 2) takes NAME_rows64, S = 256 (the 64-row kernel could
-    not split) and S = 64 packed into 256 rows at L = 8192 (4 against 2 ways) keep the
-    128-row kernel."""
+    132-SM device: B1 H32 HK8 S = 128 L = 8192 (512 packed rows, 32 or 64 row tiles, both
+    split in 2: 66 clusters of 2) takes NAME_rows64, S = 256 (the 64-row kernel's 128 row
+    tiles cannot split) keeps the 128-row kernel. The other cases' splits depend on how many
+    clusters of 4 and 8 the device holds at once (its GPCs), so only their outputs are checked."""
     name = heads_kernel("f16", 128, 128, False, "_default")
     known = (torch.cuda.get_device_properties(0).multi_processor_count == 132
              and sketch_gpu.generated_arch() == "sm_90a")
-    for s, l, rows64 in ((128, 8192, True), (256, 8192, False), (64, 8192, False),
+    for s, l, rows64 in ((128, 8192, True), (256, 8192, False), (64, 8192, None),
                          (97, 3000, None), (130, 1025, None)):
         torch.manual_seed(s * 17 + l)
         ran = sketch_gpu.launched_kernels(
