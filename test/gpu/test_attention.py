@@ -431,19 +431,21 @@ def test_short_grid_rows64():
     """A short grid without a mask takes the 64-row kernel where its twice as many row tiles
     split the keys as many ways as the 128-row kernel's (the host compares the two kernels'
     sketch::key_splits). Every case against the reference; which kernel ran is checked on a
-    132-SM device: B1 H32 HK8 S = 128 L = 8192 (512 packed rows, 32 or 64 row tiles, both
-    split in 2: 66 clusters of 2) takes NAME_rows64, S = 256 (the 64-row kernel's 128 row
-    tiles cannot split) keeps the 128-row kernel. The other cases' splits depend on how many
-    clusters of 4 and 8 the device holds at once (its GPCs), so only their outputs are checked."""
+    132-SM device: B1 H32 HK8 S = 256 L = 8192 (1024 packed rows: 64 row tiles split in 2,
+    while the 64-row kernel's 128 cannot split) keeps the 128-row kernel; on an H200, where
+    the 128-row kernel's 32 row tiles at S = 128 split in 2 (fewer than 32 clusters of 4 fit),
+    as the 64-row kernel's 64 do, S = 128 takes NAME_rows64. The other cases' splits depend
+    on how many clusters the device holds at once (its GPCs): only their outputs are checked."""
     name = heads_kernel("f16", 128, 128, False, "_default")
-    known = (torch.cuda.get_device_properties(0).multi_processor_count == 132
-             and sketch_gpu.generated_arch() == "sm_90a")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    known = {256: sms == 132, 128: sms == 132 and "H200" in torch.cuda.get_device_name()}
     for s, l, rows64 in ((128, 8192, True), (256, 8192, False), (64, 8192, None),
                          (97, 3000, None), (130, 1025, None)):
         torch.manual_seed(s * 17 + l)
         ran = sketch_gpu.launched_kernels(
             lambda: run_case(name, "f16", False, s, l, 8, 128, 128, b=1, h=32))
-        if ran is None or not known or rows64 is None:
+        if (ran is None or rows64 is None or not known.get(s)
+                or sketch_gpu.generated_arch() != "sm_90a"):
             continue
         took = any(name + "_rows64_kernel" in n for n in ran)
         assert took == rows64, f"{name} S={s} L={l}: the 64-row kernel {'did not run' if rows64 else 'ran'}: {ran}"
