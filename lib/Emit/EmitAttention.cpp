@@ -1821,8 +1821,7 @@ std::optional<AttentionPlan> sixtyFourRowVariant(const AttentionPlan &plan, Stri
   variant.name = plan.name + suffix.str();
   variant.sig.name = variant.name;
   variant.sig.exported = false;
-  variant.tiles.bm = 64;
-  variant.tiles.warps = 4;
+  variant.tiles = plan.tiles.sixtyFourRows();
   if (!variant.tiles.wgmmaFits(arch))
     return std::nullopt;
   return variant;
@@ -2070,10 +2069,17 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
     aligned += (aligned.empty() ? "" : " || ") + ("!sketch::aligned_to(" + plan.cname(t->name) + ", 16)");
   w.line("if (" + aligned + ")");
   w.line("  return cudaErrorInvalidValue;");
-  std::string maps;
+  std::string maps, heads = gridY + " * " + gridZ;
   if (plan.tiles.wgmma) {
     if (fallback)
       writeMmaFallback(plan, *fallback, w);
+    // the splits (and the short grid's call) before this kernel's tensor maps
+    if (split)
+      w.line("const int splits = " + plan.name + "_key_splits(row_tiles * " + heads +
+             ", int64_t(" + plan.dim(plan.k.keys()) + "));");
+    if (split && fewRows && splitsKeys(*fewRows) &&
+        plan.kernel->hasAttr(plan::kShortGridRowsAttr))
+      writeShortGridCall(plan, *fewRows, heads, w);
     w.comment("TMA: Q, K and V as batches of row-major matrices (a matrix a head), boxes of 64 "
               "columns x BM or BN rows");
     w.comment("(a tensor stored a key per column: 64 keys x its head dimension); sizes the copy "
@@ -2116,12 +2122,6 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
                                    "_kernel, grid, THREADS, SMEM, splits, false, stream, "
                              : plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(";
   launch += kernelArgumentList(plan.sig) + maps;
-  std::string heads = gridY + " * " + gridZ;
-  if (split)
-    w.line("const int splits = " + plan.name + "_key_splits(row_tiles * " + heads + ", int64_t(" +
-           plan.dim(plan.k.keys()) + "));");
-  if (split && fewRows && splitsKeys(*fewRows) && plan.kernel->hasAttr(plan::kShortGridRowsAttr))
-    writeShortGridCall(plan, *fewRows, heads, w);
   if (plan.causal) {
     writeCausalLaunches(plan, w, launch, heads, split);
   } else if (split) {

@@ -405,6 +405,14 @@ struct AttentionTiles {
   /// sm_90a: these tiles with the most K/V stages up to kAttentionMostStages that
   /// still fit (wgmmaFits), at least `stages`.
   AttentionTiles withMostStages(llvm::StringRef arch) const;
+  /// These tiles on one consumer warpgroup: 64 rows, 4 warps (the host's 64-row kernel of
+  /// the same statements; whether it fits is wgmmaFits).
+  AttentionTiles sixtyFourRows() const {
+    AttentionTiles rows = *this;
+    rows.bm = 64;
+    rows.warps = 4;
+    return rows;
+  }
 };
 
 /// Of the 255 registers a thread can have, those the accumulators (O and P) may

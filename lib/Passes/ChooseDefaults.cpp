@@ -279,13 +279,6 @@ std::optional<plan::AttentionTiles> hopperAttentionTiles(const Problem &problem,
   return tiles;
 }
 
-/// Whether the 64-row kernel of `tiles` (one consumer warpgroup) fits on `arch`.
-bool sixtyFourRowsFit(plan::AttentionTiles tiles, StringRef arch) {
-  tiles.bm = 64;
-  tiles.warps = 4;
-  return tiles.wgmmaFits(arch);
-}
-
 /// Marks the attention kernels sm_90a runs on its TMA and wgmma kernel
 /// (kHopperAttentionAttr), and those of them that may split a row tile's keys over a
 /// cluster (kKeySplitsAttr): the statements on the scores read no tensor (those index
@@ -308,7 +301,7 @@ void markHopperAttention(KernelOp kernel, const Problem &problem, const Config &
   if (loads)
     return;
   kernel->setAttr(plan::kKeySplitsAttr, builder.getUnitAttr());
-  if (!problem.masked && tiles->bm == 128 && sixtyFourRowsFit(*tiles, arch))
+  if (!problem.masked && tiles->bm == 128 && tiles->sixtyFourRows().wgmmaFits(arch))
     kernel->setAttr(plan::kShortGridRowsAttr, builder.getUnitAttr());
 }
 
