@@ -90,7 +90,8 @@ def conv_cases(name):
 # Grids short of the SMs (B, H, HK or None, S, L, D, causal): 64-row tiles fit in one wave of
 # 132 SMs but in (1, 32, 8, 512, ...) and (1, 16, None, 1024, ...), which are controls; then
 # one causal query row; the last two split the keys as many ways with 64-row tiles as with
-# the default's 128 (192 at D = 96) on 132 SMs, so the host takes the 64-row kernel there.
+# the default's 128 (192 at D = 96) on 132 SMs: the host takes the 64-row kernel at D = 128,
+# while D = 96 (three consumer warpgroups a block) keeps its own, the exclusion's control.
 SHORT_GRID_SHAPES = [(1, 32, 8, 256, 8192, 128, False), (1, 32, 8, 512, 4096, 128, False),
                      (1, 8, None, 1024, 1024, 128, False), (1, 8, None, 1024, 1024, 128, True),
                      (1, 8, None, 1024, 1024, 64, False), (1, 8, None, 1024, 1024, 64, True),
