@@ -18,7 +18,7 @@ not sit in L2 between calls; two rounds over every kernel, the second in reverse
 configuration and cuBLAS in alternating batches (bench_common.head_to_head), whose
 times the row reports; each kernel's output is checked against cuBLAS's first
 (normwise relative error < 1e-2).
-    python3 bench/bench_projections.py [--types bf16] [--ms 1,16] [--results FILE]
+    python3 bench/bench_projections.py [--types bf16] [--ms 1,16] [--shapes 3072:2048] [--results FILE]
 bench_all.py runs it as its "projections" group (bench/run.sh --all).
 """
 import argparse
@@ -137,9 +137,9 @@ def best_listed(calls, timed, detail):
     return best
 
 
-def cases():
+def cases(types=TYPES, shapes=SHAPES, tokens=TOKENS):
     """(dtype, m, n, k) of every row, in table order."""
-    return [(t, m, n, k) for t in TYPES for n, k in SHAPES for m in TOKENS]
+    return [(t, m, n, k) for t in types for n, k in shapes for m in tokens]
 
 
 def geomean(values):
@@ -183,15 +183,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--types", default=",".join(TYPES))
     parser.add_argument("--ms", default=",".join(map(str, TOKENS)), help="tokens M to run")
+    parser.add_argument("--shapes", default=",".join(f"{n}:{k}" for n, k in SHAPES),
+                        help="the (N, K) to run, as N:K,N:K (other models' projections)")
     parser.add_argument("--commit", default="unknown")
     parser.add_argument("--results", help="append the summary to this markdown file")
     args = parser.parse_args()
     types, tokens = args.types.split(","), [int(m) for m in args.ms.split(",")]
+    shapes = [tuple(int(x) for x in s.split(":")) for s in args.shapes.split(",")]
     torch.manual_seed(0)
     rows, detail = [], []
-    for t, m, n, k in cases():
-        if t in types and m in tokens:
-            projection_case(t, m, n, k, rows, detail)
+    for t, m, n, k in cases(types, shapes, tokens):
+        projection_case(t, m, n, k, rows, detail)
     results = [(r[0], default_ms(detail, r[0]), r[1], r[2], r[5]) for r in rows]
     heading = (f"LLM projections, {torch.cuda.get_device_name()}, commit {args.commit} "
                "(bench/bench_projections.py)")
