@@ -16,10 +16,10 @@
 // All use the accurate CUDA math functions (no --use_fast_math approximations),
 // so an f32 epilogue stays within 1e-6 relative of an f64 reference; sigmoid's one
 // division is the hardware reciprocal (__fdividef: within 2 ulp, 0 once 1 + exp(-x)
-// passes 2^126, where the quotient is under 1.2e-38). The IEEE division's branchy
-// sequence on each element kept a 128 x 256 tile's SiLU epilogue from overlapping its
-// elements: 246 against 206 us for Y = silu(X W^T) * U at 4096 x 5632 x 2048 (bf16,
-// H200, docs/backend.md).
+// passes 2^126, where the quotient is under 1.2e-38). With the IEEE reciprocal,
+// Y = silu(X W^T) * U took 243-246 us at 4096 x 5632 x 2048 (bf16, H200) where a lab
+// kernel with this one took 206 (docs/backend.md, "Epilogues that read a whole [M, N]
+// tensor").
 #ifndef SKETCH_EPILOGUE_CUH
 #define SKETCH_EPILOGUE_CUH
 
