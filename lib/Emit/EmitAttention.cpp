@@ -2000,9 +2000,10 @@ void writeShortGridCall(const AttentionPlan &plan, const AttentionPlan &fewRows,
                         const std::string &headsOfGrid, CudaWriter &w) {
   w.comment("A short grid (key splits) whose 64-row kernel splits the keys as many ways: that "
             "kernel, twice the blocks.");
-  w.line("if (splits > 1 && " + fewRows.name + "_key_splits(sketch::ceil_div(int64_t(" +
-         plan.dim(plan.q.rows()) + "), 64) * " + headsOfGrid + ", int64_t(" +
-         plan.dim(plan.k.keys()) + ")) == splits)");
+  std::string rowTiles = "sketch::ceil_div(int64_t(" + plan.dim(plan.q.rows()) + "), " +
+                         str(fewRows.tiles.bm) + ")";
+  w.line("if (splits > 1 && " + fewRows.name + "_key_splits(" + rowTiles + " * " + headsOfGrid +
+         ", int64_t(" + plan.dim(plan.k.keys()) + ")) == splits)");
   w.line("  return " + fewRows.sig.name + "(" + kernelArgumentList(plan.sig) + ", stream);");
 }
 
