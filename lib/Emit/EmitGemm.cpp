@@ -283,47 +283,55 @@ void openSmallGrid(CudaWriter &w) {
   w.open("if (tiles * batch * " + str(Rule::fillDen) + " < (int64_t)sms * " + str(Rule::fillNum) + ")");
 }
 
-/// The host function's choice of a split form over all the SMs (SplitForm::tall, ::square)
-/// for the rows `tile` serves, where it takes 2 slices or more.
-void emitFillSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const GemmAnalysis &form,
-                           plan::SplitRule::FillTile tile, const std::string &why) {
+/// A split form over all the SMs (SplitForm::tall, ::square): its tiles and slices, as
+/// `NAME_tiles` and `NAME_slices`.
+void declareFillForm(CudaWriter &w, const GemmAnalysis &g, const GemmAnalysis &form,
+                     plan::SplitRule::FillTile tile) {
   using Rule = plan::SplitRule;
-  std::string name = tile.name, maxSlices = str(Rule::autoSlices(form.stages));
-  w.open("if (size_m " + std::string(tile.overNarrowRows ? "> " : "<= ") + str(Rule::narrowRows) +
-         ")");
-  w.comment(why);
-  w.comment("K splits over min(" + maxSlices + ", the SMs / their tiles, k-tiles / " +
-            str(Rule::minKTiles) + ") >= 2 blocks of a cluster");
+  std::string name = tile.name;
   w.line("const int64_t " + name + "_tiles = sketch::ceil_div(size_m, " + str(form.tileM) +
          ") * sketch::ceil_div(size_n, " + str(form.tileN) + ") * batch;");
   w.line("const int " + name + "_slices = sketch::split_slices(sms, " + name + "_tiles, " +
-         kTilesOf(g) + ", " + maxSlices + ", " +
-         str(Rule::minKTiles) + ");");
-  w.line("if (" + name + "_slices > 1)");
+         kTilesOf(g) + ", " + str(Rule::autoSlices(form.stages)) + ", " + str(Rule::minKTiles) +
+         ");");
+}
+
+/// The launch of a split form over all the SMs where it takes 2 slices or more.
+void emitFillLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmAnalysis &form,
+                    plan::SplitRule::FillTile tile, const std::string &condition) {
+  std::string name = tile.name;
+  w.line("if (" + condition + name + "_slices > 1)");
   w.line("  return " + splitLauncherName(form) + "(" + kernelArgumentList(g.sig) + ", " + name +
          "_slices, stream);");
-  w.close();
 }
 
 /// `split_k auto` with the split forms over all the SMs (SplitForm::fillForms): under
-/// fillNum / fillDen of the SMs, the tall or square form where it takes 2 slices or more,
-/// else the kernel of the fewest wave rows.
+/// fillNum / fillDen of the SMs, the square form (up to narrowRows rows, and up to
+/// squareBlocksRows where its blocks outnumber the tall form's) or the tall form, where it
+/// takes 2 slices or more, else the kernel of the fewest wave rows.
 template <typename LaunchOf>
 void emitFillFormsDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split,
                            LaunchOf launchOf) {
   using Rule = plan::SplitRule;
+  const GemmAnalysis &tall = *split.tall, &square = *split.square;
   w.comment("split_k auto (docs/backend.md): a grid under " + str(Rule::fillNum) + "/" +
             str(Rule::fillDen) + " of the SMs runs a split form over all the SMs,");
   w.comment("K split over the blocks of a cluster, where it takes 2 slices or more, else a kernel");
   w.comment("of another tile without slices");
   openSmallGrid(w);
-  emitFillSplitDispatch(w, g, *split.tall, Rule::tallTile,
-                        "more rows than the narrow tile: tiles of " + str(split.tall->tileM) +
-                            " x " + str(split.tall->tileN) + " (B read once for " +
-                            str(split.tall->tileM) + " rows), where");
-  emitFillSplitDispatch(w, g, *split.square, Rule::squareTile,
-                        "at most the narrow tile's rows: tiles of " + str(split.square->tileM) +
-                            " x " + str(split.square->tileN) + " (more blocks to stream B), where");
+  w.comment("the split forms: K over min(their most, the SMs / their tiles, k-tiles / " +
+            str(Rule::minKTiles) + ") slices");
+  declareFillForm(w, g, tall, Rule::tallTile);
+  declareFillForm(w, g, square, Rule::squareTile);
+  w.comment("tiles of " + str(square.tileM) + " x " + str(square.tileN) +
+            " (more blocks to stream B) up to " + str(Rule::narrowRows) + " rows, and up to " +
+            str(Rule::squareBlocksRows) + " where");
+  w.comment("their blocks outnumber those of " + str(tall.tileM) + " x " + str(tall.tileN) +
+            " (B read once for " + str(tall.tileM) + " rows), which run the rest");
+  w.line("const bool square = size_m <= " + str(Rule::narrowRows) + " || (size_m <= " +
+         str(Rule::squareBlocksRows) + " && square_tiles * square_slices > tall_tiles * tall_slices);");
+  emitFillLaunch(w, g, square, Rule::squareTile, "square && ");
+  emitFillLaunch(w, g, tall, Rule::tallTile, "!square && ");
   emitFewestWaveRows(w, *split.narrow, split.waveTiles, launchOf);
   w.close();
 }

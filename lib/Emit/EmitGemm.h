@@ -84,8 +84,8 @@ struct SplitForm {
   std::vector<GemmAnalysis> waveTiles;
   /// Beside those kernels, split forms on a cluster over all the SMs (SplitRule::tallTile,
   /// squareTile: NAME_tall_splitk_kernel, NAME_square_splitk_kernel), which the host
-  /// function runs for M over (tall) or up to (square) SplitRule::narrowRows where they
-  /// take 2 slices or more.
+  /// function runs where they take 2 slices or more: square up to SplitRule::narrowRows
+  /// rows, and up to squareBlocksRows where its blocks outnumber tall's; tall the rest.
   std::optional<GemmAnalysis> tall, square;
   /// Whether the tall and square forms stand in for the split tile's own split form: the
   /// two fill the SMs where it fills half, so it would never take more slices than they

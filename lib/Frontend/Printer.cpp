@@ -305,10 +305,11 @@ private:
                        n(Rule::minKTiles) + ") >= 2 slices (the blocks of a cluster; the slices' f32 "
                        "partial tiles summed in slice order, then the epilogue and one store): "
                        "tiles of " +
-                       tile(Rule::tallTile.tileM, Rule::tallTile.tileN, split.tallStages) +
-                       " for M over " + n(Rule::narrowRows) + " rows, of " +
                        tile(Rule::squareTile.tileM, Rule::squareTile.tileN, split.squareStages) +
-                       " for M up to " + n(Rule::narrowRows) + "; else, without slices, of tiles " +
+                       " for M up to " + n(Rule::narrowRows) + " rows, and up to " +
+                       n(Rule::squareBlocksRows) + " where their blocks (tiles x S) outnumber those of " +
+                       tile(Rule::tallTile.tileM, Rule::tallTile.tileN, split.tallStages) +
+                       ", which serve the rest; else, without slices, of tiles " +
                        tile(split.tileM, split.tileN, split.stages);
     for (const plan::SplitPlan::WaveTile &wave : split.waveTiles)
       text += ", " + tile(wave.tileM, wave.tileN, wave.stages);

@@ -207,7 +207,6 @@ struct SplitRule {
   struct FillTile {
     int64_t tileM, tileN;
     const char *name;
-    bool overNarrowRows; // M over narrowRows, else M at most narrowRows
   };
   /// The tall form (128 x 64 tiles), for M over narrowRows: 64-row tiles read each column
   /// of B once for every 64 rows of M, these once for 128. H200, same run, M = 128: N = K
@@ -215,12 +214,17 @@ struct SplitRule {
   /// N = 4096, K = 14336 0.0377 against 0.0443 (cuBLAS 0.0373). Where M is at most
   /// narrowRows, 64 x 128 tiles ran faster (M = 16, N = 6144: 2 slices of 128 x 64 0.024
   /// ms, 64 x 128 0.019).
-  static constexpr FillTile tallTile{128, 64, "tall", true};
+  static constexpr FillTile tallTile{128, 64, "tall"};
   /// The square form (64 x 64 tiles), for M at most narrowRows, where its slices fill the
   /// SMs and the 64 x 128 form's half of them: H200, same run, M = 1 and 16, N = 4096,
   /// 2 slices of 64 x 64 against 2 of 64 x 128: K = 4096 0.0118 against 0.0121 ms,
   /// K = 14336 0.0316 against 0.0327 (docs/backend.md).
-  static constexpr FillTile squareTile{64, 64, "square", false};
+  static constexpr FillTile squareTile{64, 64, "square"};
+  /// Over narrowRows and up to this many rows, the square form where its blocks (tiles x
+  /// slices) outnumber the tall form's: H200, same run, M = 77, N = 2048, 2 slices of
+  /// 64 x 64 (128 blocks) against the tall form's 64: K = 2048 0.0068 against 0.0082 ms,
+  /// K = 5632 0.0128 against 0.0153 (docs/backend.md).
+  static constexpr int64_t squareBlocksRows = 128;
   /// Its stages on a cluster (sm_90a): as many k-tiles of 64 as fit in shared memory,
   /// at most 8. A small-M GEMM streams B from memory; more bytes in flight per SM
   /// measured faster (H100, M = 128, N = 6144, K = 4096, 64 x 128: 8 stages 0.0252 ms,

@@ -195,11 +195,13 @@ def test_wave_tile_kernels_short_k():
 
 def test_tall_split_form():
     """The tall split form (128 x 64 tiles, K over a cluster; NAME_tall_splitk_kernel) for M
-    over 64 rows where it takes 2 slices or more (132 SMs: M = 128, N = K = 4096: 64 tiles;
-    M = 100, N = 2056: 33 tiles; M = 77, K = 14336), with ragged N and K, a last tile
-    that overhangs M and N, every kernel (MN-major B and A, batches, every epilogue form),
-    checked; then, on sm_90a with 132 SMs, that the unbatched aligned ones ran it."""
-    shapes = [(128, 4096, 4096), (100, 2056, 1000), (77, 1000, 14336), (65, 1031, 1031),
+    over 64 rows where it takes 2 slices or more and, up to 128 rows, the square form's
+    blocks do not outnumber its own (132 SMs: M = 128, N = K = 4096: 64 tiles, 2 slices,
+    against 128 of 64 x 64 with 1; M = 200, N = 2056: 66 tiles, over 128 rows), with
+    ragged N and K, a last tile that overhangs M and N, every kernel (MN-major B and A,
+    batches, every epilogue form), checked; then, on sm_90a with 132 SMs, that the
+    unbatched aligned ones ran it."""
+    shapes = [(128, 4096, 4096), (200, 2056, 1000), (77, 1000, 14336), (65, 1031, 1031),
               (128, 4100, 520)]
     CASES.sweep(all_kernels(), shapes)
     assert_unbatched_ran(shapes[:2], "_tall_splitk_kernel<")
@@ -211,11 +213,14 @@ def test_square_split_form():
     N = K = 4096: 64 tiles; M = 64, N = 4100: 65 tiles, the last 4 columns wide; M = 7,
     N = 1031, K = 14336), ragged N and K, every kernel (MN-major B and A, batches, every
     epilogue form), checked; then, on sm_90a with 132 SMs, that the unbatched aligned ones
-    ran it. M = 16, N = 6144 (96 tiles, 1 slice) runs another kernel."""
-    shapes = [(1, 4096, 4096), (16, 4096, 4096), (64, 4100, 520), (7, 1031, 14336),
-              (2, 2000, 1000), (16, 6144, 264)]
+    ran it. Also for M up to 128 where its blocks outnumber the tall form's: M = 100,
+    N = 2056 (66 tiles, 2 slices, against 33 tall ones, 2 slices), M = 77, N = K = 2048
+    (the Llama layer's projection: 64 tiles against 32). M = 16, N = 6144 (96 tiles,
+    1 slice) runs another kernel."""
+    shapes = [(1, 4096, 4096), (16, 4096, 4096), (100, 2056, 1000), (77, 2048, 2048),
+              (64, 4100, 520), (7, 1031, 14336), (2, 2000, 1000), (16, 6144, 264)]
     CASES.sweep(all_kernels(), shapes)
-    assert_unbatched_ran(shapes[:2], "_square_splitk_kernel<")
+    assert_unbatched_ran(shapes[:4], "_square_splitk_kernel<")
 
 
 def test_square_split_form_short_k():
