@@ -2,8 +2,9 @@
 # Generates a same-run A/B (bench/bench_ab.py) of the default GEMM, projection, nhwc convolution
 # and attention kernels: each compiled by SKETCHC (the working tree's) and by SKETCHC_AB (another
 # build, e.g. of the last commit), the latter's kernels renamed NAME_ab, into .gen/ab.
-#   SKETCHC=new/sketchc SKETCHC_AB=old/sketchc [AB_ONLY=attn_] bench/ab.sh
-# (AB_ONLY: only the kernels whose names contain it)
+#   SKETCHC=new/sketchc SKETCHC_AB=old/sketchc [AB_ONLY=attn_] [AB_SKETCHES="a.sketch ..."] bench/ab.sh
+# (AB_ONLY: only the kernels whose names contain it; AB_SKETCHES: every kernel of these files
+# too, e.g. bench/labs/epilogue_full_reads.sketch, whose be_ kernels bench_ab.py knows)
 # then on the GPU machine (carry .gen/ab):
 #   test/gpu/build_generated.sh .gen/ab /tmp/ab libab.so &&
 #   SKETCH_GPU_LIB=/tmp/ab/libab.so SKETCH_GPU_GEN=.gen/ab python3 bench/bench_ab.py
@@ -27,6 +28,7 @@ for path in files:
         if m and only in m.group(1):
             print(block.rstrip() + "\n")
 PY
+for extra in ${AB_SKETCHES:-}; do cat "$extra" >> "$defaults"; done
 generate_one "$defaults" "$arch" new
 sed 's/^kernel \([a-z0-9_]*\)(/kernel \1_ab(/' "$defaults" > "$out/defaults_ab.sketch"
 sketchc=$SKETCHC_AB generate_one "$out/defaults_ab.sketch" "$arch" old

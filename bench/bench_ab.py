@@ -64,6 +64,30 @@ def projection_cases(name):
         yield f"{name} M={m} N={n} K={k}", library, ours, ref, out, len(data)
 
 
+def full_read_cases(name):
+    """A be_ kernel of bench/labs/epilogue_full_reads.sketch: Y = X W^T + R (torch.addmm) or
+    Y = silu(X W^T) * U (torch's three kernels), nn.Linear's W [N, K]."""
+    dtype = DTYPES[name.split("_")[1]]
+    residual = name.endswith("_residual")
+    for m, n, k in [(4096, 2048, 2048), (4096, 2048, 5632), (4096, 5632, 2048),
+                    (8192, 4096, 4096), (4000, 3000, 2000), (777, 1003, 515), (77, 2048, 5632)]:
+        sets = 2
+        data = [(torch.randn(m, k, device="cuda").to(dtype),
+                 (torch.randn(n, k, device="cuda") / k ** 0.5).to(dtype),
+                 torch.randn(m, n, device="cuda").to(dtype)) for _ in range(sets)]
+        if residual:
+            library = lambda i, d=data: torch.addmm(d[i][2], d[i][0], d[i][1].t())
+        else:
+            library = lambda i, d=data: F.silu(d[i][0] @ d[i][1].t()) * d[i][2]
+        ref = library(0).clone()
+        out = torch.empty_like(ref)
+
+        def ours(call, d=data, o=out, m=m, n=n, k=k):
+            tensor = "R" if residual else "U"
+            return lambda i: call(X=d[i][0], W=d[i][1], Y=o, M=m, N=n, K=k, **{tensor: d[i][2]})
+        yield f"{name} {m}x{n}x{k}", library, ours, ref, out, sets
+
+
 def conv_cases(name):
     dtype = DTYPES[name.split("_")[1]]
     window = name.split("_")[2]  # s1p1, s1p0, s2p1
@@ -156,8 +180,8 @@ def main():
                    if p + "_ab" in sketch_gpu.prototypes() and args.only in p)
     for name in names:
         kind = name.split("_")[0]
-        cases = {"bc": conv_cases, "bp": projection_cases,
-                 "attn": attention_cases}.get(kind, gemm_cases)(name)
+        cases = {"bc": conv_cases, "bp": projection_cases, "attn": attention_cases,
+                 "be": full_read_cases}.get(kind, gemm_cases)(name)
         graph = args.graph or kind == "bp"  # these take less time than a call from Python
         for label, library, ours, ref, out, sets in cases:
             runs = {"library": library}

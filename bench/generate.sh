@@ -5,7 +5,7 @@
 #   SKETCHC=path/to/sketchc ARCH=sm_90a [SKETCH_GEN_OUT=dir] bench/generate.sh
 source "$(dirname "$0")/../test/gpu/generate_common.sh"
 generate_begin "$root/.gen/bench"
-for sketch in $(find "$root/bench" -name '*.sketch' | sort); do
+for sketch in $(find "$root/bench" -name '*.sketch' -not -path '*/labs/*' | sort); do
   # "# sketchc-arch: sm_90" in a sketch: its kernels take the sm_90 (mma.sync) path when the
   # run is for sm_90a, so that both GEMM paths are timed side by side (bench/gemm/make_sketches.py)
   file_arch=$arch

@@ -353,6 +353,10 @@ bool EpilogueEmitter::callsFunctions() const {
   return llvm::any_of(statements, plan::callsFunctions);
 }
 
+bool EpilogueEmitter::readsFullTensor() const {
+  return llvm::any_of(operandList, [](const EpilogueOperand &o) { return o.usesRow && o.usesCol; });
+}
+
 std::optional<std::pair<AccumulatorStart, EpilogueEmitter>>
 EpilogueEmitter::splitExpressionStart() const {
   auto assign = cast<AssignOp>(statements.front());

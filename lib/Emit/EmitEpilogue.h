@@ -100,6 +100,9 @@ public:
   /// exp): code whose temporaries need registers beside the accumulators.
   bool callsFunctions() const;
 
+  /// Whether an operand is a whole [M, N] tensor (read by row and column).
+  bool readsFullTensor() const;
+
 private:
   const KernelSignature *sig = nullptr;
   std::vector<mlir::Operation *> statements;

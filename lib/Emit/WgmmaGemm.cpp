@@ -343,10 +343,8 @@ int64_t smemBytesOf(const GemmAnalysis &g, int64_t passes = 0) {
 
 /// The TMA GEMM runs persistent and warp-specialized where its staging tile fits in
 /// shared memory beside the stages (else one block a tile, the staging over the stages):
-/// the whole tile, or half or a quarter of its rows at a time where `inPasses` (a
-/// register epilogue of a 16-bit output that evaluates no function: the 384-thread
-/// kernel's 168 registers then hold the accumulators and the epilogue, docs/backend.md).
-/// The number of passes; 0 where none fits.
+/// the whole tile, or half or a quarter of its rows at a time where `inPasses`
+/// (epilogueInPasses). The number of passes; 0 where none fits.
 int64_t persistentPasses(const GemmAnalysis &g, bool inPasses) {
   if (!usesTma(g))
     return 0;
@@ -354,6 +352,36 @@ int64_t persistentPasses(const GemmAnalysis &g, bool inPasses) {
     if ((passes == 1 || inPasses) && smemBytesOf(g, passes) <= plan::smemLimitBytes("sm_90a"))
       return passes;
   return 0;
+}
+
+/// Whether the persistent kernel may stage its tile in passes (persistentPasses'
+/// `inPasses`): a register epilogue of a 16-bit output that evaluates no function (the
+/// 384-thread kernel's 168 registers then hold the accumulators and the epilogue,
+/// docs/backend.md), and a staged one (its f32 tile, 128 KB at 128 x 256, fits beside
+/// the stages only a quarter at a time; the statements run on the staged values).
+bool epilogueInPasses(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
+  return g.stagedEpilogue || (gemmStoreSpec(g).outBytes == 2 && !epilogue.callsFunctions());
+}
+
+/// The kernel of one tile slice (not a split form) for an epilogue staged in f32 because it
+/// reads a whole [M, N] tensor (sketch.epilogue_mode = "staged") where every such read
+/// folds into the accumulators' start (Y = Y + R): the register form, where that makes it
+/// persistent. The f32 staging tile does not fit beside the stages, so the staged kernel
+/// runs one tile a block; the register one, persistent, folds R and its staging tile holds
+/// the output type (docs/backend.md "Epilogues that read a whole [M, N] tensor").
+GemmAnalysis foldedRegisterForm(const GemmAnalysis &g, const EpilogueEmitter &epilogue,
+                                const SplitForm *split) {
+  if (split || !g.stagedEpilogue)
+    return g;
+  FoldedEpilogue folded(epilogue, /*fold=*/true);
+  if (!folded.folds() || folded.rest().readsFullTensor())
+    return g;
+  GemmAnalysis form = g;
+  form.stagedEpilogue = false;
+  form.staging.elementBytes = plan::elementBytes(g.out->type);
+  form.staging.ld = plan::stagingLd(form.staging.cols, form.staging.elementBytes);
+  bool inPasses = epilogueInPasses(form, epilogue);
+  return persistentPasses(form, inPasses) > 0 ? form : g;
 }
 
 /// One operand's shared tile and its wgmma descriptor.
@@ -411,12 +439,11 @@ private:
 
 class WgmmaWriter {
 public:
-  WgmmaWriter(const GemmAnalysis &g, const EpilogueEmitter &epilogue, CudaWriter &w,
+  WgmmaWriter(const GemmAnalysis &given, const EpilogueEmitter &epilogue, CudaWriter &w,
               const SplitForm *split = nullptr)
-      : g(g), epilogue(epilogue), w(w), block(blockOf(g)), split(split), folded(epilogue, false) {
-    bool inPasses = !g.stagedEpilogue && gemmStoreSpec(g).outBytes == 2 &&
-                    !epilogue.callsFunctions();
-    passes = split ? 0 : persistentPasses(g, inPasses);
+      : g(foldedRegisterForm(given, epilogue, split)), epilogue(epilogue), w(w), block(blockOf(g)),
+        split(split), folded(epilogue, false) {
+    passes = split ? 0 : persistentPasses(g, epilogueInPasses(g, epilogue));
     block.producer = split ? usesTma(g) : passes > 0;
     folded = FoldedEpilogue(epilogue, persistent());
   }
@@ -467,7 +494,7 @@ public:
   int64_t smemBytes() const { return smemBytesOf(g, passes); }
 
 private:
-  const GemmAnalysis &g;
+  const GemmAnalysis g; // foldedRegisterForm's
   const EpilogueEmitter &epilogue;
   CudaWriter &w;
   WgmmaBlock block;
