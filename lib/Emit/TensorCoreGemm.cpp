@@ -952,23 +952,17 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
   w.close();
 }
 
-/// The f32 accumulators into the shared tile `tile` (LD floats a row), each thread its
-/// fragments; `inPasses`: only the warps whose rows are in pass `pass` (PASS_ROWS rows).
-void emitStageF32Accumulators(CudaWriter &w, StringRef tile, bool inPasses = false) {
-  if (inPasses)
-    w.open("if (warp_m * WM / PASS_ROWS == pass)");
+/// The f32 accumulators into the shared tile `tile` (LD floats a row), each thread its fragments.
+void emitStageF32Accumulators(CudaWriter &w, StringRef tile) {
   unrolledFor(w, "mi", "MI");
   unrolledFor(w, "ni", "NI");
   unrolledFor(w, "h", "2");
-  w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" +
-         std::string(inPasses ? " - pass * PASS_ROWS" : "") + ", c = warp_n * WN + ni * 8 + 2 * t;");
+  w.line("const int r = warp_m * WM + mi * 16 + g + h * 8, c = warp_n * WN + ni * 8 + 2 * t;");
   w.line("*reinterpret_cast<float2 *>(" + tile.str() +
          " + r * LD + c) = make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);");
   w.close();
   w.close();
   w.close();
-  if (inPasses)
-    w.close();
 }
 
 /// The epilogue on the `perChunk` f32 values of one output chunk at tile row r, column c
@@ -997,16 +991,12 @@ void emitChunkEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const Sto
 }
 
 /// The f32 accumulators staged first; the epilogue then runs on row-major
-/// chunks of the output, so full-tensor operands load coalesced. In passes
-/// (StoreSpec::rowPasses), PASS_ROWS rows at a time.
+/// chunks of the output, so full-tensor operands load coalesced.
 void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
                         const StoreSpec &s) {
   const plan::StagingBuffer &st = s.staging;
   OutputChunks out(s, c);
   int64_t perChunk = out.perChunk;
-  bool passes = s.rowPasses > 1;
-  if (passes)
-    out.tileRow = "pass * PASS_ROWS + r";
 
   w.comment("epilogue (sketch-fuse-epilogue, staged): the f32 accumulators go through shared");
   w.comment("memory; the statements run on row-major chunks (coalesced operand loads), then one");
@@ -1014,16 +1004,12 @@ void emitStagedEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilogue
   emitEpilogueStart(w, s);
   w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
   w.line("float *staged = reinterpret_cast<float *>(smem + " + str(st.offset) + ");");
-  openPasses(w, s);
-  emitStageF32Accumulators(w, "staged", passes);
+  emitStageF32Accumulators(w, "staged");
   w.line(s.barrier);
-  w.comment(str(out.chunks) + " output chunks of 16 bytes" + (passes ? " a pass" : "") +
-            ", guarded at the edges");
+  w.comment(str(out.chunks) + " output chunks of 16 bytes, guarded at the edges");
   out.openLoop(w, c, s, /*unrolled=*/false);
   emitChunkEpilogue(w, epilogue, s, perChunk, "staged[r * LD + c + e]");
   out.closeLoop(w, c);
-  if (passes)
-    w.close();
 }
 
 /// The block barrier before the split-K reduction stages its partial tile over the
