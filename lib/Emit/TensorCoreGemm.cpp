@@ -666,6 +666,11 @@ void emitOperandPreloads(CudaWriter &w, const EpilogueEmitter &epilogue, const S
 
 std::string operandValue(const EpilogueEmitter &epilogue, const EpilogueOperand &operand,
                          const StoreSpec &s) {
+  if (operand.usesRow && operand.usesCol && s.wholeInRegisters) {
+    std::string pair = "sketch::unpack2<" + cTypeOf(operand.param->type) + ">(pre_" +
+                       operand.var + "[mi][ni][h])";
+    return "(j == 0 ? " + pair + ".x : " + pair + ".y)";
+  }
   if (operand.usesRow && operand.usesCol)
     return epilogue.loadExpr(operand, ElementIndex{"row", "col", s.rows, s.cols, s.batch});
   if (operand.usesCol)
@@ -1104,44 +1109,102 @@ void FoldedEpilogue::emitElementStart(CudaWriter &w, const Term &term, const Ele
   w.close();
 }
 
+/// A thread's words of a 16-bit operand at `src` (its first pair at column `col`) for
+/// ni = 0 .. NI - 1, 8 columns apart: `store` (a line of `word`, its bits as uint32_t)
+/// for each. One aligned word load each where the row is `inside` and the words lie in
+/// the matrix, else pairs guarded element by element (zero outside, rows not `rowInside`).
+void emitFragmentWords(CudaWriter &w, const ElementIndex &at, StringRef inside,
+                       StringRef rowInside, llvm::function_ref<std::string(StringRef)> store) {
+  w.open("if (" + inside.str() + "col + 8 * (NI - 1) + 1 < " + at.cols +
+         " && sketch::aligned_words(src))");
+  unrolledFor(w, "ni", "NI");
+  w.line(store("sketch::load_word(src + ni * 8)"));
+  w.close();
+  w.close();
+  w.open("else");
+  unrolledFor(w, "ni", "NI");
+  std::string word = "sketch::load_pair_bits(src + ni * 8, col + ni * 8, " + at.cols + ")";
+  if (!rowInside.empty())
+    word = rowInside.str() + " ? " + word + " : 0u";
+  w.line(store(word));
+  w.close();
+  w.close();
+}
+
+/// The source line of a thread's words of `operand` at `at` (EpilogueEmitter's offset).
+std::string wordSource(const EpilogueEmitter &epilogue, const EpilogueOperand &operand,
+                       const ElementIndex &at) {
+  return "const " + cTypeOf(operand.param->type) + " *src = " + operand.param->cname + " + " +
+         epilogue.elementOffset(operand, at) + ";";
+}
+
 void FoldedEpilogue::emitWordLoads(CudaWriter &w, const Term &term, const ElementIndex &at,
                                    const StoreSpec &s) const {
   const EpilogueOperand &operand = term.start.operand;
-  std::string type = cTypeOf(operand.param->type);
-  std::string src = "const " + type + " *src = " + operand.param->cname + " + " +
-                    whole->elementOffset(operand, at) + ";";
-  auto loads = [&](StringRef inside, StringRef slot, StringRef rowInside) {
-    w.open("if (" + inside.str() + "col + 8 * (NI - 1) + 1 < " + at.cols +
-           " && sketch::aligned_words(src))");
-    unrolledFor(w, "ni", "NI");
-    w.line("acc[mi][ni][" + slot.str() + "] = __uint_as_float(sketch::load_word(src + ni * 8));");
-    w.close();
-    w.close();
-    w.open("else");
-    unrolledFor(w, "ni", "NI");
-    std::string word = "sketch::load_pair_bits(src + ni * 8, col + ni * 8, " + at.cols + ")";
-    if (!rowInside.empty())
-      word = rowInside.str() + " ? " + word + " : 0u";
-    w.line("acc[mi][ni][" + slot.str() + "] = __uint_as_float(" + word + ");");
-    w.close();
-    w.close();
+  std::string src = wordSource(*whole, operand, at);
+  auto into = [](std::string slot) {
+    return [slot](StringRef word) {
+      return "acc[mi][ni][" + slot + "] = __uint_as_float(" + word.str() + ");";
+    };
   };
   unrolledFor(w, "mi", "MI");
   if (term.words == 1) {
     w.comment(operand.param->name + ": a word a column pair, into acc[mi][ni][" +
               str(term.slot) + "]");
     w.line(src);
-    loads("", str(term.slot), "");
+    emitFragmentWords(w, at, "", "", into(str(term.slot)));
   } else {
     w.comment(operand.param->name + ": a word a column pair of rows g and g + 8, into acc[mi][ni][" +
               str(term.slot) + " + h]");
     unrolledFor(w, "h", "2");
     w.line("const int64_t row = " + s.m0 + " + warp_m * WM + mi * 16 + g + h * 8;");
     w.line(src);
-    loads("row < " + at.rows + " && ", str(term.slot) + " + h", "row < " + at.rows);
+    emitFragmentWords(w, at, "row < " + at.rows + " && ", "row < " + at.rows,
+                      into(str(term.slot) + " + h"));
     w.close();
   }
   w.close();
+}
+
+bool wholeOperandsAreWords(const EpilogueEmitter &epilogue) {
+  return llvm::all_of(epilogue.operands(), [](const EpilogueOperand &o) {
+    return !(o.usesRow && o.usesCol) || plan::elementBytes(o.param->type) == 2;
+  });
+}
+
+int64_t epilogueOperandRegisters(const EpilogueEmitter &epilogue, int64_t accumulatorsPerThread) {
+  int64_t registers = 0;
+  for (const EpilogueOperand &operand : epilogue.operands())
+    registers += operand.usesCol ? accumulatorsPerThread / 2 : operand.usesRow ? 2 : 1;
+  return registers;
+}
+
+void emitWholeOperandPreloads(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
+  w.comment("the epilogue's whole [M, N] operands: each thread's words (columns 2t, 2t + 1 of its");
+  w.comment("rows g, g + 8) loaded now, in flight through the main loop");
+  for (const EpilogueOperand &operand : epilogue.operands())
+    if (operand.usesRow && operand.usesCol)
+      w.line("uint32_t pre_" + operand.var + "[MI][NI][2];  // " + operand.param->name);
+  w.line("{");
+  w.indentMore();
+  w.line("const int g = lane / 4, t = lane % 4;");
+  w.line("const int64_t col = " + s.n0 + " + warp_n * WN + 2 * t;  // this thread's first pair");
+  ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
+  for (const EpilogueOperand &operand : epilogue.operands()) {
+    if (!(operand.usesRow && operand.usesCol))
+      continue;
+    unrolledFor(w, "mi", "MI");
+    unrolledFor(w, "h", "2");
+    w.line("const int64_t row = " + s.m0 + " + warp_m * WM + mi * 16 + g + h * 8;");
+    w.line(wordSource(epilogue, operand, at));
+    std::string var = "pre_" + operand.var;
+    emitFragmentWords(w, at, "row < " + at.rows + " && ", "row < " + at.rows,
+                      [&](StringRef word) { return var + "[mi][ni][h] = " + word.str() + ";"; });
+    w.close();
+    w.close();
+  }
+  w.indentLess();
+  w.line("}");
 }
 
 void FoldedEpilogue::emitWiden(CudaWriter &w) const {

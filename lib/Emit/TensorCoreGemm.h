@@ -152,10 +152,26 @@ struct StoreSpec {
   /// element path keeps the chunk store.
   std::string tmaMap, tmaStaging, tmaBatch;
   int64_t tmaSlots = 0;
+  /// The register epilogue's whole [M, N] operands are words each thread loaded before
+  /// the main loop (emitWholeOperandPreloads: `pre_VAR[MI][NI][2]`), not loads of its own.
+  bool wholeInRegisters = false;
   bool storesByTma() const { return !tmaMap.empty(); }
   /// Each consumer warpgroup stores its own rows by TMA (tmaSlots), not the block its tile.
   bool storesByWarpgroup() const { return storesByTma() && tmaSlots > 0; }
 };
+
+/// Whether every whole [M, N] operand of `epilogue` is 16-bit: a word a column pair of a
+/// fragment row, which emitWholeOperandPreloads can load before the main loop.
+bool wholeOperandsAreWords(const EpilogueEmitter &epilogue);
+/// The registers a thread's register epilogue holds beside its accumulators where the
+/// whole operands are preloaded words: half the accumulators for each whole operand (a
+/// word a column pair of rows g and g + 8) and each per-column one (emitOperandPreloads'
+/// floats), 2 for each per-row one, 1 for each per-block one.
+int64_t epilogueOperandRegisters(const EpilogueEmitter &epilogue, int64_t accumulatorsPerThread);
+/// Before the main loop (origin `store.m0`, `store.n0`): each thread loads its fragments'
+/// words of the epilogue's whole [M, N] operands into `pre_VAR[MI][NI][2]` (rows g and
+/// g + 8), in flight through the main loop (StoreSpec::wholeInRegisters).
+void emitWholeOperandPreloads(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s);
 
 /// The rows of a TMA store's box: one consumer warpgroup's accumulator rows.
 inline constexpr int64_t kTmaStoreBoxRows = 64;

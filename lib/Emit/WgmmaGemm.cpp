@@ -363,25 +363,41 @@ bool epilogueInPasses(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
   return !g.stagedEpilogue && gemmStoreSpec(g).outBytes == 2 && !epilogue.callsFunctions();
 }
 
+/// Accumulator and epilogue-operand registers (epilogueOperandRegisters) a thread of the
+/// one-tile kernel may hold where its whole operands are preloaded words (its 255
+/// registers also hold addresses, descriptors and the statements' temporaries): 128
+/// accumulators of a 64 x 256 warpgroup tile, 64 words of one 16-bit whole operand and a
+/// few per-row or per-block values. With a per-column bias beside them (256), ptxas
+/// spilled (examples/gemm_epilogue.sketch).
+constexpr int64_t kPreloadRegisterBudget = 200;
+
 /// The kernel of one tile slice (not a split form) for an epilogue staged in f32 because it
-/// reads a whole [M, N] tensor (sketch.epilogue_mode = "staged") where every such read
-/// folds into the accumulators' start (Y = Y + R): the register form, where that makes it
-/// persistent. The f32 staging tile does not fit beside the stages, so the staged kernel
-/// runs one tile a block; the register one, persistent, folds R and its staging tile holds
-/// the output type (docs/backend.md "Epilogues that read a whole [M, N] tensor").
-GemmAnalysis foldedRegisterForm(const GemmAnalysis &g, const EpilogueEmitter &epilogue,
-                                const SplitForm *split) {
+/// reads a whole [M, N] tensor (sketch.epilogue_mode = "staged") takes the register form
+/// (docs/backend.md "Epilogues that read a whole [M, N] tensor"):
+/// - where every such read folds into the accumulators' start (Y = Y + R) and that makes
+///   it persistent: R loaded into the accumulators before each tile, the tile stored by TMA
+///   (the f32 staging tile does not fit beside the stages: the staged kernel is one tile a
+///   block);
+/// - else, where the register form is one tile a block too, every whole operand is 16-bit
+///   and its words fit kPreloadRegisterBudget beside the accumulators: each thread loads
+///   its words before the main loop (StoreSpec::wholeInRegisters).
+GemmAnalysis registerFormOf(const GemmAnalysis &g, const EpilogueEmitter &epilogue,
+                            const SplitForm *split) {
   if (split || !g.stagedEpilogue)
-    return g;
-  FoldedEpilogue folded(epilogue, /*fold=*/true);
-  if (!folded.folds() || folded.rest().readsFullTensor())
     return g;
   GemmAnalysis form = g;
   form.stagedEpilogue = false;
   form.staging.elementBytes = plan::elementBytes(g.out->type);
   form.staging.ld = plan::stagingLd(form.staging.cols, form.staging.elementBytes);
-  bool inPasses = epilogueInPasses(form, epilogue);
-  return persistentPasses(form, inPasses) > 0 ? form : g;
+  int64_t passes = persistentPasses(form, epilogueInPasses(form, epilogue));
+  FoldedEpilogue folded(epilogue, /*fold=*/true);
+  if (folded.folds() && !folded.rest().readsFullTensor())
+    return passes > 0 ? form : g;
+  int64_t accumulators = g.tileN / 2; // a warpgroup's 64 x BN over its 128 threads
+  bool wordsFit = wholeOperandsAreWords(epilogue) &&
+                  accumulators + epilogueOperandRegisters(epilogue, accumulators) <=
+                      kPreloadRegisterBudget;
+  return passes == 0 && wordsFit ? form : g;
 }
 
 /// One operand's shared tile and its wgmma descriptor.
@@ -441,11 +457,12 @@ class WgmmaWriter {
 public:
   WgmmaWriter(const GemmAnalysis &given, const EpilogueEmitter &epilogue, CudaWriter &w,
               const SplitForm *split = nullptr)
-      : g(foldedRegisterForm(given, epilogue, split)), epilogue(epilogue), w(w), block(blockOf(g)),
+      : g(registerFormOf(given, epilogue, split)), epilogue(epilogue), w(w), block(blockOf(g)),
         split(split), folded(epilogue, false) {
     passes = split ? 0 : persistentPasses(g, epilogueInPasses(g, epilogue));
     block.producer = split ? usesTma(g) : passes > 0;
     folded = FoldedEpilogue(epilogue, persistent());
+    wholeInRegisters = given.stagedEpilogue && !g.stagedEpilogue && !persistent();
   }
 
   void run() {
@@ -494,13 +511,16 @@ public:
   int64_t smemBytes() const { return smemBytesOf(g, passes); }
 
 private:
-  const GemmAnalysis g; // foldedRegisterForm's
+  const GemmAnalysis g; // registerFormOf's
   const EpilogueEmitter &epilogue;
   CudaWriter &w;
   WgmmaBlock block;
   const SplitForm *split;
   /// The persistent kernel's staging passes (persistentPasses; 0: not persistent).
   int64_t passes = 0;
+  /// The one-tile register form of a whole-tensor epilogue: its operands' words loaded
+  /// before the main loop (registerFormOf).
+  bool wholeInRegisters = false;
   /// The epilogue's leading additive terms folded into the accumulators' start: in the
   /// persistent kernel (not in the split form, whose slices each hold a partial sum).
   FoldedEpilogue folded;
@@ -543,6 +563,12 @@ private:
                              memory});
     else if (folded.folds())
       emitGemmHeaderComment(w, g, epilogue, {"  sm_90a: " + plan, "  " + folded.describe(), memory});
+    else if (wholeInRegisters)
+      emitGemmHeaderComment(w, g, epilogue,
+                            {"  sm_90a: " + plan,
+                             "  the epilogue's whole [M, N] operands: each thread's words loaded "
+                             "before the main loop, in registers through it",
+                             memory});
     else
       emitGemmHeaderComment(w, g, epilogue, {"  sm_90a: " + plan, memory});
   }
@@ -815,8 +841,12 @@ private:
     } else if (!split) {
       emitGemmBlockCoordinates(w, g);
       emitGemmOperandPointers(w, g);
+      StoreSpec store = gemmStoreSpec(g);
+      store.wholeInRegisters = wholeInRegisters;
+      if (wholeInRegisters)
+        emitWholeOperandPreloads(w, epilogue, store);
       writeMainloop();
-      emitAccumulatorStore(w, block.storeConfig(), epilogue, gemmStoreSpec(g));
+      emitAccumulatorStore(w, block.storeConfig(), epilogue, store);
     } else {
       w.line("const int slices = (int)sketch::cluster_size(), slice = (int)sketch::cluster_rank();"
              "  // K slices: the blocks of this block's cluster");
