@@ -354,7 +354,7 @@ bool EpilogueEmitter::callsFunctions() const {
 }
 
 bool EpilogueEmitter::readsFullTensor() const {
-  return llvm::any_of(operandList, [](const EpilogueOperand &o) { return o.usesRow && o.usesCol; });
+  return llvm::any_of(operandList, [](const EpilogueOperand &o) { return o.whole(); });
 }
 
 std::optional<std::pair<AccumulatorStart, EpilogueEmitter>>

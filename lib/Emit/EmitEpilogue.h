@@ -33,6 +33,8 @@ struct EpilogueOperand {
   bool usesCol = false;
   /// A C++ name for its value (unique among the operands).
   std::string var;
+  /// A whole [M, N] tensor: read by row and column.
+  bool whole() const { return usesRow && usesCol; }
 };
 
 /// The indices of the element being computed, as C++ expressions.

@@ -355,7 +355,7 @@ struct SimtGemmWriter {
   void emitOperandPreloads() {
     ElementIndex at = elementIndex();
     for (const EpilogueOperand &operand : epilogue.operands()) {
-      if (operand.usesRow && operand.usesCol)
+      if (operand.whole())
         continue;
       if (operand.usesRow || operand.usesCol) {
         bool col = operand.usesCol;
@@ -376,20 +376,13 @@ struct SimtGemmWriter {
   }
 
   std::string operandValue(const EpilogueOperand &operand) const {
-    if (operand.usesRow && operand.usesCol)
+    if (operand.whole())
       return epilogue.loadExpr(operand, elementIndex());
     if (operand.usesCol)
       return operand.var + "[j]";
     if (operand.usesRow)
       return operand.var + "[i]";
     return operand.var;
-  }
-
-  /// True when an operand is read per element (it needs the column index).
-  bool needsColumn() const {
-    return llvm::any_of(epilogue.operands(), [](const EpilogueOperand &operand) {
-      return operand.usesRow && operand.usesCol;
-    });
   }
 
   void emitEpilogueAndStore() {
@@ -402,7 +395,7 @@ struct SimtGemmWriter {
     std::string outType = cTypeOf(p.out->type);
     w.line(outType + " *d_dst = " + pointer(*p.out, outputBatchOffset()) + ";");
     SimtRowEpilogue rows{"row", "m0", "size_m",
-                         needsColumn() ? "const int64_t col = n0 + micro.col(j);" : "",
+                         epilogue.readsFullTensor() ? "const int64_t col = n0 + micro.col(j);" : "",
                          "sketch::simt::store_row<kVec>(d_dst + row * size_n, micro, n0, size_n, out);"};
     emitSimtRowEpilogue(w, p.tile, epilogue, rows,
                         [&](const EpilogueOperand &operand) { return operandValue(operand); });

@@ -639,7 +639,7 @@ namespace {
 void emitOperandPreloads(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
   for (const EpilogueOperand &operand : epilogue.operands()) {
     ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
-    if (operand.usesRow && operand.usesCol)
+    if (operand.whole())
       continue;
     if (operand.usesCol) {
       w.line("float " + operand.var + "[NI][2];  // " + operand.param->name + ": per column");
@@ -666,12 +666,12 @@ void emitOperandPreloads(CudaWriter &w, const EpilogueEmitter &epilogue, const S
 
 std::string operandValue(const EpilogueEmitter &epilogue, const EpilogueOperand &operand,
                          const StoreSpec &s) {
-  if (operand.usesRow && operand.usesCol && s.wholeInRegisters) {
+  if (operand.whole() && s.wholeInRegisters) {
     std::string pair = "sketch::unpack2<" + cTypeOf(operand.param->type) + ">(pre_" +
                        operand.var + "[mi][ni][h])";
     return "(j == 0 ? " + pair + ".x : " + pair + ".y)";
   }
-  if (operand.usesRow && operand.usesCol)
+  if (operand.whole())
     return epilogue.loadExpr(operand, ElementIndex{"row", "col", s.rows, s.cols, s.batch});
   if (operand.usesCol)
     return operand.var + "[ni][j]";
@@ -759,10 +759,7 @@ void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
 void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
                           StringRef tileRow, StringRef stage, StringRef niFirst = "",
                           int64_t niCount = 0) {
-  bool needRow = false, needCol = false;
-  for (const EpilogueOperand &operand : epilogue.operands())
-    if (operand.usesRow && operand.usesCol)
-      needRow = needCol = true;
+  bool wholeReads = epilogue.readsFullTensor(); // elements indexed by (row, col)
   bool passes = s.rowPasses > 1;
   if (passes)
     w.open("if (warp_m * WM / PASS_ROWS == pass)");
@@ -776,11 +773,11 @@ void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const 
   unrolledFor(w, "h", "2");
   w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" + std::string(passes ? " - pass * PASS_ROWS" : "") +
          ", c = warp_n * WN + ni * 8 + 2 * t;");
-  if (needRow)
+  if (wholeReads)
     w.line("const int64_t row = " + s.m0 + " + " + tileRow.str() + ";");
   w.line("float out[2];");
   unrolledFor(w, "j", "2");
-  if (needCol)
+  if (wholeReads)
     w.line("const int64_t col = " + s.n0 + " + c + j;");
   epilogue.emitElement(
       w, "acc[mi][ni][2 * h + j]",
@@ -1168,7 +1165,7 @@ void FoldedEpilogue::emitWordLoads(CudaWriter &w, const Term &term, const Elemen
 
 bool wholeOperandsAreWords(const EpilogueEmitter &epilogue) {
   return llvm::all_of(epilogue.operands(), [](const EpilogueOperand &o) {
-    return !(o.usesRow && o.usesCol) || plan::elementBytes(o.param->type) == 2;
+    return !o.whole() || plan::elementBytes(o.param->type) == 2;
   });
 }
 
@@ -1183,7 +1180,7 @@ void emitWholeOperandPreloads(CudaWriter &w, const EpilogueEmitter &epilogue, co
   w.comment("the epilogue's whole [M, N] operands: each thread's words (columns 2t, 2t + 1 of its");
   w.comment("rows g, g + 8) loaded now, in flight through the main loop");
   for (const EpilogueOperand &operand : epilogue.operands())
-    if (operand.usesRow && operand.usesCol)
+    if (operand.whole())
       w.line("uint32_t pre_" + operand.var + "[MI][NI][2];  // " + operand.param->name);
   w.line("{");
   w.indentMore();
@@ -1191,7 +1188,7 @@ void emitWholeOperandPreloads(CudaWriter &w, const EpilogueEmitter &epilogue, co
   w.line("const int64_t col = " + s.n0 + " + warp_n * WN + 2 * t;  // this thread's first pair");
   ElementIndex at{"row", "col", s.rows, s.cols, s.batch};
   for (const EpilogueOperand &operand : epilogue.operands()) {
-    if (!(operand.usesRow && operand.usesCol))
+    if (!operand.whole())
       continue;
     unrolledFor(w, "mi", "MI");
     unrolledFor(w, "h", "2");
