@@ -156,6 +156,48 @@ def test_current_stream():
     assert error < 1e-2, f"side stream: relative error {error:.2e}"
 
 
+def test_repeated_calls_reuse_their_checks():
+    """A call like an earlier one runs its CallPlan: new data, pointers, outputs and
+    streams each time, the same results as the first call's full checks give."""
+    lib = compile_example("gemm_bias_relu.sketch")
+    op = lib.gemm_bias_relu
+    m, n, k = 257, 131, 72
+    first = None
+    for round_ in range(3):
+        a = torch.randn(m, k, device="cuda").half()
+        b = (torch.randn(k, n, device="cuda") / 9).half()
+        bias = torch.randn(n, device="cuda").half()
+        ref = gemm_bias_relu_reference(a, b, bias)
+        allocated = op(a, b, bias)
+        poisoned = torch.full((m, n), float("nan"), device="cuda", dtype=torch.half)
+        given = op(B=b, A=a, bias=bias, D=poisoned)
+        assert given is poisoned and allocated.data_ptr() != poisoned.data_ptr()
+        none_given = op(a, b, bias, D=None)  # an output passed as None: allocated
+        for out in (allocated, given, none_given):
+            error = relative_error(out, ref)
+            assert error < 1e-2, f"round {round_}: relative error {error:.2e}"
+        if first is None:
+            first = dict(op._plans)
+    assert len(op._plans) == 3 and op._plans.keys() == first.keys(), op._plans.keys()
+    # A view at an odd offset with the same shapes as an aligned call: the GEMM takes it.
+    a = torch.randn(m * k + 1, device="cuda").half()[1:].view(m, k)
+    error = relative_error(op(a, b, bias), gemm_bias_relu_reference(a, b, bias))
+    assert error < 1e-2, f"misaligned view after aligned calls: relative error {error:.2e}"
+    # Attention needs 16 bytes: the same shapes one element off raise, the plan or not.
+    attn = compile_example("attention_gqa.sketch").attention_gqa
+    q = torch.randn(1, 4, 16, 128, device="cuda").half()
+    kv = torch.randn(1, 2, 16, 128, device="cuda").half()
+    attn(q, kv, kv, scale=0.1)
+    attn(q, kv, kv, scale=0.1)
+    shifted = torch.randn(q.numel() + 1, device="cuda").half()[1:].view(q.shape)
+    try:
+        attn(shifted, kv, kv, scale=0.1)
+    except sketch.ArgumentError as e:
+        assert "16 bytes" in str(e), e
+    else:
+        raise AssertionError("a misaligned Q with known shapes was launched")
+
+
 def test_torch_compile_without_graph_breaks():
     lib = compile_example("gemm_bias_relu.sketch")
 
@@ -196,6 +238,7 @@ BAD_ARGUMENTS = textwrap.dedent("""
     a, b, bias = h(64, 32), h(32, 48), h(48)
     bigq = h(4 * 16 * 128 + 1)
     q, kv = h(1, 4, 16, 128), h(1, 2, 16, 128)
+    gemm(a, b, bias), attn(q, kv, kv, scale=0.1)  # good calls first: their plans must not let bad ones through
     cases = {{
         "float32 A": lambda: gemm(a.float(), b, bias),
         "bfloat16 B": lambda: gemm(a, b.bfloat16(), bias),
