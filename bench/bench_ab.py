@@ -31,8 +31,11 @@ def gemm_cases(name):
     """(label, library run, kernel run builder, reference, out, sets) for a bg_/bbr_ kernel."""
     dtype = DTYPES[name.split("_")[1]]
     bias = name.startswith("bbr_")
+    # (4096, 5632, 2048), the Llama layer's MLP up projection, and (1024, 4864, 2048): 704
+    # and 152 tiles of 128 x 256, short last rounds on 132 SMs (the split tail's shapes)
     sizes = [(8192, 4096, 4096)] if bias else [(4096, 4096, 4096), (8192, 8192, 8192),
-                                                (4000, 3000, 2000)]
+                                                (4000, 3000, 2000), (4096, 5632, 2048),
+                                                (1024, 4864, 2048)]
     for m, n, k in sizes:
         sets = 2 if m >= 8192 else 3
         data = input_sets(m, n, k, dtype, sets, bias=bias)

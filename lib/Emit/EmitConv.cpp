@@ -957,40 +957,10 @@ struct WgmmaConvWriter : ConvWriterBase {
 
   /// The split tail's f32 partial tile (a K slice's sums, read by the cluster's other
   /// blocks): at offset 0, over the stages.
-  plan::StagingBuffer partialTile() const {
-    return plan::StagingBuffer{0, block.tileM, block.tileN, plan::stagingLd(block.tileN, 4), 4};
-  }
+  plan::StagingBuffer partialTile() const { return splitTailPartialTile(block); }
   /// Whether the persistent kernel splits its tail: the partial tile ends before the
   /// staging tile (the stages are free once the tail's k-tiles are multiplied).
   bool splitsTail() const { return partialTile().endBytes() <= persistentStaging().offset; }
-
-  /// K slice `slice` of `slices` of the split tile: k-tiles kt_first .. kt_end - 1.
-  void emitTailWindow() {
-    w.line("const int k_per = (int)sketch::ceil_div(k_tiles, slices);");
-    w.line("const int kt_first = min(slice * k_per, k_tiles), kt_end = min(kt_first + k_per, "
-           "k_tiles);");
-  }
-
-  /// The tiles past the last whole round of the grid: under a launch in clusters of
-  /// `slices` blocks (sketch::tail_split), each is shared by the blocks of one cluster.
-  /// (Declared in each warpgroup's branch: a value from before it stays live in the
-  /// producer's few registers.)
-  void emitWholeTiles() {
-    w.comment("the split tail (docs/backend.md): in clusters of 2 or 4 blocks, the tiles "
-              "past the last whole round");
-    w.comment("of the grid are each summed over K by the blocks of one cluster, a K slice a "
-              "block");
-    w.line("const int whole_tiles = sketch::cluster_size() > 1 ? tile_count - tile_count % "
-           "(int)gridDim.x : tile_count;");
-  }
-
-  /// This block's split tile and K slice (declared where used: the producer's registers
-  /// are few).
-  void emitSplitTile() {
-    w.line("const int slices = (int)sketch::cluster_size(), slice = (int)sketch::cluster_rank();");
-    w.line("const int split_tile = whole_tiles + (int)blockIdx.x / slices;  // the cluster's");
-    w.line("const bool splits = slices > 1 && split_tile < tile_count;");
-  }
 
   void emitPersistentKernel() {
     WgmmaBlock ws = persistentBlock();
@@ -1028,7 +998,7 @@ struct WgmmaConvWriter : ConvWriterBase {
               "block barrier is named barrier 1, without the producer)");
     w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(ws)) + ">();");
     if (tail)
-      emitWholeTiles();
+      emitSplitTailWholeTiles(w, "sketch::cluster_size() > 1");
     w.line("int k_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < " + wholeTiles + "; tile += gridDim.x)");
     emitTileOrigin("tile");
@@ -1067,16 +1037,16 @@ struct WgmmaConvWriter : ConvWriterBase {
               "the consumers have freed it");
     w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
     if (tail)
-      emitWholeTiles();
+      emitSplitTailWholeTiles(w, "sketch::cluster_size() > 1");
     w.open("if (threadIdx.x == 0)");
     w.line("int k_step = 0;");
     w.open(("for (int tile = blockIdx.x; tile < " + wholeTiles + "; tile += gridDim.x)").str());
     loadTile("tile", "0", "k_tiles");
     w.close();
     if (tail) {
-      emitSplitTile();
+      emitSplitTailTile(w);
       w.open("if (splits)");
-      emitTailWindow();
+      emitSplitTailWindow(w);
       loadTile("split_tile", "kt_first", "kt_end");
       w.close();
     }
@@ -1090,13 +1060,13 @@ struct WgmmaConvWriter : ConvWriterBase {
   /// The consumers' K slice of the split tile: from zero (the slices' sums are added in
   /// the reduction, which runs the whole epilogue), then the cluster's reduction and store.
   void emitSplitTileConsumer(const WgmmaBlock &ws) {
-    emitSplitTile();
+    emitSplitTailTile(w);
     w.open("if (splits)");
     w.comment("this block's K slice of the cluster's split tile");
     emitTileOrigin("split_tile");
     w.line("{");
     w.indentMore();
-    emitTailWindow();
+    emitSplitTailWindow(w);
     w.line("const int k_tiles = kt_end - kt_first;  // the slice's");
     emitWgmmaZeroAccumulators(w);
     emitWgmmaConsumerTile(w, ws);

@@ -197,12 +197,34 @@ std::string splitLauncherName(const GemmAnalysis &g) { return g.sig.name + "_spl
 /// A kernel of its own beside the split form (SplitForm::narrow, ::waveTiles): NAME_narrow_launch.
 std::string tileLauncherName(const GemmAnalysis &kernel) { return kernel.sig.name + "_launch"; }
 
+/// The persistent kernel of one matrix with its split tail (sketch::tail_split): at most
+/// one block an SM, in clusters of 2 or 4 blocks where sharing the tiles past the last
+/// whole round along K ends sooner (docs/backend.md).
+void emitSplitTailLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
+  w.comment("persistent: one block an SM at most, each looping over tiles; the tiles past the");
+  w.comment("last whole round split along K over clusters of 2 or 4 blocks where that ends sooner");
+  w.line("static sketch::PerDevice resident_pairs, resident_quads;");
+  w.line("const sketch::TailSplit split = sketch::tail_split(tiles, sketch::ceil_div(" +
+         g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), std::max(sketch::sm_count(), 1), [&](int cluster) {");
+  w.line("  return sketch::cluster_resident_blocks(" + launch.kernel + "<true>, " +
+         str(launch.threads) + ", " + str(launch.smemBytes) +
+         ", cluster, cluster == 2 ? resident_pairs : resident_quads);");
+  w.line("});");
+  w.line("const int slices = (int)split.slices;");
+  w.line("const int64_t blocks = split.grid;");
+  emitGemmLaunch(w, g, launch, "(unsigned)blocks", /*cluster=*/true, "tiles <= blocks");
+}
+
 /// The launch of a kernel without slices: persistent (at most one block an SM, shared
 /// by the batch, each looping over tiles) or one block a tile.
 void emitTileLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
   if (!launch.persistent) {
     emitGemmLaunch(w, g, launch, "(unsigned)tiles", /*cluster=*/false,
                    "tiles * batch <= sketch::sm_count()");
+    return;
+  }
+  if (launch.splitTail) {
+    emitSplitTailLaunch(w, g, launch);
     return;
   }
   w.comment("persistent: one block an SM (shared by the batch) at most, each looping over tiles");

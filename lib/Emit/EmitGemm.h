@@ -64,6 +64,8 @@ struct GemmLaunch {
   /// The kernel starts with sketch::grid_dependency_wait(): the host may launch it as a
   /// programmatic dependent of the stream's previous kernel.
   bool waitsOnGrid = false;
+  /// The persistent kernel splits its tail along K over clusters (sketch::tail_split).
+  bool splitTail = false;
 };
 
 /// The split-K form of a GEMM (g.split; docs/backend.md "Split-K GEMM"): the GEMM at

@@ -247,6 +247,30 @@ int64_t wgmmaConsumerRegisters(const WgmmaBlock &b) {
   return std::min<int64_t>(256, left / b.threads() / 8 * 8);
 }
 
+void emitSplitTailWholeTiles(CudaWriter &w, StringRef splitsWhen) {
+  w.comment("the split tail (docs/backend.md): in clusters of 2 or 4 blocks, the tiles past the "
+            "last whole round");
+  w.comment("of the grid are each summed over K by the blocks of one cluster, a K slice a block");
+  w.line("const int whole_tiles = " + splitsWhen.str() +
+         " ? tile_count - tile_count % (int)gridDim.x : tile_count;");
+}
+
+void emitSplitTailTile(CudaWriter &w) {
+  w.line("const int slices = (int)sketch::cluster_size(), slice = (int)sketch::cluster_rank();");
+  w.line("const int split_tile = whole_tiles + (int)blockIdx.x / slices;  // the cluster's");
+  w.line("const bool splits = slices > 1 && split_tile < tile_count;");
+}
+
+void emitSplitTailWindow(CudaWriter &w) {
+  w.line("const int k_per = (int)sketch::ceil_div(k_tiles, slices);");
+  w.line("const int kt_first = min(slice * k_per, k_tiles), kt_end = min(kt_first + k_per, "
+         "k_tiles);");
+}
+
+plan::StagingBuffer splitTailPartialTile(const WgmmaBlock &b) {
+  return plan::StagingBuffer{0, b.tileM, b.tileN, plan::stagingLd(b.tileN, 4), 4};
+}
+
 void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset,
                       llvm::function_ref<void()> writeLoads, StringRef stageBytes) {
   w.comment("TMA: thread 0 asks for a stage's boxes, which complete on its full barrier; each");
@@ -480,10 +504,14 @@ public:
       w.line("#include \"sketch/tma.cuh\"  // tensor-map (TMA) loads and mbarriers");
     if (split)
       w.line("#include \"sketch/split.cuh\"  // the split-K reduction over a cluster");
+    if (splitsTail())
+      w.line("#include \"sketch/split.cuh\"  // the split tail's reduction over a cluster");
     w.line();
     writeKernel();
-    return {kernelName(), block.launchThreads(), smemBytes(), tensorMaps(), persistent(),
-            /*waitsOnGrid=*/true};
+    GemmLaunch launch{kernelName(), block.launchThreads(), smemBytes(), tensorMaps(),
+                      persistent(), /*waitsOnGrid=*/true};
+    launch.splitTail = splitsTail();
+    return launch;
   }
 
   /// The kernel's form (tiles, warpgroups, stages, loads) and its shared memory, as the
@@ -499,7 +527,8 @@ public:
              "warp-specialized: a TMA producer warpgroup, " + str(g.tileM / 64) +
              " consumer warpgroup(s) of 64 x " + str(g.tileN) + " (wgmma m64n" + str(g.tileN) +
              "k16), tile " + str(g.tileM) + " x " + str(g.tileN) + " x " + str(kTileK) + ", " +
-             str(block.stages) + " stages (cp.async on the element path)";
+             str(block.stages) + " stages (cp.async on the element path)" +
+             (splitsTail() ? "; its tail split along K over clusters" : "");
     return plan;
   }
   std::string memoryText() const {
@@ -538,6 +567,13 @@ private:
   /// Persistent and warp-specialized (the TMA GEMM where its staging fits beside the stages;
   /// the split form on the TMA path is warp-specialized, one tile a block).
   bool persistent() const { return passes > 0; }
+  /// Whether the persistent kernel splits its tail (emitSplitTailWholeTiles): one matrix
+  /// (the host's split counts the tiles of one), loaded by TMA, and the f32 partial tile
+  /// ends before the staging tile.
+  bool splitsTail() const {
+    return persistent() && g.batchDims.empty() && usesTma(g) &&
+           splitTailPartialTile(block).endBytes() <= persistentStaging(g, passes).offset;
+  }
   /// The persistent kernel's 16-byte path stores a register epilogue's tile by TMA.
   bool storesByTma() const { return persistent() && !g.stagedEpilogue && tmaSlots() > 0; }
   /// Each consumer warpgroup's staging slots for the TMA store (tmaStoreSlots).
@@ -775,16 +811,56 @@ private:
     w.comment("producer warpgroup: one thread asks for every k-tile's boxes by TMA, a stage as");
     w.comment("soon as the consumers have freed it (its empty barrier)");
     w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
+    if (splitsTail())
+      emitSplitTailWholeTiles(w, kTailSplitWhen);
     w.open("if (kVec && threadIdx.x == 0)");
     w.line("int k_step = 0;");
-    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
+    w.open(("for (int tile = blockIdx.x; tile < " + wholeTiles() + "; tile += gridDim.x)").str());
     emitGemmTileOrigin(w, "tile", str(rasterRows(block)));
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
     writeProducerStep(a, b, "k_step");
     w.close();
     w.close();
+    if (splitsTail()) {
+      emitSplitTailTile(w);
+      w.open("if (splits)");
+      emitSplitTailWindow(w);
+      emitGemmTileOrigin(w, "split_tile", str(rasterRows(block)));
+      w.open("for (int kt = kt_first; kt < kt_end; ++kt, ++k_step)");
+      writeProducerStep(a, b, "k_step");
+      w.close();
+      w.close();
+    }
     w.close();
+    if (splitsTail())
+      w.comment("exited threads count as arrived at the split tail's block and cluster barriers");
     w.line("return;");
+    w.close();
+  }
+
+  /// The split tail's launch condition in the kernel: only the 16-byte (TMA) path splits.
+  static constexpr const char *kTailSplitWhen = "kVec && sketch::cluster_size() > 1";
+  StringRef wholeTiles() const { return splitsTail() ? "whole_tiles" : "tile_count"; }
+
+  /// The consumers' K slice of the split tile: from zero (the slices' sums are added in
+  /// the reduction, which runs the whole epilogue), then the cluster's reduction and store.
+  void writeSplitTailConsumer() {
+    w.open("if constexpr (kVec)");
+    emitSplitTailTile(w);
+    w.open("if (splits)");
+    w.comment("this block's K slice of the cluster's split tile");
+    emitGemmTileOrigin(w, "split_tile", str(rasterRows(block)));
+    w.line("{");
+    w.indentMore();
+    emitSplitTailWindow(w);
+    w.line("const int k_tiles = kt_end - kt_first;  // the slice's");
+    emitWgmmaZeroAccumulators(w);
+    emitWgmmaConsumerTile(w, block);
+    w.close();
+    StoreSpec store = gemmStoreSpec(g);
+    store.staging = splitTailPartialTile(block);
+    emitSplitReduceStore(w, block.storeConfig(), epilogue, store, clusterSlices());
+    w.close();
     w.close();
   }
 
@@ -792,8 +868,10 @@ private:
     w.comment("consumer warpgroups: wgmma on each landed stage, then the tile's epilogue (their");
     w.comment("block barrier is named barrier 1, without the producer)");
     w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(block)) + ">();");
+    if (splitsTail())
+      emitSplitTailWholeTiles(w, kTailSplitWhen);
     w.line("int k_step = 0;");
-    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x)");
+    w.open(("for (int tile = blockIdx.x; tile < " + wholeTiles() + "; tile += gridDim.x)").str());
     emitGemmTileOrigin(w, "tile", str(rasterRows(block)));
     writeAccumulatorStart();
     w.open("if constexpr (kVec)");
@@ -818,6 +896,8 @@ private:
     }
     emitAccumulatorStore(w, block.storeConfig(), folded.rest(), store);
     w.close();
+    if (splitsTail())
+      writeSplitTailConsumer();
     if (storesByTma())
       emitTmaStoreDrain(w, /*warpgroupSlots=*/true);
   }

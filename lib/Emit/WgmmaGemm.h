@@ -95,6 +95,19 @@ inline constexpr int64_t kWgmmaProducerRegisters = 40;
 inline constexpr const char *kWgmmaConsumerBarrier = "sketch::named_barrier_sync(1, THREADS);";
 int64_t wgmmaConsumerRegisters(const WgmmaBlock &b);
 
+/// A persistent kernel's split tail (docs/backend.md, sketch::tail_split): launched in
+/// clusters of 2 or 4 blocks, the tiles past the last whole round of the grid are each
+/// summed over K by the blocks of one cluster, a K slice a block.
+/// `whole_tiles`: the tiles the block loop walks (all of them where `splitsWhen`, a C++
+/// condition such as a cluster launch, does not hold).
+void emitSplitTailWholeTiles(CudaWriter &w, llvm::StringRef splitsWhen);
+/// `slices`, `slice`, this block's `split_tile` and whether it has one (`splits`).
+void emitSplitTailTile(CudaWriter &w);
+/// K slice `slice` of `slices` of the split tile: k-tiles kt_first .. kt_end - 1.
+void emitSplitTailWindow(CudaWriter &w);
+/// The split tail's f32 partial tile of a BM x BN block tile: at offset 0, over the stages.
+plan::StagingBuffer splitTailPartialTile(const WgmmaBlock &b);
+
 /// One k-tile of a TMA pipeline's consumers (`step`: its place in the stage ring): wait
 /// for its stage, its wgmma group, then free the previous k-tile's stage.
 void emitWgmmaTmaConsumerStep(CudaWriter &w, const WgmmaBlock &b, llvm::StringRef step);

@@ -90,6 +90,42 @@ def test_grids_around_the_rule():
     CASES.sweep(["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"], shapes)
 
 
+def tail_shapes(sms):
+    """Ragged shapes whose own-tile kernels (persistent, 128 x 256 tiles; 64 x 128 for the
+    narrow kernel) end with a short last round that sketch::tail_split shares over clusters
+    on a device of `sms` SMs: a tail of about a third of the SMs (pairs), a few tiles past
+    one round (quads, K long enough for 4 slices of 4 k-tiles), an odd k-tile count, and
+    the narrow kernel's (M <= 64 and a grid of the own tile that covers the SMs)."""
+    def rows_cols(tiles, cols):
+        return 128 * -(-tiles // cols) - 5, 256 * cols - 3
+    m1, n1 = rows_cols(2 * sms + sms // 3, 22)
+    m2, n2 = rows_cols(sms + 20, 19)
+    narrow_n = 128 * (sms * 3 // 2) - 5  # 64 x 128 tiles: a round and half of one
+    return [(m1, n1, 1000), (m2, n2, 2048), (m1, n1, 1031), (64, narrow_n, 520)]
+
+
+def test_split_tail():
+    """The persistent kernels' split tail (docs/backend.md, sketch::tail_split): the tiles
+    past the last whole round summed over K by the blocks of a cluster, the whole epilogue
+    in the reduction (bias, residual, silu(.) * U, f32 output, A^T / B^T). Every kernel at
+    each shape, checked; the split ones give the same bits twice."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    shapes = tail_shapes(sms)
+    CASES.sweep(all_kernels(), shapes)
+    for name in ["sk_f16_plain", "sk_f16_residual", "sk_bf16_silu_mul"]:
+        for m, n, k in shapes[:2]:
+            values, tensors = CASES.make_inputs(name, {"M": m, "N": n, "K": k})
+            call = sketch_gpu.kernel(name)
+            used = {p for _, p in call.params}
+            outs = []
+            for _ in range(2):
+                tensors["D"].fill_(float("nan"))
+                assert call(**{p: v for p, v in values.items() if p in used}) == 0
+                torch.cuda.synchronize()
+                outs.append(tensors["D"].view(torch.int16).clone())
+            assert torch.equal(outs[0], outs[1]), f"{name} {m}x{n}x{k}: bits differ between runs"
+
+
 def assert_ran(name, m, n, k, kernel):
     """Kernel `name` at M x N x K (unbatched) launched a kernel whose name contains `kernel`
     (when the profiler can tell)."""
