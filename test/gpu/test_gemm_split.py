@@ -95,13 +95,15 @@ def tail_shapes(sms):
     narrow kernel) end with a short last round that sketch::tail_split shares over clusters
     on a device of `sms` SMs: a tail of about a third of the SMs (pairs), a few tiles past
     one round (quads, K long enough for 4 slices of 4 k-tiles), an odd k-tile count, and
-    the narrow kernel's (M <= 64 and a grid of the own tile that covers the SMs)."""
-    def rows_cols(tiles, cols):
-        return 128 * -(-tiles // cols) - 5, 256 * cols - 3
-    m1, n1 = rows_cols(2 * sms + sms // 3, 22)
-    m2, n2 = rows_cols(sms + 20, 19)
-    narrow_n = 128 * (sms * 3 // 2) - 5  # 64 x 128 tiles: a round and half of one
-    return [(m1, n1, 1000), (m2, n2, 2048), (m1, n1, 1031), (64, narrow_n, 520)]
+    the narrow kernel's (M <= 64 and a grid of the own tile that covers the SMs). Only the
+    16-byte (TMA) path splits, so N and K are multiples of 8 (M too in the first: the A^T
+    kernels' rows; in the others they take the element path, which never splits)."""
+    def rows_cols(tiles, cols, short):
+        return 128 * -(-tiles // cols) - short, 256 * cols - 8
+    m1, n1 = rows_cols(2 * sms + sms // 3, 22, 8)
+    m2, n2 = rows_cols(sms + 20, 19, 5)
+    narrow_n = 128 * (sms * 3 // 2) - 8  # 64 x 128 tiles: a round and half of one
+    return [(m1, n1, 1000), (m2, n2, 2048), (m2, n1, 1064), (64, narrow_n, 520)]
 
 
 def test_split_tail():
