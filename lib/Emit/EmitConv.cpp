@@ -381,12 +381,8 @@ struct ConvWriterBase {
     emitAllowSmem(kernel, l.persistentSmemBytes);
     w.comment("the tiles past the last whole round of SMs split along K over clusters of 2 or 4 "
               "blocks where that ends sooner");
-    w.line("static sketch::PerDevice resident_pairs, resident_quads;");
-    w.line("const sketch::TailSplit split = sketch::tail_split(blocks, sketch::ceil_div(depth, "
-           "64), std::max(sketch::sm_count(), 1), [&](int cluster) {");
-    w.line("  return sketch::cluster_resident_blocks(" + kernel + ", " + str(l.persistentThreads) +
-           ", smem_bytes, cluster, cluster == 2 ? resident_pairs : resident_quads);");
-    w.line("});");
+    emitTailSplitRule(w, "blocks", "sketch::ceil_div(depth, 64)", kernel, l.persistentThreads,
+                      "smem_bytes");
     w.line("const int64_t grid = split.grid;");
     emitLaunchCall(kernel, "grid", l.persistentThreads, true, "blocks <= grid", "split.slices",
                    l.storesByTma);
@@ -1057,28 +1053,16 @@ struct WgmmaConvWriter : ConvWriterBase {
     w.close();
   }
 
-  /// The consumers' K slice of the split tile: from zero (the slices' sums are added in
-  /// the reduction, which runs the whole epilogue), then the cluster's reduction and store.
+  /// The consumers' K slice of the split tile (emitSplitTailConsumer); a tile stored by
+  /// TMA before it drains first.
   void emitSplitTileConsumer(const WgmmaBlock &ws) {
-    emitSplitTailTile(w);
-    w.open("if (splits)");
-    w.comment("this block's K slice of the cluster's split tile");
-    emitTileOrigin("split_tile");
-    w.line("{");
-    w.indentMore();
-    emitSplitTailWindow(w);
-    w.line("const int k_tiles = kt_end - kt_first;  // the slice's");
-    emitWgmmaZeroAccumulators(w);
-    emitWgmmaConsumerTile(w, ws);
-    w.close();
-    if (persistentStoresByTma()) {
-      w.comment("the partial tile may reach the staging tile's first bytes");
-      emitTmaStoreDrain(w);
-    }
-    StoreSpec store = storeSpec();
-    store.staging = partialTile();
-    emitSplitReduceStore(w, ws.storeConfig(), epilogue, store, clusterSlices());
-    w.close();
+    emitSplitTailConsumer(w, ws, epilogue, storeSpec(), [&] { emitTileOrigin("split_tile"); },
+                          [&] {
+                            if (!persistentStoresByTma())
+                              return;
+                            w.comment("the partial tile may reach the staging tile's first bytes");
+                            emitTmaStoreDrain(w);
+                          });
   }
 
   /// The kernel's form, as its header comment and --emit=sketch state it.

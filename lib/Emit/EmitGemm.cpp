@@ -197,19 +197,19 @@ std::string splitLauncherName(const GemmAnalysis &g) { return g.sig.name + "_spl
 /// A kernel of its own beside the split form (SplitForm::narrow, ::waveTiles): NAME_narrow_launch.
 std::string tileLauncherName(const GemmAnalysis &kernel) { return kernel.sig.name + "_launch"; }
 
+/// K's k-tiles of the wgmma split forms and split tails, a C++ expression.
+std::string kTilesOf(const GemmAnalysis &g) {
+  return "sketch::ceil_div(" + g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + ")";
+}
+
 /// The persistent kernel of one matrix with its split tail (sketch::tail_split): at most
 /// one block an SM, in clusters of 2 or 4 blocks where sharing the tiles past the last
 /// whole round along K ends sooner (docs/backend.md).
 void emitSplitTailLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
   w.comment("persistent: one block an SM at most, each looping over tiles; the tiles past the");
   w.comment("last whole round split along K over clusters of 2 or 4 blocks where that ends sooner");
-  w.line("static sketch::PerDevice resident_pairs, resident_quads;");
-  w.line("const sketch::TailSplit split = sketch::tail_split(tiles, sketch::ceil_div(" +
-         g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + "), std::max(sketch::sm_count(), 1), [&](int cluster) {");
-  w.line("  return sketch::cluster_resident_blocks(" + launch.kernel + "<true>, " +
-         str(launch.threads) + ", " + str(launch.smemBytes) +
-         ", cluster, cluster == 2 ? resident_pairs : resident_quads);");
-  w.line("});");
+  emitTailSplitRule(w, "tiles", kTilesOf(g), launch.kernel + "<true>", launch.threads,
+                    str(launch.smemBytes));
   w.line("const int slices = (int)split.slices;");
   w.line("const int64_t blocks = split.grid;");
   emitGemmLaunch(w, g, launch, "(unsigned)blocks", /*cluster=*/true, "tiles <= blocks");
@@ -290,11 +290,6 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
     w.line("  return " + launchOf(kernel) + ";");
   }
   w.line("return " + launchOf(narrow) + ";");
-}
-
-/// K's k-tiles of the wgmma split forms, a C++ expression.
-std::string kTilesOf(const GemmAnalysis &g) {
-  return "sketch::ceil_div(" + g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + ")";
 }
 
 /// `split_k auto`'s test of the kernel's own grid: `if` it covers under fillNum / fillDen of

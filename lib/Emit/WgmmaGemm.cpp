@@ -271,6 +271,36 @@ plan::StagingBuffer splitTailPartialTile(const WgmmaBlock &b) {
   return plan::StagingBuffer{0, b.tileM, b.tileN, plan::stagingLd(b.tileN, 4), 4};
 }
 
+void emitSplitTailConsumer(CudaWriter &w, const WgmmaBlock &b, const EpilogueEmitter &epilogue,
+                           StoreSpec store, llvm::function_ref<void()> emitOrigin,
+                           llvm::function_ref<void()> beforeReduction) {
+  emitSplitTailTile(w);
+  w.open("if (splits)");
+  w.comment("this block's K slice of the cluster's split tile");
+  emitOrigin();
+  w.line("{");
+  w.indentMore();
+  emitSplitTailWindow(w);
+  w.line("const int k_tiles = kt_end - kt_first;  // the slice's");
+  emitWgmmaZeroAccumulators(w);
+  emitWgmmaConsumerTile(w, b);
+  w.close();
+  beforeReduction();
+  store.staging = splitTailPartialTile(b);
+  emitSplitReduceStore(w, b.storeConfig(), epilogue, store, clusterSlices());
+  w.close();
+}
+
+void emitTailSplitRule(CudaWriter &w, StringRef tiles, StringRef kTiles, StringRef kernel,
+                       int64_t threads, StringRef smem) {
+  w.line("static sketch::PerDevice resident_pairs, resident_quads;");
+  w.line("const sketch::TailSplit split = sketch::tail_split(" + tiles.str() + ", " + kTiles.str() +
+         ", std::max(sketch::sm_count(), 1), [&](int cluster) {");
+  w.line("  return sketch::cluster_resident_blocks(" + kernel.str() + ", " + str(threads) + ", " +
+         smem.str() + ", cluster, cluster == 2 ? resident_pairs : resident_quads);");
+  w.line("});");
+}
+
 void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset,
                       llvm::function_ref<void()> writeLoads, StringRef stageBytes) {
   w.comment("TMA: thread 0 asks for a stage's boxes, which complete on its full barrier; each");
@@ -842,25 +872,12 @@ private:
   static constexpr const char *kTailSplitWhen = "kVec && sketch::cluster_size() > 1";
   StringRef wholeTiles() const { return splitsTail() ? "whole_tiles" : "tile_count"; }
 
-  /// The consumers' K slice of the split tile: from zero (the slices' sums are added in
-  /// the reduction, which runs the whole epilogue), then the cluster's reduction and store.
+  /// The consumers' K slice of the split tile (the 16-byte path's: emitSplitTailConsumer).
   void writeSplitTailConsumer() {
     w.open("if constexpr (kVec)");
-    emitSplitTailTile(w);
-    w.open("if (splits)");
-    w.comment("this block's K slice of the cluster's split tile");
-    emitGemmTileOrigin(w, "split_tile", str(rasterRows(block)));
-    w.line("{");
-    w.indentMore();
-    emitSplitTailWindow(w);
-    w.line("const int k_tiles = kt_end - kt_first;  // the slice's");
-    emitWgmmaZeroAccumulators(w);
-    emitWgmmaConsumerTile(w, block);
-    w.close();
-    StoreSpec store = gemmStoreSpec(g);
-    store.staging = splitTailPartialTile(block);
-    emitSplitReduceStore(w, block.storeConfig(), epilogue, store, clusterSlices());
-    w.close();
+    emitSplitTailConsumer(
+        w, block, epilogue, gemmStoreSpec(g),
+        [&] { emitGemmTileOrigin(w, "split_tile", str(rasterRows(block))); }, [] {});
     w.close();
   }
 

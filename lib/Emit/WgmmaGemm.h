@@ -107,6 +107,18 @@ void emitSplitTailTile(CudaWriter &w);
 void emitSplitTailWindow(CudaWriter &w);
 /// The split tail's f32 partial tile of a BM x BN block tile: at offset 0, over the stages.
 plan::StagingBuffer splitTailPartialTile(const WgmmaBlock &b);
+/// The consumers' K slice of the cluster's split tile (`emitOrigin` writes m0, n0 of
+/// `split_tile`): from zero (the slices' sums are added in the reduction, which runs the
+/// whole epilogue), then, after `beforeReduction`, the cluster's reduction and store of
+/// `store` through the partial tile.
+void emitSplitTailConsumer(CudaWriter &w, const WgmmaBlock &b, const EpilogueEmitter &epilogue,
+                           StoreSpec store, llvm::function_ref<void()> emitOrigin,
+                           llvm::function_ref<void()> beforeReduction);
+/// The host's split of a persistent kernel's tail (sketch::tail_split, into `split`) for
+/// `tiles` tiles of `kTiles` k-tiles each: the clusters' resident blocks of `kernel`
+/// (`threads` a block, `smem` bytes), asked once a device.
+void emitTailSplitRule(CudaWriter &w, llvm::StringRef tiles, llvm::StringRef kTiles,
+                       llvm::StringRef kernel, int64_t threads, llvm::StringRef smem);
 
 /// One k-tile of a TMA pipeline's consumers (`step`: its place in the stage ring): wait
 /// for its stage, its wgmma group, then free the previous k-tile's stage.
