@@ -109,23 +109,16 @@ def tail_shapes(sms):
 def test_split_tail():
     """The persistent kernels' split tail (docs/backend.md, sketch::tail_split): the tiles
     past the last whole round summed over K by the blocks of a cluster, the whole epilogue
-    in the reduction (bias, residual, silu(.) * U, f32 output, A^T / B^T). Every kernel at
-    each shape, checked; the split ones give the same bits twice."""
+    in the reduction (bias, residual, f32 output, A^T / B^T; silu(.) * U runs one tile a
+    block, unsplit). Every kernel at each shape, checked; split ones give the same bits
+    twice."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     shapes = tail_shapes(sms)
     CASES.sweep(all_kernels(), shapes)
-    for name in ["sk_f16_plain", "sk_f16_residual", "sk_bf16_silu_mul"]:
+    for name in ["sk_f16_plain", "sk_f16_residual", "sk_f16_bias_relu"]:
         for m, n, k in shapes[:2]:
-            values, tensors = CASES.make_inputs(name, {"M": m, "N": n, "K": k})
-            call = sketch_gpu.kernel(name)
-            used = {p for _, p in call.params}
-            outs = []
-            for _ in range(2):
-                tensors["D"].fill_(float("nan"))
-                assert call(**{p: v for p, v in values.items() if p in used}) == 0
-                torch.cuda.synchronize()
-                outs.append(tensors["D"].view(torch.int16).clone())
-            assert torch.equal(outs[0], outs[1]), f"{name} {m}x{n}x{k}: bits differ between runs"
+            bits = bits_of_two_runs(name, {"M": m, "N": n, "K": k})
+            assert torch.equal(bits[0], bits[1]), f"{name} {m}x{n}x{k}: bits differ between runs"
 
 
 def assert_ran(name, m, n, k, kernel):
@@ -276,23 +269,28 @@ def test_misaligned_base_pointers():
                 [(1, 136, 520), (77, 264, 1032), (128, 72, 72)], misalign=True)
 
 
+def bits_of_two_runs(name, sizes):
+    """The output's bits after each of two runs of kernel `name` on the same inputs (the
+    output poisoned with NaN before each)."""
+    values, tensors = CASES.make_inputs(name, sizes)
+    call = sketch_gpu.kernel(name)
+    used = {p for _, p in call.params}
+    outs = []
+    for _ in range(2):
+        tensors["D"].fill_(float("nan"))
+        status = call(**{p: v for p, v in values.items() if p in used})
+        torch.cuda.synchronize()
+        assert status == 0, f"{name} {sizes['M']}x{sizes['N']}x{sizes['K']}: returned cudaError {status}"
+        outs.append(tensors["D"].clone())
+    return [o.view(torch.int16 if o.element_size() == 2 else torch.int32) for o in outs]
+
+
 def test_same_bits_twice():
     """Same inputs, same bits: the slices' partial tiles are summed in a fixed order."""
     failures = []
     for name in all_kernels():
         for m, n, k in [(1, 1000, 4099), (77, 264, 14336), (16, 4096, 4096)]:
-            sizes = {"M": m, "N": n, "K": k, **CASES.batch_sizes(name)}
-            values, tensors = CASES.make_inputs(name, sizes)
-            call = sketch_gpu.kernel(name)
-            used = {p for _, p in call.params}
-            outs = []
-            for _ in range(2):
-                tensors["D"].fill_(float("nan"))
-                status = call(**{p: v for p, v in values.items() if p in used})
-                torch.cuda.synchronize()
-                assert status == 0, f"{name} {m}x{n}x{k}: returned cudaError {status}"
-                outs.append(tensors["D"].clone())
-            bits = [o.view(torch.int16 if o.element_size() == 2 else torch.int32) for o in outs]
+            bits = bits_of_two_runs(name, {"M": m, "N": n, "K": k, **CASES.batch_sizes(name)})
             if not torch.equal(bits[0], bits[1]):
                 failures.append(f"{name} {m}x{n}x{k}: {(bits[0] != bits[1]).sum().item()} "
                                 "elements differ between two runs")
