@@ -11,6 +11,11 @@ every element against an f64 reference of the kernel's epilogue (gemm_cases.py: 
 residual add, silu(.) * U, the expression form, f32 output), A^T, B^T, batches, the
 element path (misaligned bases); two runs give the same bits.
 """
+import os
+import subprocess
+import sys
+import tempfile
+
 import torch
 import torch.nn.functional as F
 
@@ -111,14 +116,54 @@ def test_split_tail():
     past the last whole round summed over K by the blocks of a cluster, the whole epilogue
     in the reduction (bias, residual, f32 output, A^T / B^T; silu(.) * U runs one tile a
     block, unsplit). Every kernel at each shape, checked; split ones give the same bits
-    twice."""
+    twice, and other bits than a process with the split off (SKETCH_TAIL_SPLIT=0), so the
+    split ran (the slices' f32 sums round apart from one tile's)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     shapes = tail_shapes(sms)
     CASES.sweep(all_kernels(), shapes)
+    runs, split_bits = [], []
+    whole_round = (128 * sms, 256, 1000)  # a control: one whole round, no tail to split
     for name in ["sk_f16_plain", "sk_f16_residual", "sk_f16_bias_relu"]:
-        for m, n, k in shapes[:2]:
-            bits = bits_of_two_runs(name, {"M": m, "N": n, "K": k})
+        for m, n, k in shapes[:2] + [whole_round]:
+            values, bits = bits_of_two_runs(name, {"M": m, "N": n, "K": k}, keep_inputs=True)
             assert torch.equal(bits[0], bits[1]), f"{name} {m}x{n}x{k}: bits differ between runs"
+            runs.append((name, values))
+            split_bits.append(bits[0])
+    if os.environ.get("SKETCH_TAIL_SPLIT", "").startswith("0"):
+        return  # the split is off here too (sanitize.sh's racecheck pass)
+    whole_bits = bits_with_tail_split_off(runs)
+    failures = []
+    for (name, v), split, whole in zip(runs, split_bits, whole_bits):
+        shape = (v["M"], v["N"], v["K"])
+        if torch.equal(split.cpu(), whole) != (shape == whole_round):
+            failures.append(f"{name} {shape}: " + ("bits differ from the split-off process's"
+                                                   if shape == whole_round else
+                                                   "same bits as SKETCH_TAIL_SPLIT=0: no split"))
+    assert not failures, "; ".join(failures)
+
+
+def bits_with_tail_split_off(runs):
+    """The output bits of each (kernel name, its arguments) of `runs`, computed by a child
+    process under SKETCH_TAIL_SPLIT=0 (sketch::tail_split reads it once a process), which
+    keeps every tail whole; on the CPU."""
+    with tempfile.TemporaryDirectory() as tmp:
+        torch.save(runs, os.path.join(tmp, "runs.pt"))
+        env = dict(os.environ, SKETCH_TAIL_SPLIT="0")
+        subprocess.run([sys.executable, os.path.abspath(__file__), tmp], env=env, check=True)
+        return torch.load(os.path.join(tmp, "bits.pt"))
+
+
+def run_saved_calls(tmp):
+    """The child of bits_with_tail_split_off: each saved call, its output poisoned first."""
+    bits = []
+    for name, values in torch.load(os.path.join(tmp, "runs.pt")):
+        values["D"].fill_(float("nan"))
+        status = sketch_gpu.kernel(name)(**values)
+        torch.cuda.synchronize()
+        assert status == 0, f"{name}: returned cudaError {status}"
+        out = values["D"]
+        bits.append(out.view(torch.int16 if out.element_size() == 2 else torch.int32).cpu())
+    torch.save(bits, os.path.join(tmp, "bits.pt"))
 
 
 def assert_ran(name, m, n, k, kernel):
@@ -269,20 +314,22 @@ def test_misaligned_base_pointers():
                 [(1, 136, 520), (77, 264, 1032), (128, 72, 72)], misalign=True)
 
 
-def bits_of_two_runs(name, sizes):
+def bits_of_two_runs(name, sizes, keep_inputs=False):
     """The output's bits after each of two runs of kernel `name` on the same inputs (the
-    output poisoned with NaN before each)."""
+    output poisoned with NaN before each); with `keep_inputs`, (the call's arguments, bits)."""
     values, tensors = CASES.make_inputs(name, sizes)
     call = sketch_gpu.kernel(name)
     used = {p for _, p in call.params}
+    arguments = {p: v for p, v in values.items() if p in used}
     outs = []
     for _ in range(2):
         tensors["D"].fill_(float("nan"))
-        status = call(**{p: v for p, v in values.items() if p in used})
+        status = call(**arguments)
         torch.cuda.synchronize()
         assert status == 0, f"{name} {sizes['M']}x{sizes['N']}x{sizes['K']}: returned cudaError {status}"
         outs.append(tensors["D"].clone())
-    return [o.view(torch.int16 if o.element_size() == 2 else torch.int32) for o in outs]
+    bits = [o.view(torch.int16 if o.element_size() == 2 else torch.int32) for o in outs]
+    return (arguments, bits) if keep_inputs else bits
 
 
 def test_same_bits_twice():
@@ -341,3 +388,7 @@ def test_rejects_bad_arguments():
     """Null pointers and negative sizes: cudaErrorInvalidValue, nothing written; M = 0: a no-op."""
     CASES.check_rejects_bad_arguments("sk_f16_bias_relu")
     CASES.check_rejects_bad_arguments("sk_f16_s4_bias_relu")
+
+
+if __name__ == "__main__":  # bits_with_tail_split_off's child process
+    run_saved_calls(sys.argv[1])
