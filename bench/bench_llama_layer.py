@@ -5,8 +5,8 @@ The layer is transformers' LlamaDecoderLayer (hidden 2048, 16 heads, 4 KV
 heads, head dim 128, MLP 5632, bf16, random weights; examples/llama). Ours is
 SketchDecoderLayer over the same weights: every GEMM and the attention are
 sketch kernels compiled with no directives (sketch.compile, sketchc's
-defaults). All three run in this process, on the same inputs, each timed with
-CUDA events (warm-up, median of batches); each output is checked against the
+defaults). All three run in this process, on the same inputs, timed with CUDA
+events in alternating batches (warm-up, medians); each output is checked against the
 eager layer first. Prints a markdown table (and writes it to $OUT/llama.md).
     python3 bench/bench_llama_layer.py [--seqs 1,77,4096] [--batch 1]
 """
@@ -26,10 +26,15 @@ import bench_common  # noqa: E402
 import sketch_llama  # noqa: E402
 
 
-def timed(forward, x, position_embeddings, per_batch):
+def timed(forwards, x, position_embeddings, per_batch):
+    """Median ms of each forward, timed in alternating batches (bench_common.
+    time_interleaved_ms): at a few tokens the host's pace decides these times, and it moved
+    15-25% between processes, so the three share each stretch of the run."""
+    runs = {i: (lambda _, f=f: f(x, position_embeddings)) for i, f in enumerate(forwards)}
     with torch.no_grad():
-        return bench_common.time_ms(lambda i: forward(x, position_embeddings), 1,
-                                    batches=9, per_batch=per_batch, warmup=3)
+        times = bench_common.time_interleaved_ms(runs, 1, batches=15, per_batch=per_batch,
+                                                 warmup=3)
+    return [times[i] for i in range(len(forwards))]
 
 
 def main():
@@ -55,7 +60,7 @@ def main():
         if args.profile:
             bench_common.profile_kernels({"ours": lambda: ours(x, pe), "eager": lambda: eager(x, pe)})
         per_batch = 50 if seq < 256 else 10
-        times = [timed(f, x, pe, per_batch) for f in (ours, eager, compiled)]
+        times = timed((ours, eager, compiled), x, pe, per_batch)
         tokens = args.batch * seq
         rows.append((seq, times, errors, tokens))
         print(f"seq {seq}: ours {times[0]:.3f} ms, eager {times[1]:.3f} ms, "
