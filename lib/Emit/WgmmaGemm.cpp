@@ -843,22 +843,22 @@ private:
     w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
     if (splitsTail())
       emitSplitTailWholeTiles(w, kTailSplitWhen);
+    auto loadTile = [&](StringRef tile, StringRef first, StringRef end) {
+      emitGemmTileOrigin(w, tile, str(rasterRows(block)));
+      w.open(("for (int kt = " + first + "; kt < " + end + "; ++kt, ++k_step)").str());
+      writeProducerStep(a, b, "k_step");
+      w.close();
+    };
     w.open("if (kVec && threadIdx.x == 0)");
     w.line("int k_step = 0;");
     w.open(("for (int tile = blockIdx.x; tile < " + wholeTiles() + "; tile += gridDim.x)").str());
-    emitGemmTileOrigin(w, "tile", str(rasterRows(block)));
-    w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
-    writeProducerStep(a, b, "k_step");
-    w.close();
+    loadTile("tile", "0", "k_tiles");
     w.close();
     if (splitsTail()) {
       emitSplitTailTile(w);
       w.open("if (splits)");
       emitSplitTailWindow(w);
-      emitGemmTileOrigin(w, "split_tile", str(rasterRows(block)));
-      w.open("for (int kt = kt_first; kt < kt_end; ++kt, ++k_step)");
-      writeProducerStep(a, b, "k_step");
-      w.close();
+      loadTile("split_tile", "kt_first", "kt_end");
       w.close();
     }
     w.close();

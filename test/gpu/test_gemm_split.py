@@ -155,14 +155,8 @@ def bits_with_tail_split_off(runs):
 
 def run_saved_calls(tmp):
     """The child of bits_with_tail_split_off: each saved call, its output poisoned first."""
-    bits = []
-    for name, values in torch.load(os.path.join(tmp, "runs.pt")):
-        values["D"].fill_(float("nan"))
-        status = sketch_gpu.kernel(name)(**values)
-        torch.cuda.synchronize()
-        assert status == 0, f"{name}: returned cudaError {status}"
-        out = values["D"]
-        bits.append(out.view(torch.int16 if out.element_size() == 2 else torch.int32).cpu())
+    bits = [poisoned_run_bits(sketch_gpu.kernel(name), values, name).cpu()
+            for name, values in torch.load(os.path.join(tmp, "runs.pt"))]
     torch.save(bits, os.path.join(tmp, "bits.pt"))
 
 
@@ -314,21 +308,25 @@ def test_misaligned_base_pointers():
                 [(1, 136, 520), (77, 264, 1032), (128, 72, 72)], misalign=True)
 
 
+def poisoned_run_bits(call, arguments, label):
+    """The bits of the output D after one call with D poisoned with NaN first (a copy)."""
+    out = arguments["D"]
+    out.fill_(float("nan"))
+    status = call(**arguments)
+    torch.cuda.synchronize()
+    assert status == 0, f"{label}: returned cudaError {status}"
+    return out.clone().view(torch.int16 if out.element_size() == 2 else torch.int32)
+
+
 def bits_of_two_runs(name, sizes, keep_inputs=False):
     """The output's bits after each of two runs of kernel `name` on the same inputs (the
     output poisoned with NaN before each); with `keep_inputs`, (the call's arguments, bits)."""
-    values, tensors = CASES.make_inputs(name, sizes)
+    values, _ = CASES.make_inputs(name, sizes)
     call = sketch_gpu.kernel(name)
     used = {p for _, p in call.params}
     arguments = {p: v for p, v in values.items() if p in used}
-    outs = []
-    for _ in range(2):
-        tensors["D"].fill_(float("nan"))
-        status = call(**arguments)
-        torch.cuda.synchronize()
-        assert status == 0, f"{name} {sizes['M']}x{sizes['N']}x{sizes['K']}: returned cudaError {status}"
-        outs.append(tensors["D"].clone())
-    bits = [o.view(torch.int16 if o.element_size() == 2 else torch.int32) for o in outs]
+    label = f"{name} {sizes['M']}x{sizes['N']}x{sizes['K']}"
+    bits = [poisoned_run_bits(call, arguments, label) for _ in range(2)]
     return (arguments, bits) if keep_inputs else bits
 
 
