@@ -3,7 +3,9 @@ NAME that has a twin NAME_ab (the same sketch compiled by another sketchc and re
 see bench/ab.sh) is timed against the twin and the library in alternating batches
 (bench_common.time_interleaved_ms: the same clocks), for several rounds, after both
 outputs are checked against the library's (projection rows by CUDA-graph replay, as
-bench_projections.py times them). Prints one line a round and case.
+bench_projections.py times them). Prints one line a round and case. Use --graph for kernels
+under about 50 us: eager calls from Python timed two identical 0.01-0.03 ms attention kernels
+up to 11% apart (2026-11-30).
 
   SKETCH_GPU_LIB=... SKETCH_GPU_GEN=... python3 bench/bench_ab.py [--rounds 3]
 """

@@ -56,7 +56,8 @@ def time_interleaved_ms(runs, sets, batches=15, per_batch=10, warmup=5, graph=Fa
     batches: batch b of each run before batch b + 1 of any, so that every run sees the same
     GPU state (a large GEMM draws enough power to lower the clocks within a run; cuBLAS's
     8192^3 f16 GEMM took 1.53 ms timed alone in a full run and 1.70-1.72 ms in batches
-    alternating with ours in a lab the same day, on other random inputs).
+    alternating with ours in a lab the same day, on other random inputs). Odd batches go in
+    reverse order, so that no run always follows the same one.
     `graph` as for time_ms: a batch is one replay of a CUDA graph of its calls (eager where
     the capture fails); "best": each run's lower of the eager and the graph time."""
     if graph == "best":
@@ -72,8 +73,10 @@ def time_interleaved_ms(runs, sets, batches=15, per_batch=10, warmup=5, graph=Fa
         replay = captured(run, sets, per_batch) if graph else None
         batch_of[name] = replay or (lambda run=run: [run(i % sets) for i in range(per_batch)])
     times = {name: [] for name in runs}
-    for _ in range(batches):
-        for name, batch in batch_of.items():
+    order = list(batch_of.items())
+    for b in range(batches):
+        # every other batch in reverse, so that no run always follows the same one
+        for name, batch in (order if b % 2 == 0 else order[::-1]):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             batch()

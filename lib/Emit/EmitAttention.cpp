@@ -1044,6 +1044,8 @@ private:
     writeKeysLoader();
     w.line("if (tiles > 0)");
     w.line("  load_keys(0);");
+    if (prefetchesNextWave())
+      writeNextWavePrefetch();
     w.open("for (int j = 0; j < tiles; ++j)");
     w.line("if (j + 1 < tiles)");
     w.line("  load_keys(j + 1);");
@@ -1054,6 +1056,47 @@ private:
     w.line(keysLoad(plan.v, "V_PANELS", "DV") + "(V_s + stage * TILE_V, &V_map, " + firstKey("j") +
            ", KV_head, V_full + 8 * stage);");
     w.close();
+  }
+
+  /// Without a mask every block of a one-block-an-SM grid costs the same, so the block one
+  /// wave later (linear index + SMs) is about the one this SM takes next: its Q, K_0 and V_0
+  /// are asked into L2 after this block's Q and K_0.
+  bool prefetchesNextWave() const {
+    return plan.tiles.wgmma && !plan.causal && plan.tiles.blocksPerSm() == 1;
+  }
+
+  void writeNextWavePrefetch() {
+    w.comment("The block one wave later (linear index + SMs, about the one this SM runs next): "
+              "its Q, K_0, V_0 into L2.");
+    if (splitsKeys()) {
+      w.open("if (splits == 1)");
+    } else {
+      w.line("{");
+      w.indentMore();
+    }
+    w.line("unsigned sms;");
+    w.line("asm(\"mov.u32 %0, %%nsmid;\" : \"=r\"(sms));");
+    w.line("const unsigned next = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z) "
+           "+ sms;");
+    w.open("if (next < gridDim.x * gridDim.y * gridDim.z)");
+    w.line("const int n_m0 = (int(gridDim.x) - 1 - int(next % gridDim.x)) * BM;");
+    writeLeadingIndices("n_i", "int(next / gridDim.x % gridDim.y)",
+                        "int(next / (gridDim.x * gridDim.y))", "const int ");
+    w.line("const int n_q = int(" + leadingIndex(plan.q, "n_i") + "), n_kv = int(" +
+           leadingIndex(plan.k, "n_i") + ");");
+    w.line("tma_prefetch_tile_panels<QK_PANELS>(&Q_map, 0, n_m0, n_q);");
+    w.comment("K_0 and V_0 of another head only: this block's own are in L2 already.");
+    w.open("if (n_kv != KV_head)");
+    w.line("tma_prefetch_tile_panels<" + keyPanels(plan.k, "QK_PANELS") + ">(&K_map, 0, 0, n_kv);");
+    w.line("tma_prefetch_tile_panels<" + keyPanels(plan.v, "V_PANELS") + ">(&V_map, 0, 0, n_kv);");
+    w.close();
+    w.close();
+    w.close();
+  }
+
+  /// The boxes of a K or V tile: head-dimension panels of BN keys, or key panels.
+  static std::string keyPanels(const KeyTensor &t, StringRef panels) {
+    return t.keyRows ? panels.str() : "BN / 64";
   }
 
   /// The producer's copy of key tile t (a lambda: the loop takes t = 0 first, then
@@ -1313,10 +1356,12 @@ private:
   }
 
   /// Leading index i of Q, as a C++ variable name.
-  static std::string indexName(size_t i) { return formatv("i{0}", i).str(); }
+  static std::string indexName(size_t i, StringRef prefix = "i") {
+    return formatv("{0}{1}", prefix, i).str();
+  }
 
   /// Flattened leading indices of `info` (grouped: the query index / group size).
-  std::string leadingIndex(const TensorInfo &info) const {
+  std::string leadingIndex(const TensorInfo &info, StringRef prefix = "i") const {
     if (plan.causal) { // the causal block order's flat index of Q's leading dimensions, `head`
       auto q = plan.q.leading(), own = info.leading();
       if (own == q)
@@ -1329,7 +1374,7 @@ private:
     std::string flat = "0";
     auto leading = info.leading();
     for (size_t i = 0; i < leading.size(); ++i) {
-      std::string index = indexName(i);
+      std::string index = indexName(i, prefix);
       if (leading[i] != plan.q.leading()[i]) // grouped: query index / (group size)
         index = "(" + index + " / (int(" + plan.dim(plan.q.leading()[i]) + ") / int(" +
                 plan.dim(leading[i]) + ")))";
@@ -1363,24 +1408,7 @@ private:
     }
     w.line("const int m0 = row_tile * BM;");
     // With the causal order, tensors of Q's leading dimensions take `head` itself.
-    std::string index = plan.causal ? "[[maybe_unused]] const int " : "const int ";
-    if (!leading.empty())
-      w.line(formatv("{0}{1} = {2};", index, indexName(leading.size() - 1), last).str());
-    // Indices are below 65536 (the host checks the grid), so 32-bit division suffices.
-    if (leading.size() == 2)
-      w.line(index + "i0 = " + rest + ";");
-    if (leading.size() > 2) {
-      w.line("int rest = " + rest + ";");
-      for (size_t i = leading.size() - 1; i-- > 0;) {
-        if (i == 0) {
-          w.line(formatv("{0}{1} = rest;", index, indexName(i)).str());
-        } else {
-          w.line(formatv("{0}{1} = rest % int({2});", index, indexName(i), plan.dim(leading[i]))
-                     .str());
-          w.line(formatv("rest /= int({0});", plan.dim(leading[i])).str());
-        }
-      }
-    }
+    writeLeadingIndices("i", last, rest, plan.causal ? "[[maybe_unused]] const int " : "const int ");
     if (splitsKeys()) // a key split counts keys from its first (writeKeySplitShare)
       w.line(formatv("const int S_rows = int({0});", plan.dim(plan.q.rows())).str())
           .line(formatv("int L_rows = int({0});", plan.dim(plan.k.keys())).str());
@@ -1437,6 +1465,31 @@ private:
     w.line("if (head >= int(" + product(plan, plan.q.leading()) +
            ")) // below 2^30 (the host checks)");
     w.line("  return; // past the last group's heads");
+  }
+
+  /// Q's leading indices PREFIX0.. from the grid's `last` (its last dimension) and `rest`
+  /// (the others, flattened). Indices are below 65536 (the host checks the grid), so 32-bit
+  /// division suffices.
+  void writeLeadingIndices(StringRef prefix, StringRef last, StringRef rest, StringRef decl) {
+    auto leading = plan.q.leading();
+    if (!leading.empty())
+      w.line(formatv("{0}{1} = {2};", decl, indexName(leading.size() - 1, prefix), last).str());
+    if (leading.size() == 2)
+      w.line(formatv("{0}{1} = {2};", decl, indexName(0, prefix), rest).str());
+    if (leading.size() > 2) {
+      std::string left = prefix == "i" ? "rest" : prefix.str() + "rest";
+      w.line("int " + left + " = " + rest.str() + ";");
+      for (size_t i = leading.size() - 1; i-- > 0;) {
+        if (i == 0) {
+          w.line(formatv("{0}{1} = {2};", decl, indexName(i, prefix), left).str());
+        } else {
+          w.line(formatv("{0}{1} = {2} % int({3});", decl, indexName(i, prefix), left,
+                         plan.dim(leading[i]))
+                     .str());
+          w.line(formatv("{0} /= int({1});", left, plan.dim(leading[i])).str());
+        }
+      }
+    }
   }
 
   void writeKeyPointers() {

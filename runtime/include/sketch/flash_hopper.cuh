@@ -16,6 +16,8 @@
 //   tma_load_tile_panels<PANELS, ROWS>(dst, map, col, row, matrix, bar)
 //                              both in one: PANELS boxes of 64 columns from col x ROWS
 //                              rows from row (a tensor on the scores: BN keys x BM queries)
+//   tma_prefetch_tile_panels<PANELS>(map, col, row, matrix)
+//                              the boxes of tma_load_tile_panels into L2 only (a hint)
 //   shared_tile_element<E, ROWS>(tile, row, col)
 //                              element (row, col) of such a tile of 16-bit E in shared
 //                              memory (64-column panels of ROWS rows, 128-byte swizzle)
@@ -74,6 +76,14 @@ __device__ __forceinline__ void tma_load_tile_panels(uint32_t dst, const CUtenso
 #pragma unroll
   for (int p = 0; p < PANELS; ++p)
     tma_load_3d(dst + p * ROWS * 128, map, col + p * 64, row, matrix, bar);
+}
+
+template <int PANELS>
+__device__ __forceinline__ void tma_prefetch_tile_panels(const CUtensorMap *map, int col, int row,
+                                                         int matrix) {
+#pragma unroll
+  for (int p = 0; p < PANELS; ++p)
+    tma_prefetch_3d(map, col + p * 64, row, matrix);
 }
 
 template <int PANELS, int ROWS>

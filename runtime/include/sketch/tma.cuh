@@ -14,6 +14,7 @@
 //                                    SWIZZLE_128B); its bytes complete_tx on `bar`
 //   tma_load_3d(dst, map, x, y, z, bar)
 //                                    the same in matrix z of a batch of matrices
+//   tma_prefetch_3d(map, x, y, z)    asks L2 for that box (no shared memory, no barrier: a hint)
 //   tma_load_im2col_4d(dst, map, c, w, h, n, off_w, off_h, bar)
 //                                    im2col mode (encode_tensor_map_im2col): the map's
 //                                    pixels-per-column pixels from input position (w, h) of
@@ -134,6 +135,14 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
                "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
+               : "memory");
+}
+
+/// The box of tma_load_3d into L2 only: a hint that a block will soon load it.
+__device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap *map, int x, int y, int z) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(x), "r"(y), "r"(z)
                : "memory");
 }
 
