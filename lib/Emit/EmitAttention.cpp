@@ -1477,7 +1477,7 @@ private:
     if (leading.size() == 2)
       w.line(formatv("{0}{1} = {2};", decl, indexName(0, prefix), rest).str());
     if (leading.size() > 2) {
-      std::string left = prefix == "i" ? "rest" : prefix.str() + "rest";
+      std::string left = (prefix.drop_back() + "rest").str(); // i0.. take rest, n_i0.. n_rest
       w.line("int " + left + " = " + rest.str() + ";");
       for (size_t i = leading.size() - 1; i-- > 0;) {
         if (i == 0) {
