@@ -30,6 +30,7 @@ import math
 import os
 import struct
 import sys
+import time
 import zlib
 
 import torch
@@ -492,6 +493,7 @@ def main():
         if group not in groups:
             continue
         print(f"\n=== {group} ===", flush=True)
+        started = time.monotonic()
         try:
             if group == "gemm":
                 gemm_group(table, args.quick)
@@ -505,6 +507,8 @@ def main():
                 attention_group(table)
         except Exception as error:  # one module's failure must not lose the others' rows
             print(f"{group}: FAILED: {type(error).__name__}: {error}", flush=True)
+        # bench/run.sh --all must fit one device call (600 s): each group's share
+        print(f"=== {group}: {time.monotonic() - started:.0f} s", flush=True)
     text = markdown(table, args.commit, copy_bw)
     print(text)
     out = os.environ.get("OUT")

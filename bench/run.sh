@@ -21,6 +21,7 @@ run_ceiling() {
 }
 if [ "${1:-}" = "--ceiling" ]; then run_ceiling; exit; fi
 "$root/test/gpu/build_generated.sh" "$gen" "$build" libsketch_bench.so || exit 1
+echo "== build: $SECONDS s"  # --all has to fit one device call (600 s); each step's end time
 export SKETCH_GPU_LIB="$build/libsketch_bench.so" SKETCH_GPU_GEN="$gen"
 # --all: every module (bench_all.py: GEMM, b2b, conv, attention) in one table and chart,
 # then the Llama decoder layer, ResNet-50, the host time of a call and the ceiling.
@@ -29,12 +30,16 @@ if [ "${1:-}" = "--all" ]; then main=bench_all.py; shift; fi
 if [ "${1:-}" = "--projections" ]; then main=bench_projections.py; shift; fi
 PYTHONUNBUFFERED=1 python3 "$root/bench/$main" --commit "$(cat "$gen/COMMIT" 2>/dev/null || echo unknown)" "$@"
 status=$?
+echo "== $main: done at $SECONDS s"
 if [ "$main" = bench_all.py ]; then
   # the decoder layer, ResNet-50 and the call's host time through the Python package (sketchc: .gen/bin, carried), then the ceiling
   [ -x "$root/.gen/bin/sketchc" ] && export SKETCHC=$root/.gen/bin/sketchc
   PYTHONUNBUFFERED=1 python3 "$root/bench/bench_llama_layer.py" --results "$root/bench/RESULTS.md" || status=1
+  echo "== bench_llama_layer.py: done at $SECONDS s"
   PYTHONUNBUFFERED=1 python3 "$root/bench/bench_resnet50.py" --results "$root/bench/RESULTS.md" || status=1
+  echo "== bench_resnet50.py: done at $SECONDS s"
   PYTHONUNBUFFERED=1 python3 "$root/bench/bench_call_overhead.py" --results "$root/bench/RESULTS.md" || status=1
+  echo "== bench_call_overhead.py: done at $SECONDS s"
   { printf '\n### mma.sync ceiling (bench/ceiling, same run)\n\n'; run_ceiling; } > "$build/ceiling_section.md" || status=1
   cat "$build/ceiling_section.md" >> "$root/bench/RESULTS.md"
   [ -n "${OUT:-}" ] && cp "$root/bench/RESULTS.md" "$OUT/RESULTS.md"
