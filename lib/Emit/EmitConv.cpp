@@ -1017,9 +1017,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     w.line("}");
   }
 
-  /// Warpgroup 0: one thread asks for every k-tile of the block's whole tiles, then of
-  /// its K slice of the split tile; the warpgroup then exits (PTX counts exited threads
-  /// as arrived at the reduction's __syncthreads and barrier.cluster).
+  /// Warpgroup 0 (emitPersistentProducer): a tile's k-tiles by im2col and filter boxes.
   void emitPersistentProducer(StringRef wholeTiles, bool tail) {
     auto loadTile = [&](StringRef tile, StringRef first, StringRef end) {
       emitTileOrigin(tile);
@@ -1028,29 +1026,9 @@ struct WgmmaConvWriter : ConvWriterBase {
       emitWgmmaProducerStep(w, "k_step", [&] { emitConvTmaLoads(w, "k_step", "w_map", "(int)n0"); });
       w.close();
     };
-    w.open("if (threadIdx.x < 128)");
-    w.comment("producer warpgroup: one thread asks for every k-tile's boxes, a stage as soon as "
-              "the consumers have freed it");
-    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
-    if (tail)
-      emitSplitTailWholeTiles(w, "sketch::cluster_size() > 1");
-    w.open("if (threadIdx.x == 0)");
-    w.line("int k_step = 0;");
-    w.open(("for (int tile = blockIdx.x; tile < " + wholeTiles + "; tile += gridDim.x)").str());
-    loadTile("tile", "0", "k_tiles");
-    w.close();
-    if (tail) {
-      emitSplitTailTile(w);
-      w.open("if (splits)");
-      emitSplitTailWindow(w);
-      loadTile("split_tile", "kt_first", "kt_end");
-      w.close();
-    }
-    w.close();
-    if (tail)
-      w.comment("exited threads count as arrived at the split tail's block and cluster barriers");
-    w.line("return;");
-    w.close();
+    sketch::emitPersistentProducer(
+        w, "threadIdx.x == 0", wholeTiles,
+        tail ? std::optional<StringRef>("sketch::cluster_size() > 1") : std::nullopt, loadTile);
   }
 
   /// The consumers' K slice of the split tile (emitSplitTailConsumer); a tile stored by

@@ -261,6 +261,34 @@ void emitSplitTailTile(CudaWriter &w) {
   w.line("const bool splits = slices > 1 && split_tile < tile_count;");
 }
 
+void emitPersistentProducer(CudaWriter &w, StringRef thread, StringRef wholeTiles,
+                            std::optional<StringRef> tailWhen,
+                            function_ref<void(StringRef, StringRef, StringRef)> loadTile) {
+  w.open("if (threadIdx.x < 128)");
+  w.comment("producer warpgroup: one thread asks for every k-tile's boxes by TMA, a stage as");
+  w.comment("soon as the consumers have freed it (its empty barrier)");
+  w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
+  if (tailWhen)
+    emitSplitTailWholeTiles(w, *tailWhen);
+  w.open(("if (" + thread + ")").str());
+  w.line("int k_step = 0;");
+  w.open(("for (int tile = blockIdx.x; tile < " + wholeTiles + "; tile += gridDim.x)").str());
+  loadTile("tile", "0", "k_tiles");
+  w.close();
+  if (tailWhen) {
+    emitSplitTailTile(w);
+    w.open("if (splits)");
+    emitSplitTailWindow(w);
+    loadTile("split_tile", "kt_first", "kt_end");
+    w.close();
+  }
+  w.close();
+  if (tailWhen)
+    w.comment("exited threads count as arrived at the split tail's block and cluster barriers");
+  w.line("return;");
+  w.close();
+}
+
 void emitSplitTailWindow(CudaWriter &w) {
   w.line("const int k_per = (int)sketch::ceil_div(k_tiles, slices);");
   w.line("const int kt_first = min(slice * k_per, k_tiles), kt_end = min(kt_first + k_per, "
@@ -837,35 +865,15 @@ private:
   }
 
   void writeProducer(const OperandTile &a, const OperandTile &b) {
-    w.open("if (threadIdx.x < 128)");
-    w.comment("producer warpgroup: one thread asks for every k-tile's boxes by TMA, a stage as");
-    w.comment("soon as the consumers have freed it (its empty barrier)");
-    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
-    if (splitsTail())
-      emitSplitTailWholeTiles(w, kTailSplitWhen);
     auto loadTile = [&](StringRef tile, StringRef first, StringRef end) {
       emitGemmTileOrigin(w, tile, str(rasterRows(block)));
       w.open(("for (int kt = " + first + "; kt < " + end + "; ++kt, ++k_step)").str());
       writeProducerStep(a, b, "k_step");
       w.close();
     };
-    w.open("if (kVec && threadIdx.x == 0)");
-    w.line("int k_step = 0;");
-    w.open(("for (int tile = blockIdx.x; tile < " + wholeTiles() + "; tile += gridDim.x)").str());
-    loadTile("tile", "0", "k_tiles");
-    w.close();
-    if (splitsTail()) {
-      emitSplitTailTile(w);
-      w.open("if (splits)");
-      emitSplitTailWindow(w);
-      loadTile("split_tile", "kt_first", "kt_end");
-      w.close();
-    }
-    w.close();
-    if (splitsTail())
-      w.comment("exited threads count as arrived at the split tail's block and cluster barriers");
-    w.line("return;");
-    w.close();
+    emitPersistentProducer(w, "kVec && threadIdx.x == 0", wholeTiles(),
+                           splitsTail() ? std::optional<StringRef>(kTailSplitWhen) : std::nullopt,
+                           loadTile);
   }
 
   /// The split tail's launch condition in the kernel: only the 16-byte (TMA) path splits.

@@ -15,6 +15,8 @@
 #include "lib/Emit/KernelAnalysis.h"
 #include "lib/Emit/TensorCoreGemm.h"
 
+#include <optional>
+
 namespace sketch {
 
 /// The wgmma path's k-tile: 64 f16/bf16, one 128-byte swizzle row.
@@ -103,6 +105,16 @@ int64_t wgmmaConsumerRegisters(const WgmmaBlock &b);
 void emitSplitTailWholeTiles(CudaWriter &w, llvm::StringRef splitsWhen);
 /// `slices`, `slice`, this block's `split_tile` and whether it has one (`splits`).
 void emitSplitTailTile(CudaWriter &w);
+/// Warpgroup 0 of a persistent wgmma kernel (GEMM and convolution): setmaxnreg down, then the
+/// thread where `thread` holds asks for every k-tile of the block's tiles below `wholeTiles`
+/// and, where `tailWhen` is set (emitSplitTailWholeTiles's condition), of its K slice of the
+/// split tile; `loadTile(tile, first, end)` writes a tile's origin and its k-tiles first .. end
+/// - 1, counting `k_step`. The warpgroup then exits (PTX counts exited threads as arrived at
+/// the split tail's block and cluster barriers).
+void emitPersistentProducer(
+    CudaWriter &w, llvm::StringRef thread, llvm::StringRef wholeTiles,
+    std::optional<llvm::StringRef> tailWhen,
+    llvm::function_ref<void(llvm::StringRef, llvm::StringRef, llvm::StringRef)> loadTile);
 /// K slice `slice` of `slices` of the split tile: k-tiles kt_first .. kt_end - 1.
 void emitSplitTailWindow(CudaWriter &w);
 /// The split tail's f32 partial tile of a BM x BN block tile: at offset 0, over the stages.
