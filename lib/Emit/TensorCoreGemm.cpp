@@ -759,7 +759,8 @@ void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
 void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
                           StringRef tileRow, StringRef stage, StringRef niFirst = "",
                           int64_t niCount = 0) {
-  bool wholeReads = epilogue.readsFullTensor(); // elements indexed by (row, col)
+  // elements indexed by (row, col): whole tensors not already loaded into registers
+  bool wholeReads = epilogue.readsFullTensor() && !s.wholeInRegisters;
   bool passes = s.rowPasses > 1;
   if (passes)
     w.open("if (warp_m * WM / PASS_ROWS == pass)");
