@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Regex.h"
 
 using namespace mlir;
 
@@ -99,18 +100,61 @@ void writeCudaPrologue(llvm::raw_ostream &os, ArrayRef<std::string> archs,
   os << "\n";
 }
 
+LogicalResult FileScopeNames::claim(StringRef name, StringRef owner, Operation *kernel) {
+  auto [it, inserted] = owners.try_emplace(name, owner.str(), kernel->getLoc());
+  if (inserted || it->second.first == owner)
+    return success();
+  InFlightDiagnostic diag = kernel->emitError()
+                            << "kernel '" << owner << "' cannot share a file with kernel '"
+                            << it->second.first << "': the CUDA generated for both declares '"
+                            << name << "'; rename one of them";
+  diag.attachNote(it->second.second) << "kernel '" << it->second.first << "' is defined here";
+  return failure();
+}
+
+LogicalResult FileScopeNames::claimDeclared(StringRef cuda, StringRef own, StringRef owner,
+                                            Operation *kernel) {
+  // A declaration starts in column 0 (the generated code declares one thing a line); its
+  // name is an identifier followed by '(', '{', '=' or ';'.
+  static const llvm::Regex declared("([A-Za-z_][A-Za-z0-9_]*) *[({=;]");
+  llvm::SmallVector<StringRef> lines;
+  cuda.split(lines, '\n');
+  for (StringRef line : lines) {
+    if (line.empty() || !(llvm::isAlpha(line[0]) || line[0] == '_'))
+      continue;
+    llvm::SmallVector<StringRef, 2> match;
+    for (StringRef rest = line; declared.match(rest, &match);
+         rest = rest.drop_front(match[0].data() - rest.data() + match[0].size())) {
+      StringRef name = match[1];
+      if ((name == own || name.starts_with((own + "_").str())) &&
+          failed(claim(name, owner, kernel)))
+        return failure();
+    }
+  }
+  return success();
+}
+
 FailureOr<std::vector<KernelSignature>> emitKernels(ModuleOp module,
                                                    const CudaEmitOptions &options,
-                                                   llvm::raw_ostream &body) {
-  CudaWriter w(body);
+                                                   llvm::raw_ostream &body,
+                                                   FileScopeNames *names) {
+  FileScopeNames fileNames;
+  if (!names)
+    names = &fileNames;
   std::vector<KernelSignature> sigs;
   bool failedAny = false;
   for (auto kernel : module.getOps<KernelOp>()) {
+    std::string code;
+    llvm::raw_string_ostream codeStream(code);
+    CudaWriter w(codeStream);
     KernelEmitterResult sig = emitKernel(kernel, options, w);
-    if (failed(sig)) {
+    auto variantOf = kernel->getAttrOfType<StringAttr>(kVariantOfAttr);
+    StringRef owner = variantOf ? variantOf.getValue() : kernel.getSymName();
+    if (failed(sig) || failed(names->claimDeclared(code, kernel.getSymName(), owner, kernel))) {
       failedAny = true;
       continue;
     }
+    body << code;
     sigs.push_back(std::move(*sig));
   }
   if (failedAny)

@@ -28,10 +28,30 @@ void markBackendForms(mlir::ModuleOp module, llvm::StringRef arch);
 mlir::LogicalResult emitCuda(mlir::ModuleOp module, const CudaEmitOptions &options,
                              llvm::raw_ostream &cu, llvm::raw_ostream &header);
 
+/// The file-scope names of one generated .cu, each with the kernel whose code declares it.
+/// The names a kernel's code declares start with its own (NAME_kernel, NAME_launch,
+/// NAME_tiles, ...), so two kernels can meet there: kernel `a` declares `a_narrow_kernel`,
+/// which kernel `a_narrow` declares too. Such kernels cannot share a file.
+class FileScopeNames {
+public:
+  /// Takes `name` for `owner` (a kernel's name in the sketch); a located error on `kernel`,
+  /// with a note at the other kernel, where another owner has it.
+  mlir::LogicalResult claim(llvm::StringRef name, llvm::StringRef owner, mlir::Operation *kernel);
+  /// Takes the file-scope names `cuda` (the code of `kernel`) declares that start with `own`
+  /// (the kernel's name in this file: itself or `own_...`).
+  mlir::LogicalResult claimDeclared(llvm::StringRef cuda, llvm::StringRef own,
+                                    llvm::StringRef owner, mlir::Operation *kernel);
+
+private:
+  llvm::StringMap<std::pair<std::string, mlir::Location>> owners;
+};
+
 /// Writes every kernel's device code and host function into `body` and returns
-/// their host signatures; located errors for what the backend cannot generate.
+/// their host signatures; located errors for what the backend cannot generate, and
+/// for kernels whose generated names meet in `names` (a file's; a fresh one if null).
 mlir::FailureOr<std::vector<KernelSignature>>
-emitKernels(mlir::ModuleOp module, const CudaEmitOptions &options, llvm::raw_ostream &body);
+emitKernels(mlir::ModuleOp module, const CudaEmitOptions &options, llvm::raw_ostream &body,
+            FileScopeNames *names = nullptr);
 
 /// The .cu's first lines: how to build it (one -gencode per architecture), the
 /// includes, and the header or the host functions' prototypes.

@@ -151,12 +151,23 @@ LogicalResult emitCudaVariants(ArrayRef<Variant> variants, const CudaEmitOptions
                                llvm::raw_ostream &cu, llvm::raw_ostream &header) {
   std::string bodies;
   std::vector<KernelSignature> publicSigs;
+  // The dispatching host functions take the kernels' own names (NAME), the variants theirs
+  // (NAME_sm80, ...): a kernel named like another's variant cannot share the file.
+  FileScopeNames names;
+  if (!variants.empty())
+    for (auto kernel : ModuleOp(variants.front().module).getOps<KernelOp>()) {
+      auto variantOf = kernel->getAttrOfType<mlir::StringAttr>(kVariantOfAttr);
+      StringRef name = variantOf ? variantOf.getValue() : kernel.getSymName();
+      if (failed(names.claim(name, name, kernel)))
+        return failure();
+    }
   for (const Variant &v : variants) {
     CudaEmitOptions variantOptions = options;
     variantOptions.arch = v.arch;
     std::string body;
     llvm::raw_string_ostream bodyStream(body);
-    FailureOr<std::vector<KernelSignature>> sigs = emitKernels(v.module, variantOptions, bodyStream);
+    FailureOr<std::vector<KernelSignature>> sigs =
+        emitKernels(v.module, variantOptions, bodyStream, &names);
     if (failed(sigs))
       return failure();
     bodies += "// ===== variant " + v.arch + " =====\n" + guardKernelBodies(body, v.arch) + "\n";

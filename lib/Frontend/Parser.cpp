@@ -23,6 +23,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <deque>
@@ -397,7 +398,49 @@ OwningOpRef<ModuleOp> Parser::parseFile() {
   return module;
 }
 
+/// Why a kernel name cannot name the generated host function (`extern "C"`, at file scope
+/// beside the CUDA headers and sketch's runtime), or "" where it can.
+static StringRef takenKernelName(StringRef name) {
+  static const llvm::StringSet<> cxxKeywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  static const llvm::StringSet<> fileScopeNames = {
+      // types and functions of the CUDA and C headers the .cu includes
+      "half", "half2", "nv_bfloat16", "nv_bfloat162", "dim3", "CUtensorMap", "float2", "float4",
+      "int2", "int4", "uint2", "uint4", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+      "uint16_t", "uint32_t", "uint64_t", "size_t", "main", "min", "max", "abs", "exp", "exp2",
+      "log", "log2", "sqrt", "tanh", "erf", "floor", "ceil", "round", "pow", "fabs", "printf",
+      "malloc", "free", "memcpy", "memset", "assert", "std",
+      // the generated code's own (the back-to-back GEMM's shared-tile layouts)
+      "Padded", "PaddedKMajor", "is_k_major"};
+  if (cxxKeywords.contains(name))
+    return "a C++ keyword";
+  if (fileScopeNames.contains(name))
+    return "declared by the CUDA headers or the generated code";
+  if (name.starts_with("__") || (name.size() > 1 && name[0] == '_' && llvm::isUpper(name[1])))
+    return "reserved in C++ (it starts with '__', or '_' and a capital)";
+  if (name == "sketch" || name.starts_with("sketch_b2b") || name.starts_with("sketch_built_") ||
+      name.starts_with("SKETCH_"))
+    return "taken by sketch's runtime and generated code ('sketch', 'sketch_b2b...', "
+           "'sketch_built_...', 'SKETCH_...')";
+  if (name.starts_with("cuda") || (name.size() > 2 && name.starts_with("cu") && llvm::isUpper(name[2])))
+    return "taken by the CUDA API ('cuda...', 'cu' and a capital)";
+  return "";
+}
+
 LogicalResult Parser::checkKernelName(const Token &name) {
+  if (StringRef taken = takenKernelName(name.spelling); !taken.empty())
+    return errorAt(name) << "kernel name '" << name.spelling << "' is " << taken
+                         << ": its host function would not compile; choose another name";
   Location loc = locationOf(name);
   auto [it, inserted] = kernelNames.try_emplace(name.spelling, loc);
   if (inserted)

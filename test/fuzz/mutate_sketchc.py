@@ -127,23 +127,44 @@ def options(rng, cu):
     return args
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def fuzz_parser(doc, seconds, findings):
+    """The options of this fuzzer and of compile_mutants.py: the binary, how long, the seed,
+    sketchc's time a run, and where findings go (build-fuzz/FINDINGS)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("sketchc")
-    parser.add_argument("--seconds", type=float, default=600)
+    parser.add_argument("--seconds", type=float, default=seconds)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--timeout", type=float, default=20)
-    parser.add_argument("--out", default=os.path.join(ROOT, "build-fuzz", "mutate-findings"))
-    a = parser.parse_args()
-    rng = random.Random(a.seed)
+    parser.add_argument("--timeout", type=float, default=20, help="sketchc's, a run")
+    parser.add_argument("--out", default=os.path.join(ROOT, "build-fuzz", findings))
+    return parser
+
+
+def mutants(rng, seconds):
+    """Mutants of the repository's sketches, until `seconds` have passed."""
     corpus = [open(f).read() for f in seeds()]
+    end = time.time() + seconds
+    while time.time() < end:
+        yield mutate(rng.choice(corpus), rng)
+
+
+def save_finding(a, runs, findings, text, bad, report):
+    """OUT/finding-SEED-RUN.sketch (the mutant) and .txt (what went wrong, then `report`)."""
+    name = os.path.join(a.out, f"finding-{a.seed}-{runs}")
+    with open(name + ".sketch", "w") as f:
+        f.write(text)
+    with open(name + ".txt", "w") as f:
+        f.write(f"{bad}\n{report}\n")
+    print(f"finding {findings}: {bad}: {name}.sketch", flush=True)
+
+
+def main():
+    a = fuzz_parser(__doc__, 600, "mutate-findings").parse_args()
+    rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="sketchc-mutate-")
     src, cu = os.path.join(work, "fuzz.sketch"), os.path.join(work, "fuzz.cu")
     runs = findings = 0
-    end = time.time() + a.seconds
-    while time.time() < end:
-        text = mutate(rng.choice(corpus), rng)
+    for text in mutants(rng, a.seconds):
         with open(src, "w") as f:
             f.write(text)
         cmd = [a.sketchc, src] + options(rng, cu)
@@ -163,14 +184,9 @@ def main():
             continue
         if bad:
             findings += 1
-            name = os.path.join(a.out, f"finding-{a.seed}-{runs}")
-            with open(name + ".sketch", "w") as f:
-                f.write(text)
-            with open(name + ".txt", "w") as f:
-                f.write(f"{bad}\n{' '.join(cmd)}\n{err[-4000:]}\n")
-            print(f"finding {findings}: {bad}: {name}.sketch", flush=True)
+            save_finding(a, runs, findings, text, bad, f"{' '.join(cmd)}\n{err[-4000:]}")
     print(f"mutate_sketchc: {runs} runs, {findings} findings, seed {a.seed}, {a.seconds:.0f} s, "
-          f"{len(corpus)} seeds")
+          f"{len(seeds())} seeds")
     return 1 if findings else 0
 
 
