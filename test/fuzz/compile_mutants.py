@@ -2,15 +2,16 @@
 """Mutants that sketchc accepts must compile: nvcc on the CUDA it writes for them.
 
 mutate_sketchc.py checks that sketchc exits cleanly; this takes the mutants it accepts
-(`--emit cuda`, one architecture a run: sm_80, sm_90 or sm_90a, sometimes a --tile,
---warps or --stages), keeps one of each distinct output, and compiles that with nvcc
+(`--emit cuda` for sm_80, sm_90, sm_90a or sm_80,sm_90a, the last with its dispatch;
+sometimes a --tile, --warps or --stages), keeps one of each distinct output, and compiles that with nvcc
 (-O3, -Xptxas -v). A finding is an nvcc error or a compiler warning (the generated code
 compiles without either), or nvcc past --nvcc-timeout; spills are counted and listed but
 are not findings (an unusual --tile may need more registers than a thread has). Findings
 go to OUT with the mutant, the command and nvcc's output.
 
 Usage: test/fuzz/compile_mutants.py SKETCHC [--seconds 1800] [--seed 1] [--out DIR]
-         [--nvcc /usr/local/cuda/bin/nvcc]
+         [--nvcc /usr/local/cuda/bin/nvcc] [--count N]
+test/Robustness/compile-mutants.test runs a fixed dozen (--count 12) in the lit suite.
 """
 import hashlib
 import os
@@ -23,7 +24,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mutate_sketchc import NUMBERS, ROOT, fuzz_parser, mutants, save_finding  # noqa: E402
 
-ARCHES = ["sm_80", "sm_90", "sm_90a", "sm_90a"]
+ARCHES = ["sm_80", "sm_90", "sm_90a", "sm_90a", "sm_80,sm_90a"]
 WARNING = re.compile(r"warning #\d+-D|: warning:")
 SPILLS = re.compile(r" [1-9]\d* bytes spill (stores|loads)")
 
@@ -58,9 +59,9 @@ def accepted(sketchc, text, args, work, timeout):
 
 def compile_cuda(nvcc, cu, arch, timeout):
     """nvcc's status and output for one generated file (None: past the timeout)."""
-    code = f"arch=compute_{arch[3:]},code={arch}"
-    cmd = [nvcc, "-std=c++17", "-O3", "-I", os.path.join(ROOT, "runtime", "include"),
-           "-gencode", code, "-Xptxas", "-v", "-c", cu, "-o", cu + ".o"]
+    gencodes = [x for a in arch.split(",") for x in ("-gencode", f"arch=compute_{a[3:]},code={a}")]
+    cmd = [nvcc, "-std=c++17", "-O3", "-I", os.path.join(ROOT, "runtime", "include")] + gencodes + [
+        "-Xptxas", "-v", "-c", cu, "-o", cu + ".o"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace")
     except subprocess.TimeoutExpired:
@@ -72,12 +73,16 @@ def main():
     parser = fuzz_parser(__doc__, 1800, "compile-findings")
     parser.add_argument("--nvcc-timeout", type=float, default=600)
     parser.add_argument("--nvcc", default="/usr/local/cuda/bin/nvcc")
+    parser.add_argument("--count", type=int, default=0,
+                        help="stop after compiling this many (0: when --seconds are over)")
     a = parser.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="sketchc-compile-")
     seen, runs, compiled, findings, spilled = set(), 0, 0, 0, []
     for text in mutants(rng, a.seconds):
+        if a.count and compiled >= a.count:
+            break
         arch, args = options(rng)
         runs += 1
         cuda = accepted(a.sketchc, text, args, work, a.timeout)
