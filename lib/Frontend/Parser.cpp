@@ -413,25 +413,28 @@ static StringRef takenKernelName(StringRef name) {
       "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
       "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
       "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
-  static const llvm::StringSet<> fileScopeNames = {
-      // types and functions of the CUDA and C headers the .cu includes
-      "half", "half2", "nv_bfloat16", "nv_bfloat162", "dim3", "CUtensorMap", "float2", "float4",
-      "int2", "int4", "uint2", "uint4", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
-      "uint16_t", "uint32_t", "uint64_t", "size_t", "main", "min", "max", "abs", "exp", "exp2",
-      "log", "log2", "sqrt", "tanh", "erf", "floor", "ceil", "round", "pow", "fabs", "printf",
-      "malloc", "free", "memcpy", "memset", "assert", "std",
-      // the generated code's own (the back-to-back GEMM's shared-tile layouts)
-      "Padded", "PaddedKMajor", "is_k_major"};
+  // what the .cu's headers declare at file scope: C functions, types, namespaces, macros
+  static const llvm::StringSet<> headerNames = {
+#define TAKEN_NAME(name) name,
+#include "lib/Frontend/TakenNames.def"
+#undef TAKEN_NAME
+  };
+  // the generated code's own (the back-to-back GEMM's shared-tile layouts)
+  static const llvm::StringSet<> generatedNames = {"Padded", "PaddedKMajor", "is_k_major"};
   if (cxxKeywords.contains(name))
     return "a C++ keyword";
-  if (fileScopeNames.contains(name))
-    return "declared by the CUDA headers or the generated code";
+  if (name == "main")
+    return "C++'s entry point";
+  if (headerNames.contains(name))
+    return "declared by the headers the generated .cu includes (CUDA, the C library, sketch's "
+           "runtime)";
+  if (generatedNames.contains(name))
+    return "declared by the generated code";
   if (name.starts_with("__") || (name.size() > 1 && name[0] == '_' && llvm::isUpper(name[1])))
     return "reserved in C++ (it starts with '__', or '_' and a capital)";
-  if (name == "sketch" || name.starts_with("sketch_b2b") || name.starts_with("sketch_built_") ||
+  if (name.starts_with("sketch_b2b") || name.starts_with("sketch_built_") ||
       name.starts_with("SKETCH_"))
-    return "taken by sketch's runtime and generated code ('sketch', 'sketch_b2b...', "
-           "'sketch_built_...', 'SKETCH_...')";
+    return "taken by the generated code ('sketch_b2b...', 'sketch_built_...', 'SKETCH_...')";
   if (name.starts_with("cuda") || (name.size() > 2 && name.starts_with("cu") && llvm::isUpper(name[2])))
     return "taken by the CUDA API ('cuda...', 'cu' and a capital)";
   return "";
