@@ -1,6 +1,7 @@
 //===- KernelAnalysis.cpp - a completed kernel as plain data --------------===//
 #include "lib/Emit/KernelAnalysis.h"
 #include "lib/Emit/CudaWriter.h"
+#include "lib/Frontend/TakenNames.h"
 #include "lib/Passes/ChooseB2bResidency.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -58,8 +59,8 @@ std::string cIdent(StringRef name) {
       // names the SIMT and convolution kernels declare (EmitSimtGemm.cpp, EmitConv*.cpp)
       "micro", "batches", "shape", "pixel", "pixels", "image", "channel", "x_src", "w_src", "y_dst",
       "load_x", "load_w", "pq", "ROWS", "COLS", "DEPTH", "THREADS"};
-  if (reserved.contains(name) || name.starts_with("v_") || name.starts_with("bidx") ||
-      name.starts_with("__"))
+  if (reserved.contains(name) || declaredByCudaHeaders(name) || name.starts_with("v_") ||
+      name.starts_with("bidx") || name.starts_with("__"))
     return name.str() + "_";
   return name.str();
 }

@@ -18,6 +18,7 @@
 
 #include "dialect/SketchDialect.h"
 #include "lib/Frontend/Lexer.h"
+#include "lib/Frontend/TakenNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -413,19 +414,13 @@ static StringRef takenKernelName(StringRef name) {
       "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
       "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
       "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
-  // what the .cu's headers declare at file scope: C functions, types, namespaces, macros
-  static const llvm::StringSet<> headerNames = {
-#define TAKEN_NAME(name) name,
-#include "lib/Frontend/TakenNames.def"
-#undef TAKEN_NAME
-  };
   // the generated code's own (the back-to-back GEMM's shared-tile layouts)
   static const llvm::StringSet<> generatedNames = {"Padded", "PaddedKMajor", "is_k_major"};
   if (cxxKeywords.contains(name))
     return "a C++ keyword";
   if (name == "main")
     return "C++'s entry point";
-  if (headerNames.contains(name))
+  if (declaredByCudaHeaders(name))
     return "declared by the headers the generated .cu includes (CUDA, the C library, sketch's "
            "runtime)";
   if (generatedNames.contains(name))
