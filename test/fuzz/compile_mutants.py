@@ -5,8 +5,9 @@ mutate_sketchc.py checks that sketchc exits cleanly; this takes the mutants it a
 (`--emit cuda` for sm_80, sm_90, sm_90a or sm_80,sm_90a, the last with its dispatch;
 sometimes a --tile, --warps or --stages), keeps one of each distinct output, and compiles that with nvcc
 (-O3, -Xptxas -v). A finding is an nvcc error or a compiler warning (the generated code
-compiles without either), or nvcc past --nvcc-timeout; spills are counted and listed but
-are not findings (an unusual --tile may need more registers than a thread has). Findings
+compiles without either), or nvcc past --nvcc-timeout; spills are counted and listed, the
+mutant kept as OUT/spills-SEED-RUN.sketch, but are not findings (an unusual --tile may need
+more registers than a thread has). Findings
 go to OUT with the mutant, the command and nvcc's output.
 
 Usage: test/fuzz/compile_mutants.py SKETCHC [--seconds 1800] [--seed 1] [--out DIR]
@@ -100,8 +101,10 @@ def main():
         bad = (f"nvcc over {a.nvcc_timeout:.0f} s" if status is None
                else f"nvcc status {status}" if status != 0
                else "a compiler warning" if WARNING.search(output) else None)
-        if SPILLS.search(output):
+        if SPILLS.search(output):  # kept to look at, not a finding
             spilled.append(f"{digest[:16]} {' '.join(args)}")
+            with open(os.path.join(a.out, f"spills-{a.seed}-{runs}.sketch"), "w") as f:
+                f.write(f"# sketchc --emit cuda {' '.join(args)}\n{text}")
         print(f"compiled {compiled} ({runs} mutants): {arch} {' '.join(args[2:])} "
               f"{bad or 'ok'}", flush=True)
         if bad:
