@@ -1209,17 +1209,20 @@ void FoldedEpilogue::emitWiden(CudaWriter &w) const {
   unrolledFor(w, "mi", "MI");
   unrolledFor(w, "ni", "NI");
   std::vector<std::string> sums(4);
+  llvm::StringMap<int> seen; // an operand folded twice (Bias D, bias twice) names its second _t1
   for (const Term &term : terms) {
     const EpilogueOperand &operand = term.start.operand;
     std::string type = cTypeOf(operand.param->type);
     std::string factor = term.start.factor.empty() ? "" : term.start.factor + " * ";
+    int repeat = seen[operand.var]++;
+    std::string var = operand.var + (repeat ? "_t" + std::to_string(repeat) : "");
     for (int64_t h = 0; h < term.words; ++h) {
-      std::string name = operand.var + (term.words == 1 ? "" : "_" + str(h));
+      std::string name = var + (term.words == 1 ? "" : "_" + str(h));
       w.line("const float2 " + name + " = sketch::unpack2<" + type +
              ">(__float_as_uint(acc[mi][ni][" + str(term.slot + h) + "]));");
     }
     for (int64_t e = 0; e < 4; ++e) {
-      std::string name = operand.var + (term.words == 1 ? "" : "_" + str(e / 2));
+      std::string name = var + (term.words == 1 ? "" : "_" + str(e / 2));
       std::string value = factor + name + (e % 2 ? ".y" : ".x");
       sums[e] += (sums[e].empty() ? "" : " + ") + value;
     }
