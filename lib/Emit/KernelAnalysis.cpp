@@ -32,12 +32,6 @@ std::string cTypeOf(ElementType type) {
 
 std::string cIdent(StringRef name) {
   static const llvm::StringSet<> reserved = {
-      // C++ keywords a sketch name could plausibly take
-      "auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
-      "do", "double", "else", "enum", "extern", "false", "float", "for", "goto", "if", "inline",
-      "int", "long", "new", "operator", "private", "public", "register", "return", "short",
-      "signed", "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef",
-      "union", "unsigned", "using", "void", "volatile", "while", "namespace", "half",
       // CUDA built-ins
       "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "stream", "sketch", "min", "max",
       // names the generated code declares itself
@@ -59,8 +53,8 @@ std::string cIdent(StringRef name) {
       // names the SIMT and convolution kernels declare (EmitSimtGemm.cpp, EmitConv*.cpp)
       "micro", "batches", "shape", "pixel", "pixels", "image", "channel", "x_src", "w_src", "y_dst",
       "load_x", "load_w", "pq", "ROWS", "COLS", "DEPTH", "THREADS"};
-  if (reserved.contains(name) || declaredByCudaHeaders(name) || name.starts_with("v_") ||
-      name.starts_with("bidx") || name.starts_with("__"))
+  if (reserved.contains(name) || isCxxKeyword(name) || declaredByCudaHeaders(name) ||
+      name.starts_with("v_") || name.starts_with("bidx") || name.starts_with("__"))
     return name.str() + "_";
   return name.str();
 }

@@ -402,21 +402,9 @@ OwningOpRef<ModuleOp> Parser::parseFile() {
 /// Why a kernel name cannot name the generated host function (`extern "C"`, at file scope
 /// beside the CUDA headers and sketch's runtime), or "" where it can.
 static StringRef takenKernelName(StringRef name) {
-  static const llvm::StringSet<> cxxKeywords = {
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
   // the generated code's own (the back-to-back GEMM's shared-tile layouts)
   static const llvm::StringSet<> generatedNames = {"Padded", "PaddedKMajor", "is_k_major"};
-  if (cxxKeywords.contains(name))
+  if (isCxxKeyword(name))
     return "a C++ keyword";
   if (name == "main")
     return "C++'s entry point";
