@@ -17,12 +17,13 @@ python3 - "$root" "${AB_ONLY:-}" > "$defaults" <<'PY'
 import re, sys
 root, only = sys.argv[1], sys.argv[2]
 files = [f"{root}/bench/gemm/bench_{n}_1.sketch" for n in ("f16_gemm", "bf16_gemm", "f16_bias_relu")]
+files.append(f"{root}/bench/gemm/bench_f16_bias_gelu.sketch")
 files.append(f"{root}/bench/conv/bench_conv_defaults.sketch")
 files.append(f"{root}/bench/attention/attn_defaults.sketch")
 files += [f"{root}/bench/projections/bench_projections_{t}.sketch" for t in ("f16", "bf16")]
 for path in files:
     for block in re.split(r"\n(?=kernel )", open(path).read()):
-        m = re.match(r"kernel (bg_(f16|bf16)_default|bbr_f16_default|bp_(f16|bf16)_default"
+        m = re.match(r"kernel (bg_(f16|bf16)_default|bb[rg]_f16_default|bp_(f16|bf16)_default"
                      r"|bc_(f16|bf16)_s\dp\d_default|attn_f16_d\d+_(mha|gqa)_(full|causal)_default)\(",
                      block)
         if m and only in m.group(1):

@@ -7,6 +7,7 @@ Cases (the issue's targets):
   f16 GEMM + bias + ReLU, M=8192 N=4096 K=4096    >= 0.60x torch._addmm_activation
                                                    (cuBLASLt fused epilogue) and faster
                                                    than torch matmul + bias + relu unfused
+  f16 GEMM + bias + GELU, the same size             the same (cuBLASLt's GELU: the tanh form)
 Each of our kernels comes in several tile / warps / stages configurations
 (bench/gemm/*.sketch); every configuration is timed and the best is compared.
 f16/bf16 GEMM is timed on both paths when both are built: bg_<type>_<config>
@@ -136,26 +137,35 @@ def mma_configs(prefix):
     return built_configs(prefix, MMA_CONFIGS)
 
 
-def bias_relu_case(rows, detail):
+# The fused epilogues timed against cuBLASLt's: {activation: (our kernels' prefix, torch's
+# function on f32, _addmm_activation's use_gelu)}. cuBLASLt's GELU is the tanh form; ours,
+# checked against torch's default, the erf form.
+BIAS_ACTIVATIONS = {"relu": ("bbr_f16", torch.relu, False),
+                    "gelu": ("bbg_f16", torch.nn.functional.gelu, True)}
+
+
+def bias_activation_case(rows, detail, activation="relu"):
+    prefix, function, use_gelu = BIAS_ACTIVATIONS[activation]
     m, n, k = 8192, 4096, 4096
     dtype = torch.float16
     data = input_sets(m, n, k, dtype, 2, bias=True)
-    c = torch.empty(m, n, device="cuda", dtype=dtype)
     fused = lambda i: torch._addmm_activation(data[i]["bias"], data[i]["A"], data[i]["B"],
-                                              use_gelu=False)
-    unfused = lambda i: torch.relu(torch.matmul(data[i]["A"], data[i]["B"]) + data[i]["bias"])
+                                              use_gelu=use_gelu)
+    unfused = lambda i: function(torch.matmul(data[i]["A"], data[i]["B"]) + data[i]["bias"])
     fused_ms = time_ms(fused, 2)
     unfused_ms = time_ms(unfused, 2)
-    reference = torch.relu(data[0]["A"].float() @ data[0]["B"].float() + data[0]["bias"].float())
-    label = f"f16 GEMM+bias+ReLU {m}x{n}x{k}"
+    reference = function(data[0]["A"].float() @ data[0]["B"].float() + data[0]["bias"].float())
+    name = {"relu": "ReLU", "gelu": "GELU"}[activation]
+    label = f"f16 GEMM+bias+{name} {m}x{n}x{k}"
     print(f"{label}: cuBLASLt fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms", flush=True)
-    best = best_of_ours("bbr_f16", data, m, n, k, dtype, reference, detail)
+    best = best_of_ours(prefix, data, m, n, k, dtype, reference, detail)
     libraries = {"fused": (fused, fused_ms), "unfused": (unfused, unfused_ms)}
     times, (ms, name, err) = again_head_to_head(libraries, best, data, detail)
     fused_ms, unfused_ms = times["fused"], times["unfused"]
-    rows.append((label, name, ms, tflops(m, n, k, ms), "torch._addmm_activation (cuBLASLt)",
+    fused_label = "torch._addmm_activation (cuBLASLt" + (", tanh GELU)" if use_gelu else ")")
+    rows.append((label, name, ms, tflops(m, n, k, ms), fused_label,
                  fused_ms, tflops(m, n, k, fused_ms), 0.6))
-    rows.append((label, name, ms, tflops(m, n, k, ms), "torch matmul+bias+relu (unfused)",
+    rows.append((label, name, ms, tflops(m, n, k, ms), f"torch matmul+bias+{activation} (unfused)",
                  unfused_ms, tflops(m, n, k, unfused_ms), 1.0))
 
 
@@ -187,7 +197,8 @@ def main():
             gemm_case(dtype_name, size, rows, detail)
     gemm_case("f32", 4096, rows, detail)
     if not args.quick:
-        bias_relu_case(rows, detail)
+        bias_activation_case(rows, detail, "relu")
+        bias_activation_case(rows, detail, "gelu")
     import bench_b2b  # back-to-back GEMMs (bench/b2b/*.sketch), when their kernels are built
     bench_b2b.add_cases(rows, detail)
     print(write_results(args.results, rows, detail, args.commit))

@@ -30,9 +30,10 @@ DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
 
 
 def gemm_cases(name):
-    """(label, library run, kernel run builder, reference, out, sets) for a bg_/bbr_ kernel."""
+    """(label, library run, kernel run builder, reference, out, sets) for a bg_, bbr_ (bias, ReLU)
+    or bbg_ (bias, GELU: against torch's erf GELU after cuBLASLt's addmm) kernel."""
     dtype = DTYPES[name.split("_")[1]]
-    bias = name.startswith("bbr_")
+    bias, gelu = name.startswith(("bbr_", "bbg_")), name.startswith("bbg_")
     # (4096, 5632, 2048), the Llama layer's MLP up projection, and (1024, 4864, 2048): 704
     # and 152 tiles of 128 x 256, short last rounds on 132 SMs (the split tail's shapes)
     sizes = [(8192, 4096, 4096)] if bias else [(4096, 4096, 4096), (8192, 8192, 8192),
@@ -42,7 +43,9 @@ def gemm_cases(name):
         sets = 2 if m >= 8192 else 3
         data = input_sets(m, n, k, dtype, sets, bias=bias)
         out = torch.empty(m, n, device="cuda", dtype=dtype)
-        if bias:
+        if gelu:
+            library = lambda i, d=data: torch.nn.functional.gelu(torch.addmm(d[i]["bias"], d[i]["A"], d[i]["B"]))
+        elif bias:
             library = lambda i, d=data: torch._addmm_activation(d[i]["bias"], d[i]["A"], d[i]["B"])
         else:
             library = lambda i, d=data, o=out: torch.matmul(d[i]["A"], d[i]["B"], out=o)

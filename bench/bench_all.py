@@ -98,7 +98,8 @@ def gemm_group(table, quick):
     table.run("gemm", 4 * 3 * 4096 * 4096, bench.gemm_case, "f32", 4096)
     if not quick:
         m, n, k = 8192, 4096, 4096
-        table.run("gemm", 2 * (m * k + k * n + m * n + n), bench.bias_relu_case)
+        for activation in bench.BIAS_ACTIVATIONS:
+            table.run("gemm", 2 * (m * k + k * n + m * n + n), bench.bias_activation_case, activation)
 
 
 def projections_group(table):

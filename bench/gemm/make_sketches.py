@@ -54,6 +54,9 @@ def main():
         groups.setdefault("bench_f16_bias_relu", []).append(
             kernel(f"bbr_f16_{name}", "A: f16[M, K], B: f16[K, N], bias: f16[N], D: f16[M, N]",
                    directives(name), ["Compute Bias D, bias", "Compute ReLU D"]))
+    groups["bench_f16_bias_gelu"] = [
+        kernel("bbg_f16_default", "A: f16[M, K], B: f16[K, N], bias: f16[N], D: f16[M, N]", [],
+               ["Compute Bias D, bias", "Compute GELU D"])]
     groups["bench_f32_gemm"] = [kernel(f"bg_f32_{name}", "A: f32[M, K], B: f32[K, N], D: f32[M, N]",
                                        directives(config))
                                 for name, config in [("default", "default"),

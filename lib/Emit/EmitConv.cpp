@@ -859,7 +859,8 @@ struct TensorCoreConvWriter : ConvWriterBase {
                       str(p.warps) + " warps as " + str(config.warpsM) + " x " +
                       str(config.warpsN) + ", " + str(p.stages) + " stages (" + p.pipeline +
                       "), " + str(smemBytes) + " bytes of shared memory");
-    openTensorCoreKernel(kernelName(), str(config.threads()), "");
+    // a minimum of 1 block an SM, as EmitGemm's (ptxas capped a 64 x 128 tile at 96 and spilled)
+    openTensorCoreKernel(kernelName(), str(config.threads()) + ", 1", "");
     emitTensorCorePreamble(w, config);
     emitImplicitGemmBlock();
     Im2colNhwcLoader a(config.a.smem, config.threads(), p.x->cname);

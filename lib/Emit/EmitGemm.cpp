@@ -565,9 +565,9 @@ private:
       return p.name == g.a.param->name || p.name == g.b.param->name;
     };
     w.line("template <bool kVec>");
-    // the split block: its slices' warps may use every register of the SM (ptxas capped a
-    // 2-slice 64 x 128 block at 128 registers and spilled without the minimum of 1)
-    std::string bounds = split ? str(config.threads() * config.slices) + ", 1" : str(config.threads());
+    // a minimum of 1 block an SM: without it ptxas caps the registers for the occupancy it
+    // guesses and spills (a 64 x 128 tile at 168, 4 and 8 bytes; a 2-slice split block at 128)
+    std::string bounds = str(config.threads() * (split ? config.slices : 1)) + ", 1";
     w.line("__global__ void __launch_bounds__(" + bounds + ") " + kernelName() + "(" +
            kernelParameterList(g.sig, restrictPtr) + ") {");
     w.indentMore();
