@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Fits the two polynomials of sketch::gelu (runtime/include/sketch/epilogue.cuh) and prints them.
+"""Lab (bench/labs/gelu): fits the polynomial of lab_gelu (candidate.cuh) and prints it.
 
-gelu(x) = x * Phi(x), Phi(x) = erfc(-z) / 2 with z = x / sqrt 2, evaluated without a branch:
-  |z| < T0:        Phi = 1/2 + z/2 * P(z^2),  P(s) ~ erf(sqrt s) / sqrt s     (relative error)
-  T0 <= |z| <= T1: erfc(|z|) / 2 = 2^Q(|z|),  Q(t) ~ log2(erfc(t)) - 1       (absolute error)
-The fit is weighted least squares on Chebyshev nodes, reweighted towards the minimax error
-(Lawson). Pure Python, doubles.   python3 scripts/fit_gelu.py [T0 T1 near_degree far_degree]
+gelu(x) = x * Phi(x), Phi(x) = erfc(-z) / 2 with z = x / sqrt 2; for t = |z| up to T:
+  erfc(t) / 2 = 2^Q(t),  Q(t) ~ log2(erfc(t)) - 1    (absolute error of the power)
+so Phi = 1 - 2^Q(t) where x > 0, else 2^Q(t): one polynomial, one ex2, no branch, and no
+cancellation for negative x. The fit is weighted least squares on Chebyshev nodes, reweighted
+towards the minimax error (Lawson). Pure Python, doubles.
+  python3 bench/labs/gelu/fit_gelu.py [T degree]
 """
 import math
 import sys
@@ -55,19 +56,13 @@ def near_minimax(f, lo, hi, degree, relative, rounds=40):
 
 
 def main():
-    t0, t1, near_degree, far_degree = 1.0, 4.0, 5, 8
-    if len(sys.argv) == 5:
-        t0, t1, near_degree, far_degree = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    erf_over_z = lambda s: math.erf(math.sqrt(s)) / math.sqrt(s) if s > 0 else 2 / math.sqrt(math.pi)
-    near, near_error = near_minimax(erf_over_z, 0.0, t0 * t0, near_degree, True)
-    far, far_error = near_minimax(lambda t: math.log2(math.erfc(t)), t0, t1, far_degree, False)
-    far[0] -= 1.0  # the 1/2 of Phi, folded into the power of two
-    print(f"// P: degree {near_degree} on [0, {t0}^2], relative error {near_error:.2e}")
-    print(f"// Q: degree {far_degree} on [{t0}, {t1}], absolute error {far_error:.2e} (log2)")
-    for name, var, coeffs in (("p", "s", near), ("q", "u", far)):
-        print(f"float {name} = {coeffs[-1]:.8e}f;")
-        for c in reversed(coeffs[:-1]):
-            print(f"{name} = fmaf({name}, {var}, {c:.8e}f);")
+    limit, degree = (float(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) == 3 else (4.0, 11)
+    coeffs, error = near_minimax(lambda t: math.log2(math.erfc(t)), 0.0, limit, degree, False)
+    coeffs[0] -= 1.0  # the 1/2 of Phi, folded into the power of two
+    print(f"// Q: degree {degree} on [0, {limit}], absolute error {error:.2e} (log2)")
+    print(f"float q = {coeffs[-1]:.8e}f;")
+    for c in reversed(coeffs[:-1]):
+        print(f"q = fmaf(q, t, {c:.8e}f);")
 
 
 if __name__ == "__main__":
