@@ -1081,7 +1081,8 @@ private:
     w.open("if (next < gridDim.x * gridDim.y * gridDim.z)");
     w.line("const int n_m0 = (int(gridDim.x) - 1 - int(next % gridDim.x)) * BM;");
     writeLeadingIndices("n_i", "int(next / gridDim.x % gridDim.y)",
-                        "int(next / (gridDim.x * gridDim.y))", "const int ");
+                        "int(next / (gridDim.x * gridDim.y))", "const int ",
+                        !takesOuterIndex(plan.q) || !takesOuterIndex(plan.k));
     w.line("const int n_q = int(" + leadingIndex(plan.q, "n_i") + "), n_kv = int(" +
            leadingIndex(plan.k, "n_i") + ");");
     w.line("tma_prefetch_tile_panels<QK_PANELS>(&Q_map, 0, n_m0, n_q);");
@@ -1371,8 +1372,15 @@ private:
         return "int64_t(head / (int(" + plan.dim(q.back()) + ") / int(" + plan.dim(own.back()) +
                ")))";
     }
+    auto leading = info.leading(), q = plan.q.leading();
+    if (takesOuterIndex(info)) {
+      std::string last = indexName(leading.size() - 1, prefix);
+      if (leading.back() != q.back()) // grouped: query index / (group size)
+        last = "(" + last + " / (int(" + plan.dim(q.back()) + ") / int(" + plan.dim(leading.back()) +
+               ")))";
+      return "(int64_t(" + prefix.str() + "_outer) * " + plan.dim(leading.back()) + " + " + last + ")";
+    }
     std::string flat = "0";
-    auto leading = info.leading();
     for (size_t i = 0; i < leading.size(); ++i) {
       std::string index = indexName(i, prefix);
       if (leading[i] != plan.q.leading()[i]) // grouped: query index / (group size)
@@ -1467,18 +1475,35 @@ private:
     w.line("  return; // past the last group's heads");
   }
 
+  /// A tensor with Q's leading dimensions, three or more, the last perhaps grouped: its
+  /// flat index starts from PREFIX_outer, Q's leading indices but the last flattened (the
+  /// grid's own), not from the indices divided out of it (on sm_80 the divisions made the
+  /// D = 128 kernel of [B, G, H, S, D] tensors spill 52 bytes).
+  bool takesOuterIndex(const TensorInfo &info) const {
+    auto leading = info.leading(), q = plan.q.leading();
+    return leading.size() >= 3 && leading.size() == q.size() && leading.drop_back() == q.drop_back();
+  }
+
   /// Q's leading indices PREFIX0.. from the grid's `last` (its last dimension) and `rest`
-  /// (the others, flattened). Indices are below 65536 (the host checks the grid), so 32-bit
-  /// division suffices.
-  void writeLeadingIndices(StringRef prefix, StringRef last, StringRef rest, StringRef decl) {
+  /// (the others, flattened: PREFIX_outer where there are three or more). Indices are below
+  /// 65536 (the host checks the grid), so 32-bit division suffices. `others`: the indices
+  /// but the last are written (only PREFIX_outer otherwise).
+  void writeLeadingIndices(StringRef prefix, StringRef last, StringRef rest, StringRef decl,
+                           bool others = true) {
     auto leading = plan.q.leading();
     if (!leading.empty())
       w.line(formatv("{0}{1} = {2};", decl, indexName(leading.size() - 1, prefix), last).str());
     if (leading.size() == 2)
       w.line(formatv("{0}{1} = {2};", decl, indexName(0, prefix), rest).str());
     if (leading.size() > 2) {
+      w.line(formatv("const int {0}_outer = {1}; // {0}0 .. {0}{2} flattened", prefix, rest,
+                     leading.size() - 2)
+                 .str());
+      if (!others)
+        return;
+      decl = "[[maybe_unused]] const int "; // the tensors of Q's dimensions take PREFIX_outer
       std::string left = (prefix.drop_back() + "rest").str(); // i0.. take rest, n_i0.. n_rest
-      w.line("int " + left + " = " + rest.str() + ";");
+      w.line("int " + left + " = " + prefix.str() + "_outer;");
       for (size_t i = leading.size() - 1; i-- > 0;) {
         if (i == 0) {
           w.line(formatv("{0}{1} = {2};", decl, indexName(i, prefix), left).str());

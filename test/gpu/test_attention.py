@@ -4,7 +4,8 @@ The kernels come from test/gpu/attention/*.sketch (attention_variants: d = 64 an
 128, MHA and GQA, 4 and 8 warps; attention_heads: the other head dimensions, D_qk
 != D_v too; attention_layouts: the seed's chain E, F, G, H, I with F and H in
 either storage order; attention_chain: looped back-to-back GEMMs without a
-Softmax and a scaling after the Softmax), compiled into the GPU suite's library. Every case draws
+Softmax and a scaling after the Softmax; attention_groups: tensors [B, G, H, S, D]),
+compiled into the GPU suite's library. Every case draws
 fresh random inputs, poisons the output with NaN, and compares every element
 with the reference: softmax(Q K^T * scale) V in f32 on the f16/bf16 inputs, with
 the causal mask aligned to the bottom right (row i sees keys 0..i + L - S, as
@@ -75,11 +76,13 @@ def batch_for(s, l):
 
 def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=None,
              names=("Q", "K", "V", "O"), head_names=("H", "HK"), key_rows=True,
-             value_rows=True, softmax=True, gain=None, steps=None, scalars=None):
+             value_rows=True, softmax=True, gain=None, steps=None, scalars=None, groups=None):
     """One call of kernel `name` on random inputs; K (V) stored [L, D] when key_rows
     (value_rows) else [D, L]. softmax=False: a looped back-to-back GEMM (no softmax);
     gain: the scaling after the softmax (the kernel's `gain` parameter); steps: the
-    reference of the statements on the scaled scores; scalars: more scalar arguments."""
+    reference of the statements on the scaled scores; scalars: more scalar arguments;
+    groups: the kernel's tensors are [B, G, H, ..] with G = groups and B = b / groups (the
+    same memory as [b, H, ..])."""
     t = sketch_gpu.DTYPES[dtype]
     b = b or batch_for(s, l)
     q = torch.randn(b, h, s, dqk, device="cuda", dtype=t)
@@ -91,6 +94,8 @@ def run_case(name, dtype, causal, s, l, hk, dqk, dv, *, b=None, h=HEADS, scale=N
     stored_v = v if value_rows else v.transpose(-1, -2).contiguous()
     values = dict(zip(names, (q, stored_k, stored_v, o)))
     values.update({"scale": scale, "B": b, head_names[0]: h, head_names[1]: hk, "S": s, "L": l})
+    if groups:
+        values.update({"B": b // groups, "G": groups})
     if gain is not None:
         values["gain"] = gain
     values.update(scalars or {})
@@ -300,6 +305,17 @@ def test_scale_and_batch():
              scale=-0.2)
     run_case("attn_f16_d96_gqa_full", "f16", False, 129, 65, 1, 96, 96, b=5, h=8, scale=2.0)
     run_case("attn_bf16_d192_v128_gqa_causal", "bf16", True, 65, 129, 3, 192, 128, b=2, h=9)
+
+
+def test_three_leading_dimensions():
+    """attention_groups.sketch: Q [B, G, H, S, D], K and V [B, G, HK, L, D], O like Q (B = 2,
+    G = 3): the sm_90a kernel, causal too, and the mma.sync one; MHA, GQA and MQA."""
+    for (s, l), hk in itertools.product([(1, 1), (113, 203), (256, 512), (1024, 1023)],
+                                        (HEADS, 2, 1)):
+        run_case("attn_f16_d128_groups_full", "f16", False, s, l, hk, 128, 128, b=6, groups=3,
+                 scale=1.0)
+        run_case("attn_bf16_d64_groups_causal", "bf16", True, s, l, hk, 64, 64, b=6, groups=3)
+        run_case("attn_f16_d96_groups_sync_full", "f16", False, s, l, hk, 96, 96, b=6, groups=3)
 
 
 def test_rejects_bad_sizes():
