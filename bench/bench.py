@@ -144,7 +144,7 @@ BIAS_ACTIVATIONS = {"relu": ("bbr_f16", torch.relu, False),
                     "gelu": ("bbg_f16", torch.nn.functional.gelu, True)}
 
 
-def bias_activation_case(rows, detail, activation="relu"):
+def bias_activation_case(activation, rows, detail):
     prefix, function, use_gelu = BIAS_ACTIVATIONS[activation]
     m, n, k = 8192, 4096, 4096
     dtype = torch.float16
@@ -155,8 +155,8 @@ def bias_activation_case(rows, detail, activation="relu"):
     fused_ms = time_ms(fused, 2)
     unfused_ms = time_ms(unfused, 2)
     reference = function(data[0]["A"].float() @ data[0]["B"].float() + data[0]["bias"].float())
-    name = {"relu": "ReLU", "gelu": "GELU"}[activation]
-    label = f"f16 GEMM+bias+{name} {m}x{n}x{k}"
+    title = {"relu": "ReLU", "gelu": "GELU"}[activation]
+    label = f"f16 GEMM+bias+{title} {m}x{n}x{k}"
     print(f"{label}: cuBLASLt fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms", flush=True)
     best = best_of_ours(prefix, data, m, n, k, dtype, reference, detail)
     libraries = {"fused": (fused, fused_ms), "unfused": (unfused, unfused_ms)}
@@ -197,8 +197,8 @@ def main():
             gemm_case(dtype_name, size, rows, detail)
     gemm_case("f32", 4096, rows, detail)
     if not args.quick:
-        bias_activation_case(rows, detail, "relu")
-        bias_activation_case(rows, detail, "gelu")
+        for activation in BIAS_ACTIVATIONS:
+            bias_activation_case(activation, rows, detail)
     import bench_b2b  # back-to-back GEMMs (bench/b2b/*.sketch), when their kernels are built
     bench_b2b.add_cases(rows, detail)
     print(write_results(args.results, rows, detail, args.commit))
