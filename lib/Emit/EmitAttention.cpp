@@ -1361,34 +1361,32 @@ private:
     return formatv("{0}{1}", prefix, i).str();
   }
 
+  /// Query head index `index` as the index of a grouped dimension: over the group size.
+  std::string groupedIndex(StringRef index, StringRef queryDim, StringRef ownDim) const {
+    return (index + " / (int(" + plan.dim(queryDim) + ") / int(" + plan.dim(ownDim) + "))").str();
+  }
+
   /// Flattened leading indices of `info` (grouped: the query index / group size).
   std::string leadingIndex(const TensorInfo &info, StringRef prefix = "i") const {
+    auto leading = info.leading(), q = plan.q.leading();
     if (plan.causal) { // the causal block order's flat index of Q's leading dimensions, `head`
-      auto q = plan.q.leading(), own = info.leading();
-      if (own == q)
+      if (leading == q)
         return "int64_t(head)";
       // grouped in the last one only (it divides Q's: the host checks): head / the group size
-      if (!own.empty() && own.drop_back() == q.drop_back())
-        return "int64_t(head / (int(" + plan.dim(q.back()) + ") / int(" + plan.dim(own.back()) +
-               ")))";
+      if (!leading.empty() && leading.drop_back() == q.drop_back())
+        return "int64_t(" + groupedIndex("head", q.back(), leading.back()) + ")";
     }
-    auto leading = info.leading(), q = plan.q.leading();
-    if (takesOuterIndex(info)) {
-      std::string last = indexName(leading.size() - 1, prefix);
-      if (leading.back() != q.back()) // grouped: query index / (group size)
-        last = "(" + last + " / (int(" + plan.dim(q.back()) + ") / int(" + plan.dim(leading.back()) +
-               ")))";
-      return "(int64_t(" + prefix.str() + "_outer) * " + plan.dim(leading.back()) + " + " + last + ")";
-    }
+    auto index = [&](size_t i) { // grouped: query index / (group size)
+      std::string name = indexName(i, prefix);
+      return leading[i] == q[i] ? name : "(" + groupedIndex(name, q[i], leading[i]) + ")";
+    };
+    if (takesOuterIndex(info))
+      return "(int64_t(" + prefix.str() + "_outer) * " + plan.dim(leading.back()) + " + " +
+             index(leading.size() - 1) + ")";
     std::string flat = "0";
-    for (size_t i = 0; i < leading.size(); ++i) {
-      std::string index = indexName(i, prefix);
-      if (leading[i] != plan.q.leading()[i]) // grouped: query index / (group size)
-        index = "(" + index + " / (int(" + plan.dim(plan.q.leading()[i]) + ") / int(" +
-                plan.dim(leading[i]) + ")))";
-      flat = i == 0 ? "int64_t(" + index + ")"
-                    : "(" + flat + " * " + plan.dim(leading[i]) + " + " + index + ")";
-    }
+    for (size_t i = 0; i < leading.size(); ++i)
+      flat = i == 0 ? "int64_t(" + index(i) + ")"
+                    : "(" + flat + " * " + plan.dim(leading[i]) + " + " + index(i) + ")";
     return flat;
   }
 
