@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Lab (bench/labs/gelu): fits the polynomial of lab_gelu (candidate.cuh) and prints it.
+"""Lab (bench/labs/gelu): fits the polynomial of sketch::gelu (runtime epilogue.cuh); prints it.
 
 gelu(x) = x * Phi(x), Phi(x) = erfc(-z) / 2 with z = x / sqrt 2; for t = |z| up to T:
   erfc(t) / 2 = 2^Q(t),  Q(t) ~ log2(erfc(t)) - 1    (absolute error of the power)

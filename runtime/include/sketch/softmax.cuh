@@ -18,7 +18,7 @@
 //   copy_cols_async<ROWS, COLS, THREADS>  the same for columns col0.. of a global
 //                                         [ROWS][ld] matrix, columns past `valid_cols`
 //                                         zero-filled
-//   fast_exp2(x)                          ex2.approx (2^x; 2^-inf = 0)
+//   fast_exp2(x)                          ex2.approx (2^x; 2^-inf = 0; epilogue.cuh)
 //   quad_max / quad_sum                   reduce over the 4 lanes of a quad
 //   scale_tile(x, f)                      x *= f
 //   map_tile(x, f)                        f(x) on every element (the statements on the scores)
@@ -50,6 +50,7 @@
 #define SKETCH_SOFTMAX_CUH
 
 #include "sketch/copy.cuh"
+#include "sketch/epilogue.cuh"
 #include "sketch/mma.cuh"
 
 #include <cstdint>
@@ -195,13 +196,6 @@ __device__ __forceinline__ void copy_cols_async(uint32_t dst, const T *src, int6
                            ROWS, valid_cols, ld);
     });
   }
-}
-
-/// 2^x with the hardware approximation (relative error about 2^-22); 2^-inf = +0.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
 }
 
 __device__ __forceinline__ float quad_max(float x) {
