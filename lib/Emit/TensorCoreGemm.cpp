@@ -753,17 +753,14 @@ void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
 }
 
-/// The register epilogue's loop over a thread's fragments: the statements on each
-/// accumulator pair into `out[2]`, then `stage` (a line of r, c and out) writes the pair
-/// to the staging tile. In passes, only the warps whose rows are in pass `pass`.
-void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
-                          StringRef tileRow, StringRef stage, StringRef niFirst = "",
-                          int64_t niCount = 0) {
+/// The statements on accumulator element (mi, ni, 2 h + j) into `out` (a C++ lvalue); opens
+/// the loops over mi, ni (or nb: NI_COUNT fragments from NI_FIRST) and h, declaring r and c
+/// (the tile row, less the pass's first row in passes, and column) where `stage` may use them.
+void emitElementStatements(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
+                           StringRef tileRow, bool passes, StringRef out, StringRef niFirst,
+                           int64_t niCount) {
   // elements indexed by (row, col): whole tensors not already loaded into registers
   bool wholeReads = epilogue.readsFullTensor() && !s.wholeInRegisters;
-  bool passes = s.rowPasses > 1;
-  if (passes)
-    w.open("if (warp_m * WM / PASS_ROWS == pass)");
   unrolledFor(w, "mi", "MI");
   if (niFirst.empty()) {
     unrolledFor(w, "ni", "NI");
@@ -772,19 +769,57 @@ void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const 
     w.line("const int ni = " + niFirst.str() + " + nb;");
   }
   unrolledFor(w, "h", "2");
-  w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" + std::string(passes ? " - pass * PASS_ROWS" : "") +
-         ", c = warp_n * WN + ni * 8 + 2 * t;");
+  bool staging = out == "out[j]"; // else in place: r and c only for the whole reads
+  if (staging || wholeReads)
+    w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" +
+           std::string(passes ? " - pass * PASS_ROWS" : "") + ", c = warp_n * WN + ni * 8 + 2 * t;");
   if (wholeReads)
     w.line("const int64_t row = " + s.m0 + " + " + tileRow.str() + ";");
-  w.line("float out[2];");
+  if (staging)
+    w.line("float out[2];");
   unrolledFor(w, "j", "2");
   if (wholeReads)
     w.line("const int64_t col = " + s.n0 + " + c + j;");
   epilogue.emitElement(
       w, "acc[mi][ni][2 * h + j]",
-      [&](const EpilogueOperand &operand) { return operandValue(epilogue, operand, s); }, "out[j]");
+      [&](const EpilogueOperand &operand) { return operandValue(epilogue, operand, s); }, out);
   w.close();
+}
+
+/// The register epilogue's loop over a thread's fragments: the statements on each
+/// accumulator pair into `out[2]`, then `stage` (a line of r, c and out) writes the pair
+/// to the staging tile. In passes, only the warps whose rows are in pass `pass` (an `if`
+/// left open for the caller); with `applied`, the accumulators already hold the
+/// statements' values (applyEpilogueInPlace).
+void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
+                          StringRef tileRow, StringRef stage, StringRef niFirst = "",
+                          int64_t niCount = 0, bool applied = false) {
+  bool passes = s.rowPasses > 1;
+  if (passes)
+    w.open("if (warp_m * WM / PASS_ROWS == pass)");
+  if (applied) {
+    unrolledFor(w, "mi", "MI");
+    unrolledFor(w, "ni", "NI");
+    unrolledFor(w, "h", "2");
+    w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" + std::string(passes ? " - pass * PASS_ROWS" : "") +
+           ", c = warp_n * WN + ni * 8 + 2 * t;");
+    w.line("const float out[2] = {acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]};");
+  } else {
+    emitElementStatements(w, epilogue, s, tileRow, passes, "out[j]", niFirst, niCount);
+  }
   w.line(stage.str());
+  w.close();
+  w.close();
+  w.close();
+}
+
+/// The statements on every accumulator, in place, before the staging passes: the passes'
+/// rolled loop keeps the accumulators live across both passes, and a function applied
+/// inside it (GELU over 128 accumulators) spilled 156 bytes in the 168 registers of the
+/// persistent kernel's element path; applied once before it, nothing.
+void applyEpilogueInPlace(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
+  w.comment("the statements on the accumulators in place, before the passes");
+  emitElementStatements(w, epilogue, s, "r", /*passes=*/false, "acc[mi][ni][2 * h + j]", "", 0);
   w.close();
   w.close();
   w.close();
@@ -916,8 +951,11 @@ void emitChunkedStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEm
   w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
   w.line(s.outType + " *staged = reinterpret_cast<" + s.outType + " *>(smem + " + str(st.offset) +
          ");");
+  if (passes)
+    applyEpilogueInPlace(w, epilogue, s);
   openPasses(w, s);
-  emitFragmentEpilogue(w, epilogue, s, out.tileRow, stagePair(s, "staged + r * LD + c"));
+  emitFragmentEpilogue(w, epilogue, s, out.tileRow, stagePair(s, "staged + r * LD + c"), "", 0,
+                       /*applied=*/passes);
   if (passes)
     w.close();
   w.line(s.barrier);

@@ -437,12 +437,16 @@ int64_t persistentPasses(const GemmAnalysis &g, bool inPasses) {
 }
 
 /// Whether the persistent kernel may stage its tile in passes (persistentPasses'
-/// `inPasses`): a register epilogue of a 16-bit output that evaluates no function (the
-/// 384-thread kernel's 168 registers then hold the accumulators and the epilogue,
-/// docs/backend.md). Not a staged one: in passes of BM / 4 rows, persistent, Y =
-/// silu(X W^T) * U ran 1-2% slower than one tile a block (docs/backend.md).
+/// `inPasses`): a register epilogue of a 16-bit output (the 384-thread kernel's 168
+/// registers then hold the accumulators and the epilogue, docs/backend.md; its element
+/// path applies the statements before the passes, applyEpilogueInPlace), but not one that
+/// calls functions on a whole [M, N] tensor's elements: that one keeps the one-tile
+/// register form with the tensor's words preloaded (registerFormOf). Not a staged one: in
+/// passes of BM / 4 rows, persistent, Y = silu(X W^T) * U ran 1-2% slower than one tile a
+/// block (docs/backend.md).
 bool epilogueInPasses(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
-  return !g.stagedEpilogue && gemmStoreSpec(g).outBytes == 2 && !epilogue.callsFunctions();
+  return !g.stagedEpilogue && gemmStoreSpec(g).outBytes == 2 &&
+         !(epilogue.callsFunctions() && epilogue.readsFullTensor());
 }
 
 /// Accumulator and epilogue-operand registers (epilogueOperandRegisters) a thread of the
