@@ -753,14 +753,9 @@ void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
 }
 
-/// The statements on accumulator element (mi, ni, 2 h + j) into `out` (a C++ lvalue); opens
-/// the loops over mi, ni (or nb: NI_COUNT fragments from NI_FIRST) and h, declaring r and c
-/// (the tile row, less the pass's first row in passes, and column) where `stage` may use them.
-void emitElementStatements(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
-                           StringRef tileRow, bool passes, StringRef out, StringRef niFirst,
-                           int64_t niCount) {
-  // elements indexed by (row, col): whole tensors not already loaded into registers
-  bool wholeReads = epilogue.readsFullTensor() && !s.wholeInRegisters;
+/// Opens the loops over a thread's fragments: mi, ni (or nb: NI_COUNT of them from
+/// NI_FIRST) and h.
+void openFragmentLoops(CudaWriter &w, StringRef niFirst, int64_t niCount) {
   unrolledFor(w, "mi", "MI");
   if (niFirst.empty()) {
     unrolledFor(w, "ni", "NI");
@@ -769,20 +764,34 @@ void emitElementStatements(CudaWriter &w, const EpilogueEmitter &epilogue, const
     w.line("const int ni = " + niFirst.str() + " + nb;");
   }
   unrolledFor(w, "h", "2");
-  bool staging = out == "out[j]"; // else in place: r and c only for the whole reads
-  if (staging || wholeReads)
-    w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" +
-           std::string(passes ? " - pass * PASS_ROWS" : "") + ", c = warp_n * WN + ni * 8 + 2 * t;");
+}
+
+/// r and c: a fragment pair's tile row (less the pass's first row in passes) and column.
+std::string fragmentIndexLine(bool passes) {
+  return "const int r = warp_m * WM + mi * 16 + g + h * 8" +
+         std::string(passes ? " - pass * PASS_ROWS" : "") + ", c = warp_n * WN + ni * 8 + 2 * t;";
+}
+
+/// Inside openFragmentLoops: the statements on accumulator elements 2 h and 2 h + 1 into
+/// `out[2]` (declared here, with r and c for the stage line), or `inPlace` into the
+/// accumulators themselves (r and c only where whole tensors are read by element).
+void emitElementStatements(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s,
+                           StringRef tileRow, bool passes, bool inPlace) {
+  // elements indexed by (row, col): whole tensors not already loaded into registers
+  bool wholeReads = epilogue.readsFullTensor() && !s.wholeInRegisters;
+  if (!inPlace || wholeReads)
+    w.line(fragmentIndexLine(passes));
   if (wholeReads)
     w.line("const int64_t row = " + s.m0 + " + " + tileRow.str() + ";");
-  if (staging)
+  if (!inPlace)
     w.line("float out[2];");
   unrolledFor(w, "j", "2");
   if (wholeReads)
     w.line("const int64_t col = " + s.n0 + " + c + j;");
   epilogue.emitElement(
       w, "acc[mi][ni][2 * h + j]",
-      [&](const EpilogueOperand &operand) { return operandValue(epilogue, operand, s); }, out);
+      [&](const EpilogueOperand &operand) { return operandValue(epilogue, operand, s); },
+      inPlace ? "acc[mi][ni][2 * h + j]" : "out[j]");
   w.close();
 }
 
@@ -797,15 +806,12 @@ void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const 
   bool passes = s.rowPasses > 1;
   if (passes)
     w.open("if (warp_m * WM / PASS_ROWS == pass)");
+  openFragmentLoops(w, niFirst, niCount);
   if (applied) {
-    unrolledFor(w, "mi", "MI");
-    unrolledFor(w, "ni", "NI");
-    unrolledFor(w, "h", "2");
-    w.line("const int r = warp_m * WM + mi * 16 + g + h * 8" + std::string(passes ? " - pass * PASS_ROWS" : "") +
-           ", c = warp_n * WN + ni * 8 + 2 * t;");
+    w.line(fragmentIndexLine(passes));
     w.line("const float out[2] = {acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]};");
   } else {
-    emitElementStatements(w, epilogue, s, tileRow, passes, "out[j]", niFirst, niCount);
+    emitElementStatements(w, epilogue, s, tileRow, passes, /*inPlace=*/false);
   }
   w.line(stage.str());
   w.close();
@@ -819,7 +825,8 @@ void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const 
 /// persistent kernel's element path; applied once before it, nothing.
 void applyEpilogueInPlace(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
   w.comment("the statements on the accumulators in place, before the passes");
-  emitElementStatements(w, epilogue, s, "r", /*passes=*/false, "acc[mi][ni][2 * h + j]", "", 0);
+  openFragmentLoops(w, "", 0);
+  emitElementStatements(w, epilogue, s, "r", /*passes=*/false, /*inPlace=*/true);
   w.close();
   w.close();
   w.close();
