@@ -137,15 +137,15 @@ def mma_configs(prefix):
     return built_configs(prefix, MMA_CONFIGS)
 
 
-# The fused epilogues timed against cuBLASLt's: {activation: (our kernels' prefix, torch's
-# function on f32, _addmm_activation's use_gelu)}. cuBLASLt's GELU is the tanh form; ours,
-# checked against torch's default, the erf form.
-BIAS_ACTIVATIONS = {"relu": ("bbr_f16", torch.relu, False),
-                    "gelu": ("bbg_f16", torch.nn.functional.gelu, True)}
+# The fused epilogues timed against cuBLASLt's: {activation: (its name in labels, our kernels'
+# prefix, torch's function on f32, _addmm_activation's use_gelu)}. cuBLASLt's GELU is the tanh
+# form; ours, checked against torch's default, the erf form.
+BIAS_ACTIVATIONS = {"relu": ("ReLU", "bbr_f16", torch.relu, False),
+                    "gelu": ("GELU", "bbg_f16", torch.nn.functional.gelu, True)}
 
 
 def bias_activation_case(activation, rows, detail):
-    prefix, function, use_gelu = BIAS_ACTIVATIONS[activation]
+    title, prefix, function, use_gelu = BIAS_ACTIVATIONS[activation]
     m, n, k = 8192, 4096, 4096
     dtype = torch.float16
     data = input_sets(m, n, k, dtype, 2, bias=True)
@@ -155,7 +155,6 @@ def bias_activation_case(activation, rows, detail):
     fused_ms = time_ms(fused, 2)
     unfused_ms = time_ms(unfused, 2)
     reference = function(data[0]["A"].float() @ data[0]["B"].float() + data[0]["bias"].float())
-    title = {"relu": "ReLU", "gelu": "GELU"}[activation]
     label = f"f16 GEMM+bias+{title} {m}x{n}x{k}"
     print(f"{label}: cuBLASLt fused {fused_ms:.3f} ms, unfused {unfused_ms:.3f} ms", flush=True)
     best = best_of_ours(prefix, data, m, n, k, dtype, reference, detail)

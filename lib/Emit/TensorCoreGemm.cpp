@@ -766,6 +766,13 @@ void openFragmentLoops(CudaWriter &w, StringRef niFirst, int64_t niCount) {
   unrolledFor(w, "h", "2");
 }
 
+/// Closes what openFragmentLoops opened.
+void closeFragmentLoops(CudaWriter &w) {
+  w.close();
+  w.close();
+  w.close();
+}
+
 /// r and c: a fragment pair's tile row (less the pass's first row in passes) and column.
 std::string fragmentIndexLine(bool passes) {
   return "const int r = warp_m * WM + mi * 16 + g + h * 8" +
@@ -814,9 +821,7 @@ void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const 
     emitElementStatements(w, epilogue, s, tileRow, passes, /*inPlace=*/false);
   }
   w.line(stage.str());
-  w.close();
-  w.close();
-  w.close();
+  closeFragmentLoops(w);
 }
 
 /// The statements on every accumulator, in place, before the staging passes: the passes'
@@ -827,9 +832,7 @@ void applyEpilogueInPlace(CudaWriter &w, const EpilogueEmitter &epilogue, const 
   w.comment("the statements on the accumulators in place, before the passes");
   openFragmentLoops(w, "", 0);
   emitElementStatements(w, epilogue, s, "r", /*passes=*/false, /*inPlace=*/true);
-  w.close();
-  w.close();
-  w.close();
+  closeFragmentLoops(w);
 }
 
 /// The line that stages a fragment's pair `out[0]`, `out[1]` at the element pointer `at`
