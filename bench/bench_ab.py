@@ -31,9 +31,12 @@ DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
 
 def gemm_cases(name):
     """(label, library run, kernel run builder, reference, out, sets) for a bg_, bbr_ (bias, ReLU)
-    or bbg_ (bias, GELU: against torch's erf GELU after cuBLASLt's addmm) kernel."""
+    or bbg_ (bias, GELU: against torch's erf GELU after cuBLASLt's addmm) kernel, or an f32
+    output's bo_ (as bg_) or bog_ (as bbg_) one of bench/labs/gemm_f32_output.sketch (the
+    library's 16-bit output cast to f32)."""
     dtype = DTYPES[name.split("_")[1]]
-    bias, gelu = name.startswith(("bbr_", "bbg_")), name.startswith("bbg_")
+    bias, gelu = name.startswith(("bbr_", "bbg_", "bog_")), name.startswith(("bbg_", "bog_"))
+    out_dtype = torch.float32 if name.startswith(("bo_", "bog_")) else dtype
     # (4096, 5632, 2048), the Llama layer's MLP up projection, and (1024, 4864, 2048): 704
     # and 152 tiles of 128 x 256, short last rounds on 132 SMs (the split tail's shapes)
     sizes = [(8192, 4096, 4096)] if bias else [(4096, 4096, 4096), (8192, 8192, 8192),
@@ -42,14 +45,16 @@ def gemm_cases(name):
     for m, n, k in sizes:
         sets = 2 if m >= 8192 else 3
         data = input_sets(m, n, k, dtype, sets, bias=bias)
-        out = torch.empty(m, n, device="cuda", dtype=dtype)
+        out = torch.empty(m, n, device="cuda", dtype=out_dtype)
         if gelu:
             library = lambda i, d=data: torch.nn.functional.gelu(torch.addmm(d[i]["bias"], d[i]["A"], d[i]["B"]))
         elif bias:
             library = lambda i, d=data: torch._addmm_activation(d[i]["bias"], d[i]["A"], d[i]["B"])
+        elif out_dtype != dtype:
+            library = lambda i, d=data: torch.matmul(d[i]["A"], d[i]["B"]).float()
         else:
             library = lambda i, d=data, o=out: torch.matmul(d[i]["A"], d[i]["B"], out=o)
-        ref = library(0).clone()
+        ref = library(0).float().clone() if out_dtype != dtype else library(0).clone()
 
         def ours(call, d=data, o=out, m=m, n=n, k=k):
             return lambda i: call(**d[i], D=o, M=m, N=n, K=k)

@@ -437,16 +437,20 @@ int64_t persistentPasses(const GemmAnalysis &g, bool inPasses) {
 }
 
 /// Whether the persistent kernel may stage its tile in passes (persistentPasses'
-/// `inPasses`): a register epilogue of a 16-bit output (the 384-thread kernel's 168
-/// registers then hold the accumulators and the epilogue, docs/backend.md; its element
-/// path applies the statements before the passes, applyEpilogueInPlace), but not one that
-/// calls functions on a whole [M, N] tensor's elements: that one keeps the one-tile
-/// register form with the tensor's words preloaded (registerFormOf). Not a staged one: in
-/// passes of BM / 4 rows, persistent, Y = silu(X W^T) * U ran 1-2% slower than one tile a
-/// block (docs/backend.md).
+/// `inPasses`): a register epilogue (the 384-thread kernel's 168 registers then hold the
+/// accumulators and the epilogue, docs/backend.md; its element path applies the statements
+/// before the passes, applyEpilogueInPlace), but not
+/// - one that calls functions on a whole [M, N] tensor's elements: that one keeps the
+///   one-tile register form with the tensor's words preloaded (registerFormOf);
+/// - one of an f32 output that reads a whole tensor: measured only without whole reads
+///   (docs/backend.md "Passes"), so whole reads keep their one-tile forms there.
+/// Not a staged one: in passes of BM / 4 rows, persistent, Y = silu(X W^T) * U ran 1-2%
+/// slower than one tile a block (docs/backend.md).
 bool epilogueInPasses(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
-  return !g.stagedEpilogue && gemmStoreSpec(g).outBytes == 2 &&
-         !(epilogue.callsFunctions() && epilogue.readsFullTensor());
+  int64_t outBytes = gemmStoreSpec(g).outBytes;
+  bool wholeReads = epilogue.readsFullTensor();
+  return !g.stagedEpilogue && (outBytes == 2 || (outBytes == 4 && !wholeReads)) &&
+         !(epilogue.callsFunctions() && wholeReads);
 }
 
 /// Accumulator and epilogue-operand registers (epilogueOperandRegisters) a thread of the
