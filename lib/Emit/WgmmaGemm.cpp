@@ -442,15 +442,16 @@ int64_t persistentPasses(const GemmAnalysis &g, bool inPasses) {
 /// before the passes, applyEpilogueInPlace), but not
 /// - one that calls functions on a whole [M, N] tensor's elements: that one keeps the
 ///   one-tile register form with the tensor's words preloaded (registerFormOf);
-/// - one of an f32 output that reads a whole tensor: measured only without whole reads
-///   (docs/backend.md "Passes"), so whole reads keep their one-tile forms there.
+/// - one of an f32 output that reads a whole tensor or calls functions: in passes, the
+///   element path of `exp` and `sigmoid` epilogues spilled (24 and 40 bytes), and passes of
+///   f32 outputs with whole reads are unmeasured (docs/backend.md "Passes").
 /// Not a staged one: in passes of BM / 4 rows, persistent, Y = silu(X W^T) * U ran 1-2%
 /// slower than one tile a block (docs/backend.md).
 bool epilogueInPasses(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
   int64_t outBytes = gemmStoreSpec(g).outBytes;
-  bool wholeReads = epilogue.readsFullTensor();
-  return !g.stagedEpilogue && (outBytes == 2 || (outBytes == 4 && !wholeReads)) &&
-         !(epilogue.callsFunctions() && wholeReads);
+  bool wholeReads = epilogue.readsFullTensor(), functions = epilogue.callsFunctions();
+  bool plainF32 = outBytes == 4 && !wholeReads && !functions;
+  return !g.stagedEpilogue && (outBytes == 2 || plainF32) && !(functions && wholeReads);
 }
 
 /// Accumulator and epilogue-operand registers (epilogueOperandRegisters) a thread of the
