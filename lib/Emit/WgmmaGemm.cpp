@@ -491,6 +491,24 @@ GemmAnalysis registerFormOf(const GemmAnalysis &g, const EpilogueEmitter &epilog
   return passes == 0 && wordsFit ? form : g;
 }
 
+/// The one-tile kernel (not a split form) of an f32 output whose register epilogue calls
+/// functions over 128 accumulators a thread (a 64 x 256 warpgroup tile) takes the staged
+/// form: the raw accumulators staged (the f32 staging tile is the same), the statements
+/// run on its row-major chunks as they are stored. Applied to the fragments with the
+/// accumulators live, ptxas spilled 8-48 bytes at 255 registers (exp, tanh, sigmoid, gelu +
+/// silu, with a row bias or none); with 64 accumulators (BN = 128) nothing spilled.
+GemmAnalysis stagedFormOf(const GemmAnalysis &g, const EpilogueEmitter &epilogue,
+                          const SplitForm *split) {
+  constexpr int64_t kStagedFunctionAccumulators = 128;
+  if (split || g.stagedEpilogue || gemmStoreSpec(g).outBytes != 4 ||
+      !epilogue.callsFunctions() || g.tileN / 2 < kStagedFunctionAccumulators ||
+      persistentPasses(g, epilogueInPasses(g, epilogue)) > 0)
+    return g;
+  GemmAnalysis form = g;
+  form.stagedEpilogue = true;
+  return form;
+}
+
 /// One operand's shared tile and its wgmma descriptor.
 struct OperandTile {
   const GemmOperand *op;
@@ -548,7 +566,8 @@ class WgmmaWriter {
 public:
   WgmmaWriter(const GemmAnalysis &given, const EpilogueEmitter &epilogue, CudaWriter &w,
               const SplitForm *split = nullptr)
-      : g(registerFormOf(given, epilogue, split)), epilogue(epilogue), w(w), block(blockOf(g)),
+      : g(stagedFormOf(registerFormOf(given, epilogue, split), epilogue, split)),
+        epilogue(epilogue), w(w), block(blockOf(g)),
         split(split), folded(epilogue, false) {
     passes = split ? 0 : persistentPasses(g, epilogueInPasses(g, epilogue));
     block.producer = split ? usesTma(g) : passes > 0;

@@ -31,6 +31,8 @@ EPILOGUES = {
     "batched_coladd": lambda acc, t, s: relu(acc + s["beta"] * t["C"]),
     "rowbias_relu": lambda acc, t, s: relu(acc + t["bias"][:, None]),
     "f32bias_f32out": lambda acc, t, s: acc + t["bias"],
+    "f32rowbias_gelu": lambda acc, t, s: F.gelu(acc + t["bias"][:, None]),
+    "f32sigmoid": lambda acc, t, s: torch.sigmoid(acc),
     "exprbias": lambda acc, t, s: relu(t["bias"] + acc) * 0.5,
     "residual": lambda acc, t, s: relu(acc + t["bias"] + t["R"]),
     "batched2d_tt": lambda acc, t, s: acc,
@@ -46,7 +48,9 @@ BIG = ["tc_f16_plain", "tc_bf16_plain", "tc_f16_bias_relu", "tc_bf16_128x256", "
        "tc_f16ws_batched", "tc_bf16_128x256x64",
        # sm_90a persistent kernels whose accumulators start from the epilogue's operand
        "tc_f16_batched_coladd", "tc_f16_rowbias_relu", "tc_f16_f32bias_f32out", "tc_f16_exprbias",
-       "tc_f16_residual"]
+       "tc_f16_residual",
+       # an f32 output with a function: its statements on the staged accumulators
+       "tc_f16_f32rowbias_gelu"]
 
 
 def test_every_kernel_small_sizes():
@@ -68,7 +72,7 @@ def test_k_zero_and_one():
 def test_misaligned_base_pointers():
     """Bases one element off 16 bytes: the host function picks the element path."""
     CASES.sweep(["tc_f16_bias_relu", "tc_bf16_bt", "tc_f16_f32out", "tc_f16_batched",
-                 "tc_bf16_batched2d_tt"], [(136, 264, 72)], misalign=True)
+                 "tc_bf16_batched2d_tt", "tc_bf16_f32sigmoid"], [(136, 264, 72)], misalign=True)
 
 
 def test_accumulator_start_operand_alone_misaligned():
