@@ -504,8 +504,9 @@ struct ConvWriterBase {
 // f32 (nchw or nhwc) and f16 / bf16 nchw: the SIMT path
 //===----------------------------------------------------------------------===//
 
-/// Registers the nhwc im2col loader, and the 16-bit nchw loaders (element loads
-/// converted to f32), need beyond a plain copy's (SimtTile::loaderRegisters).
+/// Registers the nhwc im2col loader, the 16-bit nchw loaders (element loads
+/// converted to f32) and the stores of a 16-bit output (f32 converted and packed) need
+/// beyond a plain copy's (SimtTile::loaderRegisters).
 constexpr int64_t kConvLoaderRegisters = 8;
 
 /// The SIMT block of an implicit-GEMM f32 convolution by the rules of
@@ -520,8 +521,9 @@ FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef a
                              broken, /*im2col=*/!p.nhwc);
   // The nhwc loader splits each chunk's pixel and (r, s, c) at every k-tile; the
   // 16-bit loaders convert: at the default tile's 128 registers (two blocks an SM)
-  // ptxas spilled 12-60 bytes.
-  if (tile && (p.nhwc || p.x->type != ElementType::f32))
+  // ptxas spilled 12-60 bytes. An f32 input with a 16-bit output: the narrow 64 x 128
+  // kernel spilled 4 bytes at 128 registers (four blocks an SM).
+  if (tile && (p.nhwc || p.x->type != ElementType::f32 || p.y->type != ElementType::f32))
     tile->loaderRegisters = kConvLoaderRegisters;
   if (tile)
     return *tile;
