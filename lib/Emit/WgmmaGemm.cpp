@@ -626,7 +626,7 @@ public:
   int64_t smemBytes() const { return smemBytesOf(g, passes); }
 
 private:
-  const GemmAnalysis g; // registerFormOf's
+  const GemmAnalysis g; // registerFormOf's, then stagedFormOf's
   const EpilogueEmitter &epilogue;
   CudaWriter &w;
   WgmmaBlock block;
