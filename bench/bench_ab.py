@@ -54,7 +54,7 @@ def gemm_cases(name):
             library = lambda i, d=data: torch.matmul(d[i]["A"], d[i]["B"]).float()
         else:
             library = lambda i, d=data, o=out: torch.matmul(d[i]["A"], d[i]["B"], out=o)
-        ref = library(0).float().clone() if out_dtype != dtype else library(0).clone()
+        ref = library(0).to(out_dtype).clone()
 
         def ours(call, d=data, o=out, m=m, n=n, k=k):
             return lambda i: call(**d[i], D=o, M=m, N=n, K=k)
