@@ -45,6 +45,9 @@ GROUPS = ["gemm", "projections", "b2b", "conv", "attention"]
 NOTES = [
     "Triton's matmul is not in the table: triton.ops (its packaged matmul) is gone from "
     "Triton 3.x, and a hand-written Triton kernel would be ours, not a library's.",
+    "Convolution and attention rows: each side's time is the lower of its eager calls and "
+    "its CUDA-graph replays (a decoding row's kernels take 20-50 us, about a call from "
+    "Python); times under 0.1 ms have four decimals.",
     "Bandwidth counts the minimum bytes (each input read once, the output written once); "
     "GEMMs and attention are compute-bound, so it is informative only for b2b and small "
     "convolutions.",
@@ -216,7 +219,7 @@ def attention_case(b, h, hk, s, d, causal, rows, detail, key_columns=False, keys
         # the libraries, our default and our best again in alternating batches (the same clocks)
         times, best = bench_common.head_to_head(
             {w: (lambda i, f=f: f()) for w, f in library_runs.items()},
-            {n: (lambda i, r=r: r()) for n, r in contenders.runs.items()}, 1, detail)
+            {n: (lambda i, r=r: r()) for n, r in contenders.runs.items()}, 1, detail, graph="best")
         libraries.update(times)
     print(f"{label}: " + ", ".join(f"{w} {t:.3f} ms" for w, t in libraries.items()), flush=True)
     for what, lib_ms in libraries.items():
@@ -329,6 +332,11 @@ def fmt(x, spec):
     return "" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
 
 
+def ms_spec(ms):
+    """Times under 0.1 ms get a fourth decimal (0.0152 against 0.0158 ms would both read 0.016)."""
+    return ".4f" if ms is not None and ms < 0.1 else ".3f"
+
+
 def ratio_of(row, best=False):
     """Library time / ours: the default configuration's, or with best=True the best listed."""
     _, _, _, name, ms, _, _, lib_ms, _, _, default, default_ms = row
@@ -361,17 +369,18 @@ def markdown(table, commit, copy_bw):
         gbs = nbytes / (dms * 1e-3) / 1e9 if ratio is not None else None
         met = "" if target is None else "yes" if ratio is not None and ratio >= target else "no"
         lines.append(f"| {i} | {group} | {label} | "
-                     f"{fmt(dms, '.3f') if ratio is not None else '(no default kernel)'} | "
+                     f"{fmt(dms, ms_spec(dms)) if ratio is not None else '(no default kernel)'} | "
                      f"{fmt(dtf, '.1f')} | {fmt(gbs, '.0f')} | {name or '(no correct kernel)'} | "
-                     f"{fmt(ms if name else None, '.3f')} | "
+                     f"{fmt(ms if name else None, ms_spec(ms))} | "
                      f"{fmt(best_ratio, '.2f')}{'x' if best_ratio else ''} | {lib} | "
-                     f"{lib_ms:.3f} | {lib_tf:.1f} | {fmt(ratio, '.2f')}{'x' if ratio else ''} | "
+                     f"{fmt(lib_ms, ms_spec(lib_ms))} | {lib_tf:.1f} | {fmt(ratio, '.2f')}{'x' if ratio else ''} | "
                      f"{'' if target is None else f'>= {target:.2f}x'} | {met} |")
     lines += [""] + [f"- {note}" for note in NOTES] + [""] + geomeans(table)
     lines += projections_summary(table)
     lines += ["", "<details><summary>every configuration</summary>", "",
               "| kernel | case | ms | TFLOP/s | rel. error |", "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {n} | {c} | {ms:.3f} | {tf:.1f} | {e:.1e} |" for n, c, ms, tf, e in table.detail]
+    lines += [f"| {n} | {c} | {fmt(ms, ms_spec(ms))} | {tf:.1f} | {e:.1e} |"
+              for n, c, ms, tf, e in table.detail]
     lines += ["", "</details>", ""]
     return "\n".join(lines)
 

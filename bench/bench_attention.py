@@ -42,8 +42,8 @@ def ours(lib, name, q, k, v, o, scale, keys=None):
     b, h, s, _ = q.shape
     args = [ctypes.c_void_p(t.data_ptr()) for t in (q, k, v, o)]
     args += [ctypes.c_float(scale)] + [ctypes.c_int64(n) for n in (b, h, s, keys or k.shape[2])]
-    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-    return lambda: fn(*args, stream)
+    # the stream current at each call (a CUDA graph's capture runs on its own)
+    return lambda: fn(*args, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
 
 
 def torch_sdpa(backend, q, k, v, causal, gqa=False):
