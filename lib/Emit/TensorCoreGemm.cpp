@@ -824,12 +824,13 @@ void emitFragmentEpilogue(CudaWriter &w, const EpilogueEmitter &epilogue, const 
   closeFragmentLoops(w);
 }
 
-/// The statements on every accumulator, in place, before the staging passes: the passes'
-/// rolled loop keeps the accumulators live across both passes, and a function applied
-/// inside it (GELU over 128 accumulators) spilled 156 bytes in the 168 registers of the
-/// persistent kernel's element path; applied once before it, nothing.
+/// The statements on every accumulator, in place, before the staging loop
+/// (appliesEpilogueFirst): the passes' rolled loop keeps the accumulators live across both
+/// passes, and a function applied inside it (GELU over 128 accumulators) spilled 156 bytes
+/// in the 168 registers of the persistent kernel's element path; applied once before it,
+/// nothing.
 void applyEpilogueInPlace(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
-  w.comment("the statements on the accumulators in place, before the passes");
+  w.comment("the statements on the accumulators in place, before they are staged");
   openFragmentLoops(w, "", 0);
   emitElementStatements(w, epilogue, s, "r", /*passes=*/false, /*inPlace=*/true);
   closeFragmentLoops(w);
@@ -950,22 +951,34 @@ void emitWarpgroupTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const
   w.close();
 }
 
+/// Whether the statements run on every accumulator in place before the staging loop
+/// (applyEpilogueInPlace) rather than inside it: in passes (above), and where functions
+/// run over 128 or more accumulators a thread. Inside the staging loop, exp(-D * D) *
+/// tanh(D) on the mma.sync kernel's 64 x 64 warp tiles spilled 236-244 bytes at 255
+/// registers (sm_80); applied first, nothing.
+bool appliesEpilogueFirst(const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
+                          const StoreSpec &s) {
+  constexpr int64_t kFunctionAccumulators = 128;
+  return s.rowPasses > 1 || (epilogue.callsFunctions() &&
+                             c.tileM * c.tileN / c.threads() >= kFunctionAccumulators);
+}
+
 /// The staged tile's coalesced 16-byte stores (element stores at the edges).
 void emitChunkedStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
                       const StoreSpec &s) {
   const plan::StagingBuffer &st = s.staging;
   OutputChunks out(s, c);
-  bool passes = s.rowPasses > 1;
+  bool passes = s.rowPasses > 1, applied = appliesEpilogueFirst(c, epilogue, s);
   if (passes)
     out.tileRow = "pass * PASS_ROWS + r";
   w.line("constexpr int LD = " + str(st.ld) + ";  // staging row, padded against bank conflicts");
   w.line(s.outType + " *staged = reinterpret_cast<" + s.outType + " *>(smem + " + str(st.offset) +
          ");");
-  if (passes)
+  if (applied)
     applyEpilogueInPlace(w, epilogue, s);
   openPasses(w, s);
   emitFragmentEpilogue(w, epilogue, s, out.tileRow, stagePair(s, "staged + r * LD + c"), "", 0,
-                       /*applied=*/passes);
+                       applied);
   if (passes)
     w.close();
   w.line(s.barrier);
