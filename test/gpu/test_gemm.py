@@ -38,6 +38,8 @@ EPILOGUES = {
     "batched2d_tt": lambda acc, t, s: acc,
     "128x256": lambda acc, t, s: relu(acc + t["bias"]),
     "unitbcast": lambda acc, t, s: relu(acc + t["bias"]) * t["R"],
+    "mma_exp_tanh": lambda acc, t, s: torch.exp(-acc * acc) * torch.tanh(acc),
+    "mma_rowbias_gelu": lambda acc, t, s: F.gelu(acc + t["bias"][:, None]),
 }
 
 CASES = GemmCases("gemm", EPILOGUES, default="plain")
@@ -50,7 +52,9 @@ BIG = ["tc_f16_plain", "tc_bf16_plain", "tc_f16_bias_relu", "tc_bf16_128x256", "
        "tc_f16_batched_coladd", "tc_f16_rowbias_relu", "tc_f16_f32bias_f32out", "tc_f16_exprbias",
        "tc_f16_residual",
        # an f32 output with a function: its statements on the staged accumulators
-       "tc_f16_f32rowbias_gelu"]
+       "tc_f16_f32rowbias_gelu",
+       # mma.sync (256-row tiles) with functions applied in place before staging
+       "tc_f16_mma_exp_tanh", "tc_bf16_mma_rowbias_gelu"]
 
 
 def test_every_kernel_small_sizes():
@@ -61,6 +65,14 @@ def test_every_kernel_small_sizes():
 def test_every_kernel_multi_tile():
     """Several tiles in both directions and many k-tiles (every pipeline stage reused)."""
     CASES.sweep(sorted(CASES.kernels()), [(300, 520, 520), (513, 263, 1031)])
+
+
+def test_mma_functions_in_place():
+    """The mma.sync kernel's epilogues with functions over 128 accumulators a thread, run in
+    place before staging: ragged, multi-tile and K = 0 / 1 sizes (also in the sweeps above)."""
+    CASES.sweep(["tc_f16_mma_exp_tanh", "tc_bf16_mma_rowbias_gelu"],
+                [(1, 1, 1), (255, 129, 33), (257, 131, 520), (513, 263, 1031), (33, 40, 0),
+                 (2000, 1000, 300)])
 
 
 def test_k_zero_and_one():
