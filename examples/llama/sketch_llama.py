@@ -9,7 +9,8 @@ package: the q/k/v projections as one GEMM over the concatenated weights, the
 attention (causal, grouped-query) and the output projection with the residual
 add fused; the MLP's up projection, its gate projection with SiLU(gate) * up
 fused, and the down projection with the residual add fused. RMSNorm and the
-rotary embedding stay the layer's own torch code.
+rotary embedding stay the layer's own torch code: under torch.compile(fast) they
+fuse around the kernels (bench/bench_llama_layer.py times both forms).
 """
 import os
 
