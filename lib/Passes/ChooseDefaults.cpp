@@ -671,6 +671,10 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     applyDirectives(kernel, *config);
     if (failed(applyOverrides(kernel, *config)))
       return failure();
+    // The program's values in range before the fits below compute with them (warps
+    // 9223372036854775807 overflowed 16 x warps in an attention kernel's tile rule).
+    if (failed(validate(kernel, problem, *config)))
+      return failure();
     fitAttentionStages(problem, *config, arch);
     fitWgmmaWarps(problem, *config, arch);
     if (failed(validate(kernel, problem, *config)))
