@@ -953,14 +953,10 @@ void emitWarpgroupTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const
 
 /// Whether the statements run on every accumulator in place before the staging loop
 /// (applyEpilogueInPlace) rather than inside it: in passes (above), and where functions
-/// run over 128 or more accumulators a thread. Inside the staging loop, exp(-D * D) *
-/// tanh(D) on the mma.sync kernel's 64 x 64 warp tiles spilled 236-244 bytes at 255
-/// registers (sm_80); applied first, nothing.
+/// crowd the accumulators (functionsCrowdAccumulators; applied first, nothing spilled).
 bool appliesEpilogueFirst(const TensorCoreConfig &c, const EpilogueEmitter &epilogue,
                           const StoreSpec &s) {
-  constexpr int64_t kFunctionAccumulators = 128;
-  return s.rowPasses > 1 || (epilogue.callsFunctions() &&
-                             c.tileM * c.tileN / c.threads() >= kFunctionAccumulators);
+  return s.rowPasses > 1 || functionsCrowdAccumulators(epilogue, c.tileM * c.tileN / c.threads());
 }
 
 /// The staged tile's coalesced 16-byte stores (element stores at the edges).
@@ -1223,6 +1219,11 @@ void FoldedEpilogue::emitWordLoads(CudaWriter &w, const Term &term, const Elemen
     w.close();
   }
   w.close();
+}
+
+bool functionsCrowdAccumulators(const EpilogueEmitter &epilogue, int64_t accumulatorsPerThread) {
+  constexpr int64_t kFunctionAccumulators = 128;
+  return epilogue.callsFunctions() && accumulatorsPerThread >= kFunctionAccumulators;
 }
 
 bool wholeOperandsAreWords(const EpilogueEmitter &epilogue) {

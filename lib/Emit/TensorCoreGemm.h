@@ -160,6 +160,13 @@ struct StoreSpec {
   bool storesByWarpgroup() const { return storesByTma() && tmaSlots > 0; }
 };
 
+/// Whether `epilogue` calls functions (GELU, SiLU, sigmoid, tanh, exp) over 128 or more
+/// accumulators a thread: applied to the fragments while the staging loop runs, their
+/// temporaries beside the accumulators spilled at 255 registers (mma.sync's 64 x 64 warp
+/// tiles on sm_80: exp(-D * D) * tanh(D), 236-244 bytes; the wgmma one-tile kernel's
+/// 64 x 256 warpgroup tiles with an f32 output: 8-48 bytes), so those kernels apply them
+/// apart from the staging (appliesEpilogueFirst, stagedFormOf).
+bool functionsCrowdAccumulators(const EpilogueEmitter &epilogue, int64_t accumulatorsPerThread);
 /// Whether every whole [M, N] operand of `epilogue` is 16-bit: a word a column pair of a
 /// fragment row, which emitWholeOperandPreloads can load before the main loop.
 bool wholeOperandsAreWords(const EpilogueEmitter &epilogue);

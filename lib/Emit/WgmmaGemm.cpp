@@ -491,17 +491,16 @@ GemmAnalysis registerFormOf(const GemmAnalysis &g, const EpilogueEmitter &epilog
   return passes == 0 && wordsFit ? form : g;
 }
 
-/// The one-tile kernel (not a split form) of an f32 output whose register epilogue calls
-/// functions over 128 accumulators a thread (a 64 x 256 warpgroup tile) takes the staged
-/// form: the raw accumulators staged (the f32 staging tile is the same), the statements
-/// run on its row-major chunks as they are stored. Applied to the fragments with the
-/// accumulators live, ptxas spilled 8-48 bytes at 255 registers (exp, tanh, sigmoid, gelu +
-/// silu, with a row bias or none); with 64 accumulators (BN = 128) nothing spilled.
+/// The one-tile kernel (not a split form) of an f32 output whose register epilogue's
+/// functions crowd the accumulators (functionsCrowdAccumulators: a 64 x 256 warpgroup tile,
+/// BN / 2 a thread) takes the staged form: the raw accumulators staged (the f32 staging
+/// tile is the same), the statements run on its row-major chunks as they are stored.
+/// Applied to the fragments, ptxas spilled 8-48 bytes at 255 registers (exp, tanh,
+/// sigmoid, gelu + silu, with a row bias or none); with 64 accumulators (BN = 128) nothing.
 GemmAnalysis stagedFormOf(const GemmAnalysis &g, const EpilogueEmitter &epilogue,
                           const SplitForm *split) {
-  constexpr int64_t kStagedFunctionAccumulators = 128;
   if (split || g.stagedEpilogue || gemmStoreSpec(g).outBytes != 4 ||
-      !epilogue.callsFunctions() || g.tileN / 2 < kStagedFunctionAccumulators ||
+      !functionsCrowdAccumulators(epilogue, g.tileN / 2) ||
       persistentPasses(g, epilogueInPasses(g, epilogue)) > 0)
     return g;
   GemmAnalysis form = g;
