@@ -353,6 +353,13 @@ bool EpilogueEmitter::callsFunctions() const {
   return llvm::any_of(statements, plan::callsFunctions);
 }
 
+int64_t EpilogueEmitter::functionCalls() const {
+  int64_t calls = 0;
+  for (Operation *statement : statements)
+    calls += plan::functionCalls(statement);
+  return calls;
+}
+
 bool EpilogueEmitter::readsFullTensor() const {
   return llvm::any_of(operandList, [](const EpilogueOperand &o) { return o.whole(); });
 }

@@ -101,6 +101,8 @@ public:
   /// Whether a statement evaluates a function beyond ReLU (GELU, SiLU, sigmoid, tanh,
   /// exp): code whose temporaries need registers beside the accumulators.
   bool callsFunctions() const;
+  /// How many such calls the statements evaluate an element (plan::functionCalls).
+  int64_t functionCalls() const;
 
   /// Whether an operand is a whole [M, N] tensor (read by row and column).
   bool readsFullTensor() const;

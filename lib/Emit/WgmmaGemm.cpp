@@ -462,6 +462,14 @@ bool epilogueInPasses(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
 /// spilled (examples/gemm_epilogue.sketch).
 constexpr int64_t kPreloadRegisterBudget = 200;
 
+/// Whether the preloaded words leave too few registers for the statements' functions: two
+/// calls or more (max and min count) beside 128 accumulators a thread. ptxas spilled
+/// 32-76 bytes on `sigmoid(Y) * tanh(Y) * U` and 148-344 on `max(silu(Y), tanh(Y)) * U +
+/// exp(Y)` and longer; `silu(Y) * U`, `gelu(Y) * U` and `exp(-Y * Y) * U` compiled clean.
+bool functionsCrowdPreloads(const EpilogueEmitter &epilogue, int64_t accumulators) {
+  return epilogue.functionCalls() > 1 && functionsCrowdAccumulators(epilogue, accumulators);
+}
+
 /// The kernel of one tile slice (not a split form) for an epilogue staged in f32 because it
 /// reads a whole [M, N] tensor (sketch.epilogue_mode = "staged") takes the register form
 /// (docs/backend.md "Epilogues that read a whole [M, N] tensor"):
@@ -470,8 +478,9 @@ constexpr int64_t kPreloadRegisterBudget = 200;
 ///   (the f32 staging tile does not fit beside the stages: the staged kernel is one tile a
 ///   block);
 /// - else, where the register form is one tile a block too, every whole operand is 16-bit
-///   and its words fit kPreloadRegisterBudget beside the accumulators: each thread loads
-///   its words before the main loop (StoreSpec::wholeInRegisters).
+///   and its words fit kPreloadRegisterBudget beside the accumulators, and the functions
+///   do not crowd them (functionsCrowdPreloads): each thread loads its words before the
+///   main loop (StoreSpec::wholeInRegisters).
 GemmAnalysis registerFormOf(const GemmAnalysis &g, const EpilogueEmitter &epilogue,
                             const SplitForm *split) {
   if (split || !g.stagedEpilogue)
@@ -487,7 +496,8 @@ GemmAnalysis registerFormOf(const GemmAnalysis &g, const EpilogueEmitter &epilog
   int64_t accumulators = g.tileN / 2; // a warpgroup's 64 x BN over its 128 threads
   bool wordsFit = wholeOperandsAreWords(epilogue) &&
                   accumulators + epilogueOperandRegisters(epilogue, accumulators) <=
-                      kPreloadRegisterBudget;
+                      kPreloadRegisterBudget &&
+                  !functionsCrowdPreloads(epilogue, accumulators);
   return passes == 0 && wordsFit ? form : g;
 }
 

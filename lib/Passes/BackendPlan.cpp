@@ -407,15 +407,17 @@ SmallVector<std::string> indexNames(ArrayRef<int64_t> positions, int64_t targetR
   return names;
 }
 
-bool callsFunctions(Operation *statement) {
+bool callsFunctions(Operation *statement) { return functionCalls(statement) > 0; }
+
+int64_t functionCalls(Operation *statement) {
   if (auto elementwise = dyn_cast<ElementwiseOp>(statement)) {
     ElementwiseKind kind = elementwise.getKind();
     return kind == ElementwiseKind::gelu || kind == ElementwiseKind::silu ||
            kind == ElementwiseKind::sigmoid || kind == ElementwiseKind::tanh;
   }
-  bool calls = false;
+  int64_t calls = 0;
   statement->walk([&](CallOp call) {
-    calls |= call.getCallee() != CallKind::relu && call.getCallee() != CallKind::leaky_relu;
+    calls += call.getCallee() != CallKind::relu && call.getCallee() != CallKind::leaky_relu;
   });
   return calls;
 }

@@ -292,6 +292,8 @@ llvm::SmallVector<std::string> indexNames(llvm::ArrayRef<int64_t> positions, int
 /// Whether an elementwise statement calls a function beyond ReLU and LeakyReLU (GELU,
 /// SiLU, sigmoid, tanh, exp, max, min): code whose temporaries need registers.
 bool callsFunctions(mlir::Operation *statement);
+/// How many such function calls the statement evaluates an element (each call counted).
+int64_t functionCalls(mlir::Operation *statement);
 
 /// The dims of a tensor parameter as strings (empty when `name` is no tensor parameter).
 std::vector<std::string> tensorDims(KernelOp kernel, llvm::StringRef name);

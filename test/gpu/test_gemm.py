@@ -40,6 +40,8 @@ EPILOGUES = {
     "unitbcast": lambda acc, t, s: relu(acc + t["bias"]) * t["R"],
     "mma_exp_tanh": lambda acc, t, s: torch.exp(-acc * acc) * torch.tanh(acc),
     "mma_rowbias_gelu": lambda acc, t, s: F.gelu(acc + t["bias"][:, None]),
+    "silu_mul": lambda acc, t, s: F.silu(acc) * t["C"],
+    "sigmoid_tanh_mul": lambda acc, t, s: torch.sigmoid(acc) * torch.tanh(acc) * t["C"],
 }
 
 CASES = GemmCases("gemm", EPILOGUES, default="plain")
@@ -54,7 +56,9 @@ BIG = ["tc_f16_plain", "tc_bf16_plain", "tc_f16_bias_relu", "tc_bf16_128x256", "
        # an f32 output with a function: its statements on the staged accumulators
        "tc_f16_f32rowbias_gelu",
        # mma.sync (256-row tiles) with functions applied in place before staging
-       "tc_f16_mma_exp_tanh", "tc_bf16_mma_rowbias_gelu"]
+       "tc_f16_mma_exp_tanh", "tc_bf16_mma_rowbias_gelu",
+       # a whole operand with one function (its words preloaded) and with two (staged)
+       "tc_bf16_silu_mul", "tc_f16_sigmoid_tanh_mul"]
 
 
 def test_every_kernel_small_sizes():

@@ -1,0 +1,53 @@
+"""Our default projection against torch.nn.functional.linear (cuBLAS) at sizes that are not
+multiples of 8, beside their aligned neighbours, in one process (CUDA graphs, alternating
+batches). Every output is checked against torch's first.
+
+  SKETCH_GPU_LIB=... SKETCH_GPU_GEN=... python3 bench/labs/odd_sizes/lab.py
+"""
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "test", "gpu"))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+import sketch_gpu  # noqa: E402
+from bench_common import rel_error, time_interleaved_ms  # noqa: E402
+
+SHAPES = [  # (M, N, K)
+    (4096, 50257, 768), (4096, 50264, 768),    # GPT-2's LM head: N odd, and N rounded to 8
+    (4096, 4097, 4096), (4096, 4096, 4096),    # N odd
+    (4096, 4096, 4097),                        # K odd (operand rows unaligned)
+    (4000, 3001, 2000), (4000, 3000, 2000),
+    (777, 1003, 515), (128, 50257, 768), (1, 50257, 768),
+]
+
+
+def main():
+    names = [n for n in sketch_gpu.prototypes() if n.startswith("odd_proj")]
+    for m, n, k in SHAPES:
+        sets = 3
+        data = [dict(X=torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
+                     W=torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / k ** 0.5)
+                for _ in range(sets)]
+        outs = {name: torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+                for name in names}
+        runs = {"cublas": lambda i: F.linear(data[i]["X"], data[i]["W"])}
+        ref = runs["cublas"](0).float()
+        for name in names:
+            call = sketch_gpu.kernel(name)
+            runs[name] = lambda i, c=call, o=outs[name]: c(**data[i], Y=o, M=m, N=n, K=k)
+            status = runs[name](0)
+            torch.cuda.synchronize()
+            print(f"{name} {m}x{n}x{k}: status {status} error {rel_error(outs[name].float(), ref):.2e}")
+        for r in range(2):
+            t = time_interleaved_ms(runs, sets, graph=True)
+            line = ", ".join(f"{name} {t[name]:.4f}" for name in runs)
+            ratios = ", ".join(f"{name} {t['cublas'] / t[name]:.2f}x" for name in names)
+            print(f"{m}x{n}x{k} round {r}: {line}  ({ratios})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
