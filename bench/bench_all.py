@@ -7,7 +7,8 @@ checks and timing (bench.py: GEMM and GEMM+bias+ReLU against cuBLAS /
 cuBLASLt; bench_b2b.py: back-to-back GEMMs against torch's unfused chain;
 bench_conv.py: ResNet-50 convolutions against cuDNN and the SIMT SGEMM against
 cuBLAS; bench_conv_b2b.py: back-to-back convolutions against two cuDNN convolutions; bench_attention.py: attention against torch SDPA's flash backend;
-bench_projections.py: Y = X W^T at LLM projection shapes against cuBLAS);
+bench_projections.py: Y = X W^T at LLM projection shapes against cuBLAS, and at sizes
+whose N is not a multiple of 8, the odd_sizes group);
 this script calls them in turn, in one process, and gathers their rows into
 one table. The GEMM, convolution and attention rows' library and our default and best are
 timed once more in alternating batches (bench_common.head_to_head), which
@@ -21,7 +22,7 @@ bench/RESULTS.md (and $OUT/RESULTS.md), and draws the ratios as a bar chart
 into bench/ratios.png (and $OUT/ratios.png): matplotlib when it is
 installed, else a small built-in PNG writer (bars only, in table order).
 Each group's geometric mean ratio follows the table (the projections group's
-per-row summary too). --only gemm,projections,b2b,conv,attention runs some groups.
+per-row summary too). --only gemm,projections,odd_sizes,b2b,conv,attention runs some groups.
 """
 import argparse
 import functools
@@ -41,7 +42,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
 import bench_common  # noqa: E402
 import sketch_gpu  # noqa: E402
 
-GROUPS = ["gemm", "projections", "b2b", "conv", "attention"]
+GROUPS = ["gemm", "projections", "odd_sizes", "b2b", "conv", "attention"]
 NOTES = [
     "Triton's matmul is not in the table: triton.ops (its packaged matmul) is gone from "
     "Triton 3.x, and a hand-written Triton kernel would be ours, not a library's.",
@@ -110,6 +111,18 @@ def projections_group(table):
     for t, m, n, k in bench_projections.cases():
         table.run("projections", bench_projections.min_bytes(m, n, k),
                   bench_projections.projection_case, t, m, n, k)
+
+
+# Projections whose N is not a multiple of 8 (a vocabulary of 50257: GPT-2's LM head) and
+# one ragged square: the output's rows are not whole 16-byte chunks (kernel<true, false>).
+ODD_SIZES = [(1, 50257, 768), (128, 50257, 768), (4096, 50257, 768), (4096, 4097, 4096)]
+
+
+def odd_sizes_group(table):
+    import bench_projections
+    for m, n, k in ODD_SIZES:
+        table.run("odd_sizes", bench_projections.min_bytes(m, n, k),
+                  bench_projections.projection_case, "bf16", m, n, k)
 
 
 def b2b_group(table):
@@ -509,6 +522,8 @@ def main():
                 gemm_group(table, args.quick)
             elif group == "projections":
                 projections_group(table)
+            elif group == "odd_sizes":
+                odd_sizes_group(table)
             elif group == "b2b":
                 copy_bw = b2b_group(table)
             elif group == "conv":

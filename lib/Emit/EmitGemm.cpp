@@ -5,9 +5,10 @@
 // (blocks ordered in groups of 8 tile rows for L2 reuse) and per batch index
 // (blockIdx.z), warps of (BM / WARPS_M, BN / WARPS_N) mma.sync tiles, the
 // k-loop pipelined as sketch-pipeline planned, the epilogue fused as
-// sketch-fuse-epilogue planned. Two instantiations: kVec = true when every
-// row is whole 16-byte chunks on aligned bases (cp.async, 16-byte stores),
-// kVec = false otherwise (element loads and stores; any size).
+// sketch-fuse-epilogue planned. Three instantiations (kGemmTemplate): <true> when
+// every row is whole 16-byte chunks on aligned bases (cp.async, 16-byte stores),
+// <true, false> when the operands' are and the output's are not (an odd N: 16-byte
+// loads, element stores), <false> otherwise (element loads and stores; any size).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/EmitGemm.h"
@@ -119,27 +120,38 @@ StoreSpec gemmStoreSpec(const GemmAnalysis &g) {
   s.staging = g.staging;
   s.outBytes = plan::elementBytes(g.out->type);
   s.stagedEpilogue = g.stagedEpilogue;
+  s.storeVec = "kVecStore";
   return s;
 }
 
 namespace {
 
-/// The 16-byte path's conditions: rows of whole chunks on 16-byte aligned bases.
-std::string vecCondition(const GemmAnalysis &g) {
+/// The C++ expression of a matrix parameter's row length (its last dim).
+std::string rowOf(const GemmAnalysis &g, const ParamInfo &p) { return g.sig.dim(p.dims.back()); }
+
+/// The 16-byte loads' conditions: the operands' rows of whole chunks on 16-byte aligned
+/// bases, shorter than 2^24 elements (32-bit steps between the rows one thread copies).
+std::string operandVecCondition(const GemmAnalysis &g) {
   std::vector<std::string> terms;
-  auto rowOf = [&](const ParamInfo &p) { return g.sig.dim(p.dims.back()); };
-  int64_t outChunk = 16 / plan::elementBytes(g.out->type);
-  for (std::string term : {rowOf(*g.a.param) + " % 8 == 0", rowOf(*g.b.param) + " % 8 == 0",
-                           rowOf(*g.out) + " % " + str(outChunk) + " == 0"})
+  auto add = [&](const std::string &term) {
     if (!llvm::is_contained(terms, term))
       terms.push_back(term);
-  // 32-bit steps between the rows one thread copies
+  };
   for (const ParamInfo *p : {g.a.param, g.b.param})
-    if (!llvm::is_contained(terms, rowOf(*p) + " < (1 << 24)"))
-      terms.push_back(rowOf(*p) + " < (1 << 24)");
-  for (const ParamInfo *p : {g.a.param, g.b.param, g.out})
-    terms.push_back("sketch::aligned_to(" + p->cname + ", 16)");
+    add(rowOf(g, *p) + " % 8 == 0");
+  for (const ParamInfo *p : {g.a.param, g.b.param})
+    add(rowOf(g, *p) + " < (1 << 24)");
+  for (const ParamInfo *p : {g.a.param, g.b.param})
+    add("sketch::aligned_to(" + p->cname + ", 16)");
   return joined(terms, " && ");
+}
+
+/// The 16-byte stores' conditions beside those: the output's rows of whole chunks on a
+/// 16-byte aligned base.
+std::string storeVecCondition(const GemmAnalysis &g) {
+  int64_t outChunk = 16 / plan::elementBytes(g.out->type);
+  return rowOf(g, *g.out) + " % " + str(outChunk) + " == 0 && sketch::aligned_to(" +
+         g.out->cname + ", 16)";
 }
 
 } // namespace
@@ -160,20 +172,27 @@ void emitGemmTiles(CudaWriter &w, const GemmAnalysis &g) {
 /// expression, holds: the grid is one wave of blocks of one tile each.
 void emitGemmLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch,
                     const std::string &blocks, bool cluster, const std::string &oneWave) {
-  w.line("const bool vec = " + vecCondition(g) + ";");
+  w.line("const bool vec = " + operandVecCondition(g) + ";");
+  w.line("const bool vec_store = vec && " + storeVecCondition(g) + ";");
   std::string args = kernelArgumentList(g.sig);
   const TensorMapArgs &maps = launch.maps;
+  std::string vecStore = "vec_store";
   if (!maps.names.empty()) {
     w.comment("the 16-byte path loads by TMA: its tensor maps (the element path ignores them)");
     w.line("CUtensorMap " + joined(maps.names, "{}, ") + "{};");
     w.line("const bool maps = vec &&");
     for (size_t i = 0; i < maps.encodes.size(); ++i)
       w.line("    " + maps.encodes[i] + (i + 1 < maps.encodes.size() ? " &&" : ";"));
-    w.line("auto kernel = maps ? " + launch.kernel + "<true> : " + launch.kernel + "<false>;");
+    if (!maps.storeEncode.empty()) {
+      w.line("const bool store_map = maps && vec_store && " + maps.storeEncode + ";");
+      vecStore = "store_map";
+    }
     args += ", " + joined(maps.names, ", ");
-  } else {
-    w.line("auto kernel = vec ? " + launch.kernel + "<true> : " + launch.kernel + "<false>;");
   }
+  std::string vec = maps.names.empty() ? "vec" : "maps";
+  w.comment("<true, false>: 16-byte loads, element stores (rows of the output not whole chunks)");
+  w.line("auto kernel = !" + vec + " ? " + launch.kernel + "<false> : " + vecStore + " ? " +
+         launch.kernel + "<true> : " + launch.kernel + "<true, false>;");
   w.line("const int smem_bytes = " + str(launch.smemBytes) + ";  // dynamic; above 48 KB by opt-in");
   w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
   w.line("if (err != cudaSuccess) return err;");
@@ -564,7 +583,7 @@ private:
     auto restrictPtr = [&](const ParamInfo &p) {
       return p.name == g.a.param->name || p.name == g.b.param->name;
     };
-    w.line("template <bool kVec>");
+    w.line(std::string(kGemmTemplate));
     // a minimum of 1 block an SM: without it ptxas caps the registers for the occupancy it
     // guesses and spills (a 64 x 128 tile at 168, 4 and 8 bytes; a 2-slice split block at 128)
     std::string bounds = str(config.threads() * (split ? config.slices : 1)) + ", 1";

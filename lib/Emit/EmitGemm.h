@@ -46,14 +46,23 @@ void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g);
 /// The output tile for emitAccumulatorStore (d_dst at m0, n0; the planned staging).
 StoreSpec gemmStoreSpec(const GemmAnalysis &g);
 
+/// The GEMM kernels' template: kVec, the operands' 16-byte loads (TMA, cp.async), and
+/// kVecStore, the output's 16-byte (TMA) stores; <true, false> where only the output's
+/// rows are not whole 16-byte chunks (an odd N: the loads stay fast).
+inline constexpr const char *kGemmTemplate = "template <bool kVec, bool kVecStore = kVec>";
+
 /// Tensor maps (TMA descriptors, sketch/tma.cuh) a kernel takes after its parameters:
 /// each map's name and the host's encode call (a bool expression).
 struct TensorMapArgs {
   std::vector<std::string> names, encodes;
+  /// The output's map (the last of `names`) for TMA stores: its encode, kept apart from
+  /// the operands' (the kernel<true, false> loads by TMA without it); empty where none.
+  std::string storeEncode;
 };
 
 /// One GEMM kernel as its host function launches it: `kernel`<true> when the
-/// 16-byte path's conditions hold (and the `maps` encode), else <false>; blocks of
+/// 16-byte path's conditions hold (and the `maps` encode), <true, false> when they hold
+/// for the operands but not the output, else <false>; blocks of
 /// `threads`, `smemBytes` of dynamic shared memory.
 struct GemmLaunch {
   std::string kernel;

@@ -688,7 +688,7 @@ namespace {
 void emitChunkStore(CudaWriter &w, const StoreSpec &s, int64_t perChunk, StringRef chunk,
                     StringRef element) {
   w.line(s.outType + " *dst = " + s.dst + " + row * " + paren(s.ld) + " + col;");
-  w.open("if (kVec && col + " + str(perChunk) + " <= " + s.cols + ")");
+  w.open("if (" + s.storeVec + " && col + " + str(perChunk) + " <= " + s.cols + ")");
   w.line("sketch::st_global_128(dst, " + chunk.str() + ");");
   w.close();
   w.open("else");
@@ -747,7 +747,7 @@ void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
   w.line("sketch::cp_async_wait_all();");
   if (!s.storesByWarpgroup()) {
     if (s.storesByTma())
-      emitTmaStoreDrain(w, false, "the last tile's stores have read the staging tile");
+      emitTmaStoreDrain(w, false, "the last tile's stores have read the staging tile", s.storeVec);
     emitStagingBarrier(w, s);
   }
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
@@ -999,7 +999,7 @@ void emitRegisterEpilogue(CudaWriter &w, const TensorCoreConfig &c, const Epilog
     emitChunkedStore(w, c, epilogue, s);
     return;
   }
-  w.open("if constexpr (kVec)");
+  w.open("if constexpr (" + s.storeVec + ")");
   if (s.storesByWarpgroup())
     emitWarpgroupTmaStore(w, epilogue, s);
   else
@@ -1312,9 +1312,9 @@ int64_t tmaStoreSlots(const plan::StagingBuffer &padded, int64_t outBytes, int64
   return 0;
 }
 
-void emitTmaStoreDrain(CudaWriter &w, bool warpgroupSlots, StringRef why) {
+void emitTmaStoreDrain(CudaWriter &w, bool warpgroupSlots, StringRef why, StringRef storeVec) {
   std::string storer = warpgroupSlots ? "tid % 128 == 0" : "tid == 0";
-  w.line("if (kVec && " + storer + ") sketch::tma_store_wait_read();  // " + why.str());
+  w.line("if (" + storeVec.str() + " && " + storer + ") sketch::tma_store_wait_read();  // " + why.str());
 }
 
 void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,

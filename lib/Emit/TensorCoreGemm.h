@@ -155,6 +155,10 @@ struct StoreSpec {
   /// The register epilogue's whole [M, N] operands are words each thread loaded before
   /// the main loop (emitWholeOperandPreloads: `pre_VAR[MI][NI][2]`), not loads of its own.
   bool wholeInRegisters = false;
+  /// The kernel's template flag under which the output's rows take 16-byte (or TMA)
+  /// stores: `kVec`, or the GEMMs' `kVecStore` (false where the operands' rows are whole
+  /// 16-byte chunks and the output's are not: 16-byte loads, element stores).
+  std::string storeVec = "kVec";
   bool storesByTma() const { return !tmaMap.empty(); }
   /// Each consumer warpgroup stores its own rows by TMA (tmaSlots), not the block its tile.
   bool storesByWarpgroup() const { return storesByTma() && tmaSlots > 0; }
@@ -202,7 +206,8 @@ int64_t tmaStoreSlots(const plan::StagingBuffer &padded, int64_t outBytes, int64
 /// waits until its last stores have read it. Their writes to global memory need no wait:
 /// they complete with the grid.
 void emitTmaStoreDrain(CudaWriter &w, bool warpgroupSlots = false,
-                       llvm::StringRef why = "the last stores have read the staging tile");
+                       llvm::StringRef why = "the last stores have read the staging tile",
+                       llvm::StringRef storeVec = "kVec");
 
 /// The epilogue as a tensor-core kernel runs it: where `fold` and the first statement
 /// adds a global tensor to the accumulator (EpilogueEmitter::splitStart), the accumulators

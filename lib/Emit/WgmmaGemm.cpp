@@ -733,7 +733,7 @@ private:
     }
     if (storesByTma()) {
       maps.names.push_back("d_map");
-      maps.encodes.push_back(outputMapEncode());
+      maps.storeEncode = outputMapEncode();
     }
     return maps;
   }
@@ -961,14 +961,15 @@ private:
     if (splitsTail())
       writeSplitTailConsumer();
     if (storesByTma())
-      emitTmaStoreDrain(w, /*warpgroupSlots=*/true);
+      emitTmaStoreDrain(w, /*warpgroupSlots=*/true, "the last stores have read the staging tile",
+                        "kVecStore");
   }
 
   void writeKernel() {
     auto restrictPtr = [&](const ParamInfo &p) {
       return p.name == g.a.param->name || p.name == g.b.param->name;
     };
-    w.line("template <bool kVec>");
+    w.line(std::string(kGemmTemplate));
     std::string params = kernelParameterList(g.sig, restrictPtr);
     for (const std::string &map : tensorMaps().names)
       params += ", const __grid_constant__ CUtensorMap " + map;

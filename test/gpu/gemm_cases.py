@@ -68,7 +68,8 @@ class GemmCases:
         return {s: v for s, v in BATCH_SIZES if s in dims}
 
     def make_inputs(self, name, sizes, misalign=False):
-        """Random tensors for every parameter (NaN for the output), scalars, sizes."""
+        """Random tensors for every parameter (NaN for the output), scalars, sizes; with
+        `misalign` True every tensor's base one element off 16 bytes, with a name only that one's."""
         plist, _, _ = self.kernels()[name]
         k = sizes.get("K", 1)
         values, tensors = {}, {}
@@ -77,7 +78,8 @@ class GemmCases:
                 values[pname] = SCALARS[pname]
                 continue
             shape = [sizes[d] if not d.isdigit() else int(d) for d in dims]
-            x = sketch_gpu.device_tensor(shape, dtype, misalign, poison=pname == "D",
+            off = misalign is True or misalign == pname
+            x = sketch_gpu.device_tensor(shape, dtype, off, poison=pname == "D",
                                          scale=math.sqrt(max(k, 1)) if pname == "B" else 1)
             values[pname] = x
             tensors[pname] = x
@@ -99,7 +101,8 @@ class GemmCases:
         values, tensors = self.make_inputs(name, sizes, misalign)
         return sketch_gpu.call_and_check(
             name, values, tensors["D"], lambda: self.reference(name, tensors),
-            TOLERANCE[self.out_dtype(name)], f"{name} {m}x{n}x{k}{' misaligned' if misalign else ''}")
+            TOLERANCE[self.out_dtype(name)],
+            f"{name} {m}x{n}x{k}{' misaligned ' + str(misalign) if misalign else ''}")
 
     def sweep(self, names, shapes, misalign=False):
         """Checks every (m, n, k) of `shapes` on every kernel; reports all failures at once."""

@@ -85,6 +85,16 @@ def test_k_zero_and_one():
                 [(33, 40, 0), (33, 40, 1)])
 
 
+def test_output_rows_not_whole_chunks():
+    """N not a multiple of 8 with K one (a vocabulary of 50257): kernels whose operands' rows
+    run along K load by 16 bytes (TMA on sm_90a) and store by element (kernel<true, false>);
+    the others take the element path. Also the output's base alone misaligned."""
+    CASES.sweep(sorted(CASES.kernels()), [(136, 131, 64), (300, 517, 520), (129, 1001, 200)])
+    CASES.sweep(BIG, [(4000, 3001, 2000)])
+    CASES.sweep(["tc_f16_bt", "tc_bf16_bt", "tc_f16_bias_relu", "tc_f16ws_batched"],
+                [(136, 264, 72), (300, 517, 520)], misalign="D")
+
+
 def test_misaligned_base_pointers():
     """Bases one element off 16 bytes: the host function picks the element path."""
     CASES.sweep(["tc_f16_bias_relu", "tc_bf16_bt", "tc_f16_f32out", "tc_f16_batched",

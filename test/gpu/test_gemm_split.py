@@ -226,7 +226,19 @@ def test_narrow_kernel_rows():
     shapes = [(97, 4100, 72), (128, 8192, 200), (129, 4104, 520), (300, 6000, 1000),
               (300, 6144, 136)]
     CASES.sweep(all_kernels(), shapes)
-    assert_unbatched_ran(shapes[1:], "_narrow_kernel<true>")
+    assert_unbatched_ran(shapes[1:], "_narrow_kernel<true, true>")
+
+
+def test_output_rows_not_whole_chunks():
+    """N not a multiple of 8 with K one (M = 128, N = 8191: the narrow kernel; 4000 x 3001:
+    the persistent one with its split tail; 1 x 50257, a vocabulary: a split form), every
+    kernel checked; then, on sm_90a with 132 SMs, that the linear ones (W stored [N, K])
+    ran kernel<true, false>: TMA loads, element stores. sk_f16_plain's B is stored [K, N],
+    whose rows are then not whole chunks: the element path."""
+    shapes = [(128, 8191, 200), (4000, 3001, 2000), (1, 50257, 768)]
+    CASES.sweep(all_kernels(), shapes)
+    assert_unbatched_ran(shapes[:1], "_narrow_kernel<true, false>", "_narrow_kernel<false>")
+    assert_unbatched_ran(shapes[1:2], "_kernel<true, false>", "_kernel<false>")
 
 
 def test_wave_tile_kernels():
