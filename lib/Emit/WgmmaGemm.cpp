@@ -962,7 +962,7 @@ private:
       writeSplitTailConsumer();
     if (storesByTma())
       emitTmaStoreDrain(w, /*warpgroupSlots=*/true, "the last stores have read the staging tile",
-                        "kVecStore");
+                        store.storeVec);
   }
 
   void writeKernel() {
