@@ -142,6 +142,8 @@ public:
       if (failed(declareParam(op)))
         return failure();
     }
+    if (failed(checkSizeNames()))
+      return failure();
     WalkResult result = kernel.getBody().walk<WalkOrder::PreOrder>(
         [&](Operation *op) { return succeeded(check(op)) ? WalkResult::advance()
                                                          : WalkResult::interrupt(); });
@@ -161,6 +163,21 @@ private:
       return op.emitError("duplicate parameter '") << name << "'";
     if (isa<TensorParamOp>(op))
       tensors.insert(name);
+    return success();
+  }
+
+  /// A size of a tensor becomes an int64_t parameter of the host function, beside the
+  /// tensors and scalars: it may not share a parameter's name.
+  LogicalResult checkSizeNames() {
+    for (auto tensor : kernel.getBodyBlock().getOps<TensorParamOp>())
+      for (Attribute dim : tensor.getDims()) {
+        StringRef size = cast<StringAttr>(dim).getValue();
+        if (declared.contains(size))
+          return tensor.emitError("size '")
+                 << size << "' of tensor '" << tensor.getName()
+                 << "' has the name of a parameter: sizes are parameters of the host function "
+                    "too, so each needs a name of its own";
+      }
     return success();
   }
 
