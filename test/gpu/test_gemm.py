@@ -42,6 +42,8 @@ EPILOGUES = {
     "mma_rowbias_gelu": lambda acc, t, s: F.gelu(acc + t["bias"][:, None]),
     "silu_mul": lambda acc, t, s: F.silu(acc) * t["C"],
     "sigmoid_tanh_mul": lambda acc, t, s: torch.sigmoid(acc) * torch.tanh(acc) * t["C"],
+    "bt_f32out": lambda acc, t, s: acc + t["bias"],
+    "mma_bt": lambda acc, t, s: acc,
 }
 
 CASES = GemmCases("gemm", EPILOGUES, default="plain")
@@ -91,7 +93,9 @@ def test_output_rows_not_whole_chunks():
     the others take the element path. Also the output's base alone misaligned."""
     CASES.sweep(sorted(CASES.kernels()), [(136, 131, 64), (300, 517, 520), (129, 1001, 200)])
     CASES.sweep(BIG, [(4000, 3001, 2000)])
-    CASES.sweep(["tc_f16_bt", "tc_bf16_bt", "tc_f16_bias_relu", "tc_f16ws_batched"],
+    CASES.sweep(["tc_bf16_bt_f32out", "tc_f16_mma_bt"], [(4000, 3001, 2000), (257, 130, 64)])
+    CASES.sweep(["tc_f16_bt", "tc_bf16_bt", "tc_f16_bias_relu", "tc_f16ws_batched",
+                 "tc_bf16_bt_f32out", "tc_f16_mma_bt"],
                 [(136, 264, 72), (300, 517, 520)], misalign="D")
 
 
