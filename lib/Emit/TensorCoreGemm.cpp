@@ -747,7 +747,7 @@ void emitEpilogueStart(CudaWriter &w, const StoreSpec &s) {
   w.line("sketch::cp_async_wait_all();");
   if (!s.storesByWarpgroup()) {
     if (s.storesByTma())
-      emitTmaStoreDrain(w, false, "the last tile's stores have read the staging tile", s.storeVec);
+      emitTmaStoreDrain(w, s.storeVec, false, "the last tile's stores have read the staging tile");
     emitStagingBarrier(w, s);
   }
   w.line("const int g = lane / 4, t = lane % 4;  // accumulator rows g, g + 8; columns 2t, 2t + 1");
@@ -1312,7 +1312,7 @@ int64_t tmaStoreSlots(const plan::StagingBuffer &padded, int64_t outBytes, int64
   return 0;
 }
 
-void emitTmaStoreDrain(CudaWriter &w, bool warpgroupSlots, StringRef why, StringRef storeVec) {
+void emitTmaStoreDrain(CudaWriter &w, StringRef storeVec, bool warpgroupSlots, StringRef why) {
   std::string storer = warpgroupSlots ? "tid % 128 == 0" : "tid == 0";
   w.line("if (" + storeVec.str() + " && " + storer + ") sketch::tma_store_wait_read();  // " + why.str());
 }

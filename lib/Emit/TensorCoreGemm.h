@@ -204,10 +204,11 @@ int64_t tmaStoreSlots(const plan::StagingBuffer &padded, int64_t outBytes, int64
 /// Before a kernel whose tiles are stored by TMA leaves (or reuses) the staging tile's
 /// shared memory: each warpgroup's first thread (thread 0 alone where one thread stores)
 /// waits until its last stores have read it. Their writes to global memory need no wait:
-/// they complete with the grid.
-void emitTmaStoreDrain(CudaWriter &w, bool warpgroupSlots = false,
-                       llvm::StringRef why = "the last stores have read the staging tile",
-                       llvm::StringRef storeVec = "kVec");
+/// they complete with the grid. `storeVec`: the template flag of the TMA stores
+/// (StoreSpec::storeVec).
+void emitTmaStoreDrain(CudaWriter &w, llvm::StringRef storeVec = "kVec",
+                       bool warpgroupSlots = false,
+                       llvm::StringRef why = "the last stores have read the staging tile");
 
 /// The epilogue as a tensor-core kernel runs it: where `fold` and the first statement
 /// adds a global tensor to the accumulator (EpilogueEmitter::splitStart), the accumulators

@@ -961,8 +961,7 @@ private:
     if (splitsTail())
       writeSplitTailConsumer();
     if (storesByTma())
-      emitTmaStoreDrain(w, /*warpgroupSlots=*/true, "the last stores have read the staging tile",
-                        store.storeVec);
+      emitTmaStoreDrain(w, store.storeVec, /*warpgroupSlots=*/true);
   }
 
   void writeKernel() {
