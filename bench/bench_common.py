@@ -86,6 +86,16 @@ def time_interleaved_ms(runs, sets, batches=15, per_batch=10, warmup=5, graph=Fa
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def print_rounds(label, runs, sets, library, ours, rounds=2):
+    """A lab's report: `rounds` timings of runs ({name: run(i)}) in alternating batches of
+    CUDA-graph replays, each printed with the library's time over each of ours."""
+    for r in range(rounds):
+        t = time_interleaved_ms(runs, sets, graph=True)
+        line = ", ".join(f"{name} {t[name]:.4f}" for name in runs)
+        ratios = ", ".join(f"{name} {t[library] / t[name]:.2f}x" for name in ours)
+        print(f"{label} round {r}: {line}  ({ratios})", flush=True)
+
+
 class Contenders:
     """Our default kernel (`*_default`) and our fastest so far, from their times alone:
     `runs` ({kernel name: run(i)}) is what head_to_head times again beside the library."""

@@ -301,11 +301,14 @@ struct ConvWriterBase {
 
   std::string kernelArgs() const { return kernelArgumentList(p.sig) + ", shape"; }
 
-  /// `template <bool kVec> __global__ void __launch_bounds__(BOUNDS) NAME(...) {` and the
+  /// `template <bool kVec, bool kVecStore = kVec> __global__ void __launch_bounds__(BOUNDS)
+  /// NAME(...) {` (kTma between them for the sm_90a kernel) and the
   /// dynamic shared memory (`smemNote` a trailing comment).
   void openTensorCoreKernel(const std::string &name, const std::string &bounds,
                             const std::string &smemNote, bool tma = false) {
-    w.line(tma ? "template <bool kVec, bool kTma>" : "template <bool kVec>");
+    // kVecStore: 16-byte stores of the output (false where only its rows are not whole chunks)
+    w.line(tma ? "template <bool kVec, bool kTma, bool kVecStore = kVec>"
+               : "template <bool kVec, bool kVecStore = kVec>");
     std::string maps = tma ? ", const __grid_constant__ CUtensorMap x_map, const "
                              "__grid_constant__ CUtensorMap w_map"
                            : "";
@@ -416,6 +419,7 @@ struct ConvWriterBase {
     s.staging = p.staging;
     s.outBytes = plan::elementBytes(p.y->type);
     s.stagedEpilogue = p.stagedEpilogue;
+    s.storeVec = "kVecStore";
     return s;
   }
 
@@ -429,7 +433,8 @@ struct ConvWriterBase {
     if (l.tma)
       emitTensorMaps(l);
     else
-      w.line("auto kernel = vec ? " + l.name + "<true> : " + l.name + "<false>;");
+      w.line("auto kernel = !vec ? " + l.name + "<false> : vec_store ? " + l.name + "<true> : " +
+             l.name + "<true, false>;");
     emitLaunch("kernel", "blocks", l.threads, l.smemBytes, l.tma);
   }
 
@@ -456,10 +461,10 @@ struct ConvWriterBase {
         w.comment("its tiles stored by TMA: the output as the matrix [N*P*Q, K] in boxes of " +
                   str(l.tileM) + " pixels x 128 bytes");
         w.line("CUtensorMap y_map{};");
-        w.open("if (tma && sketch::encode_tensor_map_2d(&y_map, " + p.y->cname + ", shape.k, pixels, shape.k * " +
+        w.open("if (tma && vec_store && sketch::encode_tensor_map_2d(&y_map, " + p.y->cname + ", shape.k, pixels, shape.k * " +
                ob + ", " + str(128 / outBytes) + ", " + str(l.tileM) + ", " + ob + "))");
       } else {
-        w.open("if (tma)");
+        w.open("if (tma && vec_store)");
       }
       if (l.splitTail)
         emitTailSplitLaunch(l);
@@ -471,8 +476,13 @@ struct ConvWriterBase {
       }
       w.close();
     }
-    w.line("auto kernel = tma ? " + l.name + "<true, true> : vec ? " + l.name +
-           "<true, false> : " + l.name + "<false, false>;");
+    std::string name = l.name;
+    w.comment("<kVec, kTma, kVecStore>: kVecStore false where only the output's rows are not "
+              "whole chunks");
+    w.line("auto kernel = !vec ? " + name + "<false, false>");
+    w.line("              : !vec_store ? (tma ? " + name + "<true, true, false> : " + name +
+           "<true, false, false>)");
+    w.line("              : tma ? " + name + "<true, true> : " + name + "<true, false>;");
   }
 
   /// The tensor-core paths' host function: the `narrow` kernel (the variant of half
@@ -481,10 +491,12 @@ struct ConvWriterBase {
     w.open(hostPrototype(p.sig));
     emitHostShape();
     int64_t outChunk = 16 / plan::elementBytes(p.y->type);
-    w.comment("16-byte path: whole chunks of 8 channels (input, filter rows) and of the output");
-    w.line("const bool vec = " + dim(p.c) + " % 8 == 0 && " + dim(p.k) + " % " + str(outChunk) +
-           " == 0 && sketch::aligned_to(" + p.x->cname + ", 16) && sketch::aligned_to(" +
-           p.w->cname + ", 16) && sketch::aligned_to(" + p.y->cname + ", 16);");
+    w.comment("16-byte loads: whole chunks of 8 channels (input, filter rows); 16-byte stores: "
+              "and of the output");
+    w.line("const bool vec = " + dim(p.c) + " % 8 == 0 && sketch::aligned_to(" + p.x->cname +
+           ", 16) && sketch::aligned_to(" + p.w->cname + ", 16);");
+    w.line("const bool vec_store = vec && " + dim(p.k) + " % " + str(outChunk) +
+           " == 0 && sketch::aligned_to(" + p.y->cname + ", 16);");
     if (narrow) {
       w.comment("few output channels: the " + str(narrow->tileM) + " x " + str(narrow->tileN) +
                 " tile, so no block's channel columns sit idle");
@@ -983,7 +995,8 @@ struct WgmmaConvWriter : ConvWriterBase {
     w.indentMore();
     w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
     emitGridDependencyWait(w);
-    w.line("constexpr bool kVec = true;  // launched on the TMA path only: whole 16-byte chunks");
+    w.line("[[maybe_unused]] constexpr bool kVec = true, kVecStore = true;  // launched on the "
+           "TMA path only: whole 16-byte chunks");
     emitWgmmaPreamble(w, ws);
     emitImplicitGemmSizes();
     w.line("const int tiles_n = (int)sketch::ceil_div(size_n, BN);");
@@ -1015,7 +1028,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     if (tail)
       emitSplitTileConsumer(ws);
     if (persistentStoresByTma())
-      emitTmaStoreDrain(w);
+      emitTmaStoreDrain(w, "kVecStore");
     w.indentLess();
     w.line("}");
   }
@@ -1042,7 +1055,7 @@ struct WgmmaConvWriter : ConvWriterBase {
                             if (!persistentStoresByTma())
                               return;
                             w.comment("the partial tile may reach the staging tile's first bytes");
-                            emitTmaStoreDrain(w);
+                            emitTmaStoreDrain(w, "kVecStore");
                           });
   }
 

@@ -129,6 +129,7 @@ def sizes_for(name, shape):
 
 
 def make_inputs(name, sizes, misalign=False):
+    """misalign: every tensor's base one element off 16 bytes (True) or one tensor's (its name)."""
     info = kernels()[name]
     values, tensors = {}, {}
     fan_in = sizes["C"] * sizes["R"] * sizes["S"]
@@ -137,7 +138,8 @@ def make_inputs(name, sizes, misalign=False):
             values[pname] = SCALARS[pname]
             continue
         shape = [int(d) if d.isdigit() else sizes[d] for d in dims]
-        x = sketch_gpu.device_tensor(shape, dtype, misalign, poison=pname == "Y",
+        shifted = misalign is True or misalign == pname
+        x = sketch_gpu.device_tensor(shape, dtype, shifted, poison=pname == "Y",
                                      scale=math.sqrt(max(fan_in, 1)) if pname == "Wt" else 1)
         values[pname] = x
         tensors[pname] = x
@@ -166,7 +168,8 @@ def check(name, shape, misalign=False):
     if sizes is None:
         return None
     values, tensors = make_inputs(name, sizes, misalign)
-    what = f"{name} {shape}{' misaligned' if misalign else ''}"
+    what = f"{name} {shape}{' misaligned' if misalign is True else ''}" + (
+        f" {misalign} misaligned" if isinstance(misalign, str) else "")
     if name.startswith(("cv_nchw_wino_", "cv_nhwc_wino_")):  # F(4x4, 3x3)
         norm = sketch_gpu.call_and_check(name, values, tensors["Y"],
                                          lambda: reference(name, tensors),
@@ -250,7 +253,7 @@ def test_nhwc_tma_kernels_run():
         return
     for name, expected in [("cv_nhwc_f16_s1p1", "cv_nhwc_f16_s1p1_ws("),
                            ("cv_nhwc_f16_s1p1_t128x256x64", "cv_nhwc_f16_s1p1_t128x256x64_ws("),
-                           ("cv_nhwc_f16_s1p1_t128x256x64_residual", "_residual_wg<true, true>")]:
+                           ("cv_nhwc_f16_s1p1_t128x256x64_residual", "_residual_wg<true, true, true>")]:
         values, _ = make_inputs(name, sizes_for(name, TMA_SHAPES[1]))
         names = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
         assert names is None or any(expected in n for n in names), \
@@ -316,6 +319,33 @@ def test_nhwc_dependent_launch_chain():
         failures += sketch_gpu.back_to_back_failures(chain, buffers, expected,
                                                      f"{n}x{hw}x{hw}x{c}")
     assert not failures, "; ".join(failures)
+
+
+# (N, C, H, W, K, R, S) with C % 8 == 0 and K % 8 != 0 (a detection head's 255): the
+# operands' rows are whole 16-byte chunks (TMA on sm_90a where C % 64 == 0), the output's
+# are not: kernel<..., kVecStore = false> loads by 16 bytes and stores by element.
+OUTPUT_CHANNELS_ODD = [(2, 64, 15, 15, 255, 3, 3), (1, 128, 13, 11, 9, 1, 1),
+                       (3, 16, 9, 9, 65, 3, 3), (1, 256, 20, 20, 255, 1, 1),
+                       (2, 64, 17, 15, 131, 5, 5)]
+
+
+def test_nhwc_output_channels_not_whole_chunks():
+    """Every nhwc kernel on output channels that are not whole 16-byte chunks, and with the
+    output's base alone misaligned; on sm_90a, which instantiation ran is checked by name."""
+    sweep(NHWC(), OUTPUT_CHANNELS_ODD)
+    sweep(NHWC(), [(2, 64, 15, 15, 72, 3, 3), (1, 16, 9, 9, 24, 3, 3)], misalign="Y")
+    if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
+        return
+    name = "cv_nhwc_f16_s1p1"
+    # <kVec, kTma, kVecStore> (the profiler names all three)
+    for shape, expected in [((2, 64, 15, 15, 255, 3, 3), "_wg<true, true, false>"),
+                            ((3, 16, 9, 9, 201, 3, 3), "_wg<true, false, false>"),
+                            ((3, 24, 9, 9, 200, 3, 3), "_wg<true, false, true>"),
+                            ((3, 20, 9, 9, 201, 3, 3), "_wg<false, false, false>")]:
+        values, _ = make_inputs(name, sizes_for(name, shape))
+        names = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
+        assert names is None or any(name + expected + "(" in n for n in names), \
+            f"{name} {shape}: no '{expected}' ran: {names}"
 
 
 def test_stem_224():

@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "test", "gpu"))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 import sketch_gpu  # noqa: E402
-from bench_common import rel_error, time_interleaved_ms  # noqa: E402
+from bench_common import print_rounds, rel_error  # noqa: E402
 
 SHAPES = [  # (M, N, K)
     (4096, 50257, 768), (4096, 50264, 768),    # GPT-2's LM head: N odd, and N rounded to 8
@@ -42,11 +42,7 @@ def main():
             status = runs[name](0)
             torch.cuda.synchronize()
             print(f"{name} {m}x{n}x{k}: status {status} error {rel_error(outs[name].float(), ref):.2e}")
-        for r in range(2):
-            t = time_interleaved_ms(runs, sets, graph=True)
-            line = ", ".join(f"{name} {t[name]:.4f}" for name in runs)
-            ratios = ", ".join(f"{name} {t['cublas'] / t[name]:.2f}x" for name in names)
-            print(f"{m}x{n}x{k} round {r}: {line}  ({ratios})", flush=True)
+        print_rounds(f"{m}x{n}x{k}", runs, sets, "cublas", names)
 
 
 if __name__ == "__main__":
