@@ -2,7 +2,7 @@
 multiples of 8, beside their aligned neighbours, in one process (CUDA graphs, alternating
 batches). Every output is checked against torch's first.
 
-  SKETCH_GPU_LIB=... SKETCH_GPU_GEN=... python3 bench/labs/odd_sizes/lab.py
+  SKETCH_GPU_LIB=... SKETCH_GPU_GEN=... python3 bench/labs/odd_sizes/lab.py [--f32]
 """
 import os
 import sys
@@ -23,16 +23,23 @@ SHAPES = [  # (M, N, K)
     (4000, 3001, 2000), (4000, 3000, 2000),
     (777, 1003, 515), (128, 50257, 768), (1, 50257, 768),
 ]
+# --f32: the odd_sgemm kernels (the SIMT path; rows of whole chunks are multiples of 4)
+F32_SHAPES = [(4000, 3001, 2000), (4000, 3000, 2000), (1024, 50257, 768), (1024, 50260, 768),
+              (4096, 10, 4096), (777, 1003, 515)]
 
 
 def main():
-    names = [n for n in sketch_gpu.prototypes() if n.startswith("odd_proj")]
-    for m, n, k in SHAPES:
+    f32 = "--f32" in sys.argv
+    dtype = torch.float32 if f32 else torch.bfloat16
+    torch.backends.cuda.matmul.allow_tf32 = False
+    prefix = "odd_sgemm" if f32 else "odd_proj"
+    names = [n for n in sketch_gpu.prototypes() if n.startswith(prefix)]
+    for m, n, k in F32_SHAPES if f32 else SHAPES:
         sets = 3
-        data = [dict(X=torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
-                     W=torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / k ** 0.5)
+        data = [dict(X=torch.randn(m, k, device="cuda", dtype=dtype),
+                     W=torch.randn(n, k, device="cuda", dtype=dtype) / k ** 0.5)
                 for _ in range(sets)]
-        outs = {name: torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        outs = {name: torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
                 for name in names}
         runs = {"cublas": lambda i: F.linear(data[i]["X"], data[i]["W"])}
         ref = runs["cublas"](0).float()
