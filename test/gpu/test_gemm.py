@@ -44,6 +44,7 @@ EPILOGUES = {
     "sigmoid_tanh_mul": lambda acc, t, s: torch.sigmoid(acc) * torch.tanh(acc) * t["C"],
     "bt_f32out": lambda acc, t, s: acc + t["bias"],
     "mma_bt": lambda acc, t, s: acc,
+    "mma_f32_gelu_silu": lambda acc, t, s: F.gelu(acc + t["bias"]) + F.silu(acc + t["bias"]),
 }
 
 CASES = GemmCases("gemm", EPILOGUES, default="plain")
@@ -57,8 +58,9 @@ BIG = ["tc_f16_plain", "tc_bf16_plain", "tc_f16_bias_relu", "tc_bf16_128x256", "
        "tc_f16_residual",
        # an f32 output with a function: its statements on the staged accumulators
        "tc_f16_f32rowbias_gelu",
-       # mma.sync (256-row tiles) with functions applied in place before staging
-       "tc_f16_mma_exp_tanh", "tc_bf16_mma_rowbias_gelu",
+       # mma.sync (256-row tiles) with functions applied in place before staging, and an f32
+       # output with two functions (its accumulators staged first)
+       "tc_f16_mma_exp_tanh", "tc_bf16_mma_rowbias_gelu", "tc_f16_mma_f32_gelu_silu",
        # a whole operand with one function (its words preloaded) and with two (staged)
        "tc_bf16_silu_mul", "tc_f16_sigmoid_tanh_mul"]
 
@@ -75,8 +77,9 @@ def test_every_kernel_multi_tile():
 
 def test_mma_functions_in_place():
     """The mma.sync kernel's epilogues with functions over 128 accumulators a thread, run in
-    place before staging: ragged, multi-tile and K = 0 / 1 sizes (also in the sweeps above)."""
-    CASES.sweep(["tc_f16_mma_exp_tanh", "tc_bf16_mma_rowbias_gelu"],
+    place before staging (an f32 output with two functions: on the staged accumulators):
+    ragged, multi-tile and K = 0 / 1 sizes (also in the sweeps above)."""
+    CASES.sweep(["tc_f16_mma_exp_tanh", "tc_bf16_mma_rowbias_gelu", "tc_f16_mma_f32_gelu_silu"],
                 [(1, 1, 1), (255, 129, 33), (257, 131, 520), (513, 263, 1031), (33, 40, 0),
                  (2000, 1000, 300)])
 
