@@ -476,7 +476,7 @@ struct ConvWriterBase {
       }
       w.close();
     }
-    std::string name = l.name;
+    const std::string &name = l.name;
     w.comment("<kVec, kTma, kVecStore>: kVecStore false where only the output's rows are not "
               "whole chunks");
     w.line("auto kernel = !vec ? " + name + "<false, false>");
@@ -492,7 +492,7 @@ struct ConvWriterBase {
     emitHostShape();
     int64_t outChunk = 16 / plan::elementBytes(p.y->type);
     w.comment("16-byte loads: whole chunks of 8 channels (input, filter rows); 16-byte stores: "
-              "and of the output");
+              "the output's rows too");
     w.line("const bool vec = " + dim(p.c) + " % 8 == 0 && sketch::aligned_to(" + p.x->cname +
            ", 16) && sketch::aligned_to(" + p.w->cname + ", 16);");
     w.line("const bool vec_store = vec && " + dim(p.k) + " % " + str(outChunk) +
