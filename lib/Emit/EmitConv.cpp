@@ -1028,7 +1028,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     if (tail)
       emitSplitTileConsumer(ws);
     if (persistentStoresByTma())
-      emitTmaStoreDrain(w, "kVecStore");
+      emitTmaStoreDrain(w, store.storeVec);
     w.indentLess();
     w.line("}");
   }
@@ -1050,13 +1050,13 @@ struct WgmmaConvWriter : ConvWriterBase {
   /// The consumers' K slice of the split tile (emitSplitTailConsumer); a tile stored by
   /// TMA before it drains first.
   void emitSplitTileConsumer(const WgmmaBlock &ws) {
-    emitSplitTailConsumer(w, ws, epilogue, storeSpec(), [&] { emitTileOrigin("split_tile"); },
-                          [&] {
-                            if (!persistentStoresByTma())
-                              return;
-                            w.comment("the partial tile may reach the staging tile's first bytes");
-                            emitTmaStoreDrain(w, "kVecStore");
-                          });
+    StoreSpec store = storeSpec();
+    emitSplitTailConsumer(w, ws, epilogue, store, [&] { emitTileOrigin("split_tile"); }, [&] {
+      if (!persistentStoresByTma())
+        return;
+      w.comment("the partial tile may reach the staging tile's first bytes");
+      emitTmaStoreDrain(w, store.storeVec);
+    });
   }
 
   /// The kernel's form, as its header comment and --emit=sketch state it.

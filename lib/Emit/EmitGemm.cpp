@@ -518,8 +518,7 @@ public:
   StoreSpec storeSpec() const {
     StoreSpec s = gemmStoreSpec(g);
     int64_t accumulators = config.tileM * config.tileN / config.threads();
-    if (s.outBytes == 4 && epilogue.functionCalls() > 1 &&
-        functionsCrowdAccumulators(epilogue, accumulators))
+    if (s.outBytes == 4 && functionsCrowdAccumulators(epilogue, accumulators, /*calls=*/2))
       s.stagedEpilogue = true;
     return s;
   }

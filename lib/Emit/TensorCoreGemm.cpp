@@ -1221,9 +1221,10 @@ void FoldedEpilogue::emitWordLoads(CudaWriter &w, const Term &term, const Elemen
   w.close();
 }
 
-bool functionsCrowdAccumulators(const EpilogueEmitter &epilogue, int64_t accumulatorsPerThread) {
+bool functionsCrowdAccumulators(const EpilogueEmitter &epilogue, int64_t accumulatorsPerThread,
+                                int64_t calls) {
   constexpr int64_t kFunctionAccumulators = 128;
-  return epilogue.callsFunctions() && accumulatorsPerThread >= kFunctionAccumulators;
+  return epilogue.functionCalls() >= calls && accumulatorsPerThread >= kFunctionAccumulators;
 }
 
 bool wholeOperandsAreWords(const EpilogueEmitter &epilogue) {

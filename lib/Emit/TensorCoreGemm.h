@@ -169,8 +169,10 @@ struct StoreSpec {
 /// temporaries beside the accumulators spilled at 255 registers (mma.sync's 64 x 64 warp
 /// tiles on sm_80: exp(-D * D) * tanh(D), 236-244 bytes; the wgmma one-tile kernel's
 /// 64 x 256 warpgroup tiles with an f32 output: 8-48 bytes), so those kernels apply them
-/// apart from the staging (appliesEpilogueFirst, stagedFormOf).
-bool functionsCrowdAccumulators(const EpilogueEmitter &epilogue, int64_t accumulatorsPerThread);
+/// apart from the staging (appliesEpilogueFirst, stagedFormOf). `calls`: the fewest function
+/// calls (EpilogueEmitter::functionCalls) that count as crowding.
+bool functionsCrowdAccumulators(const EpilogueEmitter &epilogue, int64_t accumulatorsPerThread,
+                                int64_t calls = 1);
 /// Whether every whole [M, N] operand of `epilogue` is 16-bit: a word a column pair of a
 /// fragment row, which emitWholeOperandPreloads can load before the main loop.
 bool wholeOperandsAreWords(const EpilogueEmitter &epilogue);
@@ -206,8 +208,7 @@ int64_t tmaStoreSlots(const plan::StagingBuffer &padded, int64_t outBytes, int64
 /// waits until its last stores have read it. Their writes to global memory need no wait:
 /// they complete with the grid. `storeVec`: the template flag of the TMA stores
 /// (StoreSpec::storeVec).
-void emitTmaStoreDrain(CudaWriter &w, llvm::StringRef storeVec = "kVec",
-                       bool warpgroupSlots = false,
+void emitTmaStoreDrain(CudaWriter &w, llvm::StringRef storeVec, bool warpgroupSlots = false,
                        llvm::StringRef why = "the last stores have read the staging tile");
 
 /// The epilogue as a tensor-core kernel runs it: where `fold` and the first statement

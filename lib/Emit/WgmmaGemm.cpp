@@ -467,7 +467,7 @@ constexpr int64_t kPreloadRegisterBudget = 200;
 /// 32-76 bytes on `sigmoid(Y) * tanh(Y) * U` and 148-344 on `max(silu(Y), tanh(Y)) * U +
 /// exp(Y)` and longer; `silu(Y) * U`, `gelu(Y) * U` and `exp(-Y * Y) * U` compiled clean.
 bool functionsCrowdPreloads(const EpilogueEmitter &epilogue, int64_t accumulators) {
-  return epilogue.functionCalls() > 1 && functionsCrowdAccumulators(epilogue, accumulators);
+  return functionsCrowdAccumulators(epilogue, accumulators, /*calls=*/2);
 }
 
 /// The kernel of one tile slice (not a split form) for an epilogue staged in f32 because it
