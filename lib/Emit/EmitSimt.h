@@ -27,10 +27,12 @@ namespace sketch {
 /// use more registers, unless `scalarCopiesAsync` (its loaders copy element by
 /// element with cp.async, holding nothing: the f32 GEMM's), when it asks for as
 /// many. A non-empty `flag` adds a second `bool` template parameter of that name
-/// (a loader chosen by the host, see emitSimtLaunch).
+/// (a loader chosen by the host, see emitSimtLaunch); with `flagOneBlock` its scalar
+/// true instance asks for one block an SM (the f32 GEMM's split-K: bound at two, ptxas
+/// spilled 8 bytes in epilogue-heavy scalar kernels; unbound it kept them in 127 registers).
 void openSimtKernel(CudaWriter &w, llvm::StringRef name, const SimtTile &tile,
                     llvm::StringRef params, llvm::StringRef flag = "",
-                    bool scalarCopiesAsync = false);
+                    bool scalarCopiesAsync = false, bool flagOneBlock = false);
 
 /// The tile constants ROWS, COLS, (DEPTH when `depth`,) THREADS.
 void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth);
@@ -38,10 +40,12 @@ void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth);
 /// The launch of both instantiations: `if (vec) NAME<true><<<...>>>(ARGS); else ...`;
 /// with `dynamicBytes` (shared tiles above kStaticSharedBytes) the chosen one is
 /// allowed that much dynamic shared memory and launched with it. With a `flag`
-/// (openSimtKernel's), the host's bool `flagValue` picks its second argument.
+/// (openSimtKernel's), the host's bool `flagValue` picks its second argument. With a
+/// `cluster` (the host's count of blocks a cluster along x), `return
+/// sketch::launch_kernel(...)` in clusters of that many instead of `<<<...>>>`.
 void emitSimtLaunch(CudaWriter &w, llvm::StringRef name, llvm::StringRef grid,
                     llvm::StringRef args, int64_t dynamicBytes = 0, llvm::StringRef flag = "",
-                    llvm::StringRef flagValue = "");
+                    llvm::StringRef flagValue = "", llvm::StringRef cluster = "");
 
 /// One operand loader of the SIMT mainloop, declared `TYPE NAME(ARGS);`
 /// (a loader of sketch/simt.cuh or sketch/conv.cuh).
@@ -53,11 +57,11 @@ struct SimtLoader {
 /// acc[TM][TN];` (the micro-tile of `tile`; the convolution's 8 x 8 by
 /// default), then a scope holding `setup()` (what the loaders' arguments need),
 /// the two loaders and `sketch::simt::mainloop<ROWS, COLS, DEPTH, STAGES>(A, B,
-/// KTILES, micro, acc)`. Whatever the loaders hold ends with the scope, so the
+/// KTILES, micro, acc[, FIRST])` (k tiles from FIRST, 0 without it). Whatever the loaders hold ends with the scope, so the
 /// epilogue does not keep it in registers. Needs ROWS, COLS, DEPTH and `micro`.
 void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
                       llvm::StringRef ktiles, llvm::function_ref<void()> setup = {},
-                      const SimtTile &tile = SimtTile());
+                      const SimtTile &tile = SimtTile(), llvm::StringRef first = "");
 
 /// The rows of a thread's micro-tile through the fused epilogue and `store_row`:
 /// `const int64_t ROW = ORIGIN + micro.row(i);` (rows at or past `rowCount` skipped),

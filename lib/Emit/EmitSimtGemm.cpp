@@ -28,12 +28,14 @@ namespace sketch {
 //===----------------------------------------------------------------------===//
 
 void openSimtKernel(CudaWriter &w, StringRef name, const SimtTile &tile, StringRef params,
-                    StringRef flag, bool scalarCopiesAsync) {
+                    StringRef flag, bool scalarCopiesAsync, bool flagOneBlock) {
   std::string threads = std::to_string(tile.threads());
   int64_t minBlocks = tile.minBlocksPerSm();
   std::string blocks = minBlocks == 1       ? "1"
                        : scalarCopiesAsync ? str(minBlocks)
                                            : "kVec ? " + str(minBlocks) + " : 1";
+  if (flagOneBlock && minBlocks > 1)
+    blocks = flag.str() + " && !kVec ? 1 : " + blocks;
   w.line(flag.empty() ? "template <bool kVec>" : "template <bool kVec, bool " + flag.str() + ">");
   w.line("__global__ void __launch_bounds__(" + threads + ", " + blocks + ")");
   w.open(name.str() + "(" + params.str() + ")");
@@ -47,8 +49,8 @@ void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth) {
 }
 
 void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef args,
-                    int64_t dynamicBytes, StringRef flag, StringRef flagValue) {
-  if (flag.empty() && dynamicBytes == 0) {
+                    int64_t dynamicBytes, StringRef flag, StringRef flagValue, StringRef cluster) {
+  if (flag.empty() && dynamicBytes == 0 && cluster.empty()) {
     std::string launch = "<<<" + grid.str() + ", THREADS, 0, stream>>>(" + args.str() + ");";
     w.line("if (vec)");
     w.line("  " + name.str() + "<true>" + launch);
@@ -72,8 +74,13 @@ void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef arg
     w.line("if (err != cudaSuccess)");
     w.line("  return err;");
   }
-  w.line("kernel<<<" + grid.str() + ", THREADS, " + (dynamicBytes > 0 ? "smem_bytes" : "0") +
-         ", stream>>>(" + args.str() + ");");
+  std::string smem = dynamicBytes > 0 ? "smem_bytes" : "0";
+  if (!cluster.empty()) {
+    w.line("return sketch::launch_kernel(kernel, " + grid.str() + ", dim3(THREADS), " + smem + ", " +
+           cluster.str() + ", false, stream, " + args.str() + ");");
+    return;
+  }
+  w.line("kernel<<<" + grid.str() + ", THREADS, " + smem + ", stream>>>(" + args.str() + ");");
 }
 
 void emitSimtRowEpilogue(CudaWriter &w, const SimtTile &tile, const EpilogueEmitter &epilogue,
@@ -97,7 +104,8 @@ void emitSimtRowEpilogue(CudaWriter &w, const SimtTile &tile, const EpilogueEmit
 }
 
 void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
-                      StringRef ktiles, llvm::function_ref<void()> setup, const SimtTile &tile) {
+                      StringRef ktiles, llvm::function_ref<void()> setup, const SimtTile &tile,
+                      StringRef first) {
   w.line("float acc[" + str(tile.microRows) + "][" + str(tile.microCols) + "];");
   w.line("{  // mainloop: the loaders live only here");
   w.indentMore();
@@ -107,7 +115,7 @@ void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const 
     w.line(loader->type + " " + loader->name + "(" + loader->args + ");");
   std::string stageCount = std::to_string(std::min<int64_t>(stages, 2));
   w.line("sketch::simt::mainloop<ROWS, COLS, DEPTH, " + stageCount + ">(" + a.name + ", " + b.name +
-         ", " + ktiles.str() + ", micro, acc);");
+         ", " + ktiles.str() + ", micro, acc" + (first.empty() ? "" : ", " + first.str()) + ");");
   w.indentLess();
   w.line("}");
 }
@@ -142,6 +150,14 @@ struct SimtGemmPlan {
   int64_t stages = 2;
   std::vector<Operation *> epilogue;
   mutable CopyOp store; // op handle: its accessors are not const
+  /// `split_k` (sketch-choose-defaults: "auto" or a count; only on architectures with
+  /// clusters): the kernel takes kSplit and the host splits K over a cluster's blocks.
+  std::string splitK;
+  /// The slices the host runs, from `split_k`: 0 for auto (its rule), else the count.
+  int64_t fixedSlices() const {
+    int64_t slices = 0;
+    return splitK != "auto" && !StringRef(splitK).getAsInteger(10, slices) ? slices : 0;
+  }
 };
 
 struct SimtGemmReader {
@@ -156,6 +172,8 @@ struct SimtGemmReader {
     if (failed(d))
       return failure();
     p.stages = std::min<int64_t>(d->stages, 2);
+    if (std::optional<StringRef> split = kernel.getSplitK(); split && plan::hasClusters(arch))
+      p.splitK = split->str();
     std::string broken;
     auto tile = deriveSimtTile(d->tileM, d->tileN, d->tileK, d->warps, p.stages,
                                plan::smemLimitBytes(arch), broken);
@@ -339,9 +357,30 @@ struct SimtGemmWriter {
                  aSrc + ", " + (p.a.kContiguous ? "size_k" : "size_m") + ", m0, size_m, size_k"};
     SimtLoader b{loaderType(p.b.kContiguous, "COLS"), "load_b",
                  bSrc + ", " + (p.b.kContiguous ? "size_k" : "size_n") + ", n0, size_n, size_k"};
+    bool split = !p.splitK.empty();
     emitSimtMainloop(
-        w, p.stages, a, b, "(size_k + DEPTH - 1) / DEPTH", [&] { emitBatchIndices(false); },
-        p.tile);
+        w, p.stages, a, b, split ? "kt_end - kt_begin" : "(size_k + DEPTH - 1) / DEPTH",
+        [&] { emitBatchIndices(false); }, p.tile, split ? "kt_begin" : "");
+  }
+
+  /// split_k: the blocks of a cluster along x share an output tile, each a run of its
+  /// k tiles (kSplit; without it one slice).
+  void emitSliceBounds() {
+    w.comment("split-K (kSplit): the blocks of a cluster along x share one output tile, each");
+    w.comment("summing a run of its k tiles; the first adds the others' sums after the mainloop");
+    w.line("const int slices = kSplit ? (int)sketch::cluster_size() : 1;");
+    w.line("const int slice = kSplit ? (int)sketch::cluster_rank() : 0;");
+    w.line("const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x / slices * COLS;");
+    w.line("const int ktiles = (size_k + DEPTH - 1) / DEPTH;");
+    w.line("const int kt_begin = slice * ktiles / slices, kt_end = (slice + 1) * ktiles / slices;");
+  }
+
+  void emitSliceSums() {
+    w.open("if constexpr (kSplit)");
+    w.line("if (!sketch::simt::sum_k_slices<ROWS, COLS, DEPTH, " + str(p.stages) +
+           ", THREADS>(acc))");
+    w.line("  return;  // a slice after the first: its sums are in the first's accumulators");
+    w.close();
   }
 
   ElementIndex elementIndex() const {
@@ -404,16 +443,22 @@ struct SimtGemmWriter {
   void emitKernel() {
     emitHeaderComment();
     auto restrictRead = [](const ParamInfo &param) { return !param.written; };
+    bool split = !p.splitK.empty();
     // the f32 loaders' scalar copies are 4-byte cp.async (simt.cuh): no staging registers
-    openSimtKernel(w, kernelName(), p.tile, kernelParameterList(p.sig, restrictRead), "",
-                   /*scalarCopiesAsync=*/true);
+    openSimtKernel(w, kernelName(), p.tile, kernelParameterList(p.sig, restrictRead),
+                   split ? "kSplit" : "", /*scalarCopiesAsync=*/true, /*flagOneBlock=*/split);
     emitSimtConstants(w, p.tile, true);
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
-    w.line("const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;");
+    if (split)
+      emitSliceBounds();
+    else
+      w.line("const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;");
     w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(p.tile.microRows) + ", " +
            str(p.tile.microCols) + "> micro;  // this thread's " + microTile() + " outputs");
     emitMainloop();
+    if (split)
+      emitSliceSums();
     emitBatchIndices(true);
     emitEpilogueAndStore();
     w.close();
@@ -440,7 +485,7 @@ struct SimtGemmWriter {
   void emitHost() {
     w.open(hostPrototype(p.sig));
     emitHostChecks(w, p.sig);
-    emitSimtConstants(w, p.tile, false);
+    emitSimtConstants(w, p.tile, !p.splitK.empty() && !p.fixedSlices());  // DEPTH: auto's rule
     w.line("const int64_t size_m = " + dim(p.m) + ", size_n = " + dim(p.n) + ", size_k = " +
            dim(p.k) + ";");
     w.line("const int64_t batches = " + p.sig.product(p.batchDims) + ";");
@@ -450,17 +495,47 @@ struct SimtGemmWriter {
     w.line("if (size_m * size_k > INT32_MAX || size_k * size_n > INT32_MAX || size_m * size_n > "
            "INT32_MAX)");
     w.line("  return cudaErrorInvalidValue;");
-    w.line("const dim3 grid(unsigned(sketch::ceil_div(size_n, COLS)), "
+    bool split = !p.splitK.empty();
+    std::string columns = split ? "column_blocks" : "sketch::ceil_div(size_n, COLS)";
+    if (split) {
+      emitSlices();
+      w.line("const int64_t column_blocks = sketch::ceil_div(size_n, COLS) * slices;");
+    }
+    w.line("const dim3 grid(unsigned(" + columns + "), "
            "unsigned(sketch::ceil_div(size_m, ROWS)), unsigned(batches));");
-    w.line("if (sketch::ceil_div(size_n, COLS) > INT32_MAX || grid.y > 65535 || batches > 65535)");
+    w.line("if (" + columns + " > INT32_MAX || grid.y > 65535 || batches > 65535)");
     w.line("  return cudaErrorInvalidValue;");
     w.line("const bool vec = " + vecCondition() + ";");
     int64_t bytes = p.tile.sharedBytes(p.stages);
-    emitSimtLaunch(w, kernelName(), "grid", kernelArgumentList(p.sig),
-                   bytes > kStaticSharedBytes ? bytes : 0);
-    w.line("return cudaGetLastError();");
+    int64_t dynamicBytes = bytes > kStaticSharedBytes ? bytes : 0;
+    if (split) // in clusters of `slices` blocks: returns the launch's error
+      emitSimtLaunch(w, kernelName(), "grid", kernelArgumentList(p.sig), dynamicBytes, "kSplit",
+                     "slices > 1", "slices");
+    else
+      emitSimtLaunch(w, kernelName(), "grid", kernelArgumentList(p.sig), dynamicBytes);
+    if (!split)
+      w.line("return cudaGetLastError();");
     w.close();
   }
+
+  /// The host's slices: split_k N, or auto's rule over the blocks resident at once.
+  void emitSlices() {
+    if (int64_t fixed = p.fixedSlices()) {
+      w.line("const int slices = " + str(fixed) + ";  // split_k " + str(fixed) +
+             ": K over a cluster of " + str(fixed) + " blocks");
+      return;
+    }
+    int64_t blocks = p.tile.minBlocksPerSm();
+    w.comment("split_k auto (docs/backend.md \"f32 split-K\"): a grid under 3/4 of the blocks");
+    w.comment("resident at once (" + str(blocks) + " an SM) splits K over a cluster of min(8, "
+              "resident / tiles, k tiles / 4) blocks");
+    w.line("const int64_t tiles = sketch::ceil_div(size_n, COLS) * sketch::ceil_div(size_m, ROWS) * "
+           "batches;");
+    w.line("const int resident = sketch::sm_count() * " + str(blocks) + ";");
+    w.line("const int slices = tiles * 4 < (int64_t)resident * 3 ? sketch::split_slices(resident, "
+           "tiles, sketch::ceil_div(size_k, DEPTH), 8, 4) : 1;");
+  }
+
 };
 
 } // namespace

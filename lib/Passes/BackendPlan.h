@@ -271,6 +271,10 @@ std::optional<int64_t> evalTileDim(KernelOp kernel, llvm::StringRef expr);
 /// The most dynamic shared memory one block may use on `arch`.
 int64_t smemLimitBytes(llvm::StringRef arch);
 
+/// Whether `arch` has thread-block clusters (sm_90), over whose blocks an f32 GEMM
+/// splits K (`split_k`; EmitSimtGemm.cpp).
+inline bool hasClusters(llvm::StringRef arch) { return arch == "sm_90" || arch == "sm_90a"; }
+
 /// Matches the dimensions of a tensor to the output's, right-aligned by symbol:
 /// the last dimension of `dims` is matched to the right-most equal dimension of
 /// `target`, the one before it to an equal dimension further left, and so on.

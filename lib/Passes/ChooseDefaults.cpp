@@ -473,33 +473,47 @@ LogicalResult checkConvAlgorithm(KernelOp kernel) {
   return failure(walk.wasInterrupted());
 }
 
-/// What a `split_k` directive cannot split, for its error ("" when it can): the
-/// split form is the tensor-core GEMM's.
+/// An f32 GEMM's `split_k N`: at most SplitRule::maxSlices slices (a cluster's blocks).
+/// Its tile needs no check: rule 4 of deriveSimtTile gives every thread an element of the
+/// A tiles at least, through which sum_k_slices (simt.cuh) passes the slices' sums.
+LogicalResult checkSimtSplit(KernelOp kernel, StringRef asked) {
+  int64_t slices = 0;
+  if (asked != "auto" && !asked.getAsInteger(10, slices) && slices > plan::SplitRule::maxSlices)
+    return kernel.emitError() << "split_k " << slices << " (from the program) is more than "
+                              << plan::SplitRule::maxSlices
+                              << " K slices (a portable cluster holds 8 blocks)";
+  return success();
+}
+
+/// What a `split_k` directive cannot split, for its error ("" when it can): a GEMM's
+/// (an f32 GEMM's only where clusters are: elsewhere it runs one slice).
 std::string unsplittable(const Problem &problem) {
   if (problem.kind != ProblemKind::gemm)
     return "a " + spellKind(problem.kind).str();
-  if (!problem.tensorCores)
-    return "an f32 GEMM (CUDA cores)";
   return "";
 }
 
-/// The `split_k` directive: checked, defaulted to `auto` for a tensor-core GEMM
-/// whose BM and BN are the defaults, and its split form recorded (plan::kSplitAttr).
+/// The `split_k` directive: checked, defaulted to `auto` for a GEMM whose BM and BN
+/// are the defaults (an f32 one where clusters are), and a tensor-core GEMM's split form
+/// recorded (plan::kSplitAttr; the f32 GEMM splits its own tile over a cluster,
+/// EmitSimtGemm.cpp).
 LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config &config,
                           StringRef arch) {
   kernel->removeAttr(plan::kSplitAttr);
   std::optional<StringRef> asked = kernel.getSplitK();
   std::string why = unsplittable(problem);
   if (asked && !why.empty())
-    return kernel.emitError() << "directive 'split_k' splits the K loop of a tensor-core GEMM, and '"
+    return kernel.emitError() << "directive 'split_k' splits the K loop of a GEMM, and '"
                               << kernel.getSymName() << "' is " << why;
   if (!asked) {
     bool defaultTile = config.from[kBM] == "the default" && config.from[kBN] == "the default";
-    if (!why.empty() || !defaultTile)
+    if (!why.empty() || !defaultTile || (!problem.tensorCores && !plan::hasClusters(arch)))
       return success();
     kernel.setSplitKAttr(Builder(kernel.getContext()).getStringAttr("auto"));
     asked = kernel.getSplitK();
   }
+  if (!problem.tensorCores)
+    return checkSimtSplit(kernel, *asked);
   plan::SplitPlan split;
   split.stages = config.values[kStages];
   split.tileK = config.values[kBK];

@@ -10,6 +10,7 @@ the tiles by rule of sgemm_rule_tiles.sketch alone:
 """
 import re
 
+import sketch_gpu
 import torch
 import torch.nn.functional as F
 
@@ -46,6 +47,11 @@ EPILOGUES = {
         "r256x64x32_atbt", "r96x96x32_w6", "r32x96x12", "r24x40x4", "r48x80x8_w2",
         "r128x32x8_w8_s1", "r64x256x32_s1")},
     "r256x64x32": lambda acc, t, s: relu(acc + t["bias"]),
+    # sgemm_split.sketch
+    "split3": lambda acc, t, s: relu(acc + t["bias"]),
+    "split8bt": lambda acc, t, s: acc + t["bias"],
+    "splitauto_t64x64x8_at": lambda acc, t, s: acc,
+    "split2_s1": lambda acc, t, s: acc + t["bias"],
     "r96x96x32": lambda acc, t, s: acc + t["bias"][:, None],
     "r24x40x4_atbt": lambda acc, t, s: acc + t["bias"][:, None],
 }
@@ -113,3 +119,54 @@ def test_rule_tiles_misaligned_base_pointers():
 
 def test_rule_tiles_large_4000x3000x2000():
     CASES.sweep(rule_tiles(), [(4000, 3000, 2000)])
+
+
+# split_k (sm_90: K over a cluster's blocks). The default kernels take `split_k auto`, which
+# splits where the grid is under 3/4 of the resident blocks; sgemm_split.sketch fixes the count.
+SPLIT_DEFAULTS = ["sg_f32_plain", "sg_f32_bias_relu", "sg_f32_bt", "sg_f32_at", "sg_f32_atbt",
+                  "sg_f32_expr", "sg_f32_batched", "sg_f32_f16out"]
+
+
+def split_kernels():
+    return sorted(name for name in CASES.kernels() if name.startswith("sg_f32_split"))
+
+
+def test_split_k_small_grids():
+    """Grids of few tiles over a long K (the host splits: 4096 x 10 x 4096 is 32 tiles), odd K
+    (the scalar path), K of fewer k tiles than slices, M = N = 1; every element."""
+    CASES.sweep(SPLIT_DEFAULTS + split_kernels(),
+                [(4096, 10, 4096), (777, 1003, 515), (1, 1, 5000), (129, 7, 4099), (64, 64, 64),
+                 (3, 300, 2001), (260, 132, 40), (5, 3, 17)])
+
+
+def test_split_k_zero_and_one_and_misaligned():
+    """K = 0 and 1 under a fixed slice count (empty slices), bases off 16 bytes."""
+    CASES.sweep(split_kernels(), [(33, 40, 0), (33, 40, 1), (97, 101, 3)])
+    CASES.sweep(SPLIT_DEFAULTS + split_kernels(), [(136, 24, 1000)], misalign=True)
+
+
+def test_split_k_same_bits():
+    """Two runs of a split kernel give the same bits (the slices add in rank order)."""
+    for name, (m, n, k) in [("sg_f32_bias_relu", (777, 1003, 515)), ("sg_f32_split3", (61, 130, 999)),
+                            ("sg_f32_split8bt", (200, 70, 3001))]:
+        values, tensors = CASES.make_inputs(name, {"M": m, "N": n, "K": k})
+        runs = []
+        for _ in range(2):
+            tensors["D"].fill_(float("nan"))
+            assert sketch_gpu.kernel(name)(**values) == 0
+            torch.cuda.synchronize()
+            runs.append(tensors["D"].clone())
+        assert torch.equal(runs[0].view(torch.int32), runs[1].view(torch.int32)), name
+
+
+def test_split_k_instantiation_by_name():
+    """On sm_90a: the host runs kernel<vec, true> (in clusters) on small grids, <vec, false>
+    on grids that fill the GPU (when the profiler can tell)."""
+    if torch.cuda.get_device_capability()[0] != 9 or sketch_gpu.generated_arch() != "sm_90a":
+        return
+    for (m, n, k), expected in [((4096, 12, 4096), "sg_f32_plain_simt<true, true>"),
+                                ((4096, 10, 4096), "sg_f32_plain_simt<false, true>"),
+                                ((4096, 4096, 256), "sg_f32_plain_simt<true, false>")]:
+        values, _ = CASES.make_inputs("sg_f32_plain", {"M": m, "N": n, "K": k})
+        ran = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel("sg_f32_plain")(**values))
+        assert ran is None or any(expected in r for r in ran), f"{m}x{n}x{k}: {ran}"

@@ -37,8 +37,10 @@
 // than the 16-byte one and takes as many blocks an SM (unaligned sizes, 4096 x
 // 4096 x 4095 on an H200: 4.39 -> 3.52 ms, cuBLAS 2.82).
 //
-//   mainloop<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, micro, acc)
+//   mainloop<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, micro, acc[, first])
 //       Stages 2: double buffering as above; Stages 1: load, barrier, multiply
+//   sum_k_slices<Rows, Cols, BK, Stages, Threads>(acc)   split-K over a cluster: rank 0
+//       adds the other blocks' accumulators (through the shared tiles), in rank order
 //   store_row<Vec>(dst_row, micro, col0, cols, out)   one micro-tile row of a
 //       row-major output (whole pieces where they fit)
 //   block_z()   blockIdx.z read again after the mainloop (batch indices)
@@ -51,6 +53,7 @@
 
 #include "sketch/copy.cuh" // cp.async
 #include "sketch/mma.cuh"  // from_float
+#include "sketch/split.cuh" // split-K over a cluster (sum_k_slices)
 
 namespace sketch {
 namespace simt {
@@ -392,7 +395,8 @@ __device__ __forceinline__ void multiply_tile(const float (*a)[padded(Rows)],
   }
 }
 
-/// The Stages = 2 mainloop (see mainloop below). With ktiles = 0 the prologue
+/// The Stages = 2 mainloop (see mainloop below) over k tiles first .. first + ktiles - 1.
+/// With ktiles = 0 the prologue
 /// still stages tile 0, all of it zero-filled (the loaders check k < depth);
 /// on sm_90 no `ktiles > 0` branch around it: with one, ptxas scheduled the
 /// 128 x 128 x 16 SGEMM 3-4% slower on an H200 (sm_80 keeps it: without it
@@ -402,16 +406,18 @@ __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &l
                                                          const MicroTile<Rows, Cols, TM, TN> &t,
                                                          float (&acc)[TM][TN],
                                                          float (*a_tile)[BK][padded(Rows)],
-                                                         float (*b_tile)[BK][padded(Cols)]) {
-  load_a.fetch(0, a_tile[0]);
-  load_b.fetch(0, b_tile[0]);
-  load_a.stash(a_tile[0]);
-  load_b.stash(b_tile[0]);
+                                                         float (*b_tile)[BK][padded(Cols)],
+                                                         int first) {
+  const int end = first + ktiles;  // k tile kt in buffer kt & 1
+  load_a.fetch(first, a_tile[first & 1]);
+  load_b.fetch(first, b_tile[first & 1]);
+  load_a.stash(a_tile[first & 1]);
+  load_b.stash(b_tile[first & 1]);
   wait_async_loads<LoadA, LoadB>();
   __syncthreads();
-  for (int kt = 0; kt < ktiles; ++kt) {
+  for (int kt = first; kt < end; ++kt) {
     const int cur = kt & 1;
-    const bool more = kt + 1 < ktiles;
+    const bool more = kt + 1 < end;
     if (more) { // global -> registers (or cp.async) for the next tile, in flight during the math
       load_a.fetch(kt + 1, a_tile[cur ^ 1]);
       load_b.fetch(kt + 1, b_tile[cur ^ 1]);
@@ -426,20 +432,22 @@ __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &l
   }
 }
 
-/// The mainloop on the shared tiles a_tile[Stages], b_tile[Stages].
+/// The mainloop on the shared tiles a_tile[Stages], b_tile[Stages], over k tiles
+/// first .. first + ktiles - 1.
 template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int TM, int TN>
 __device__ __forceinline__ void mainloop_on(LoadA &load_a, LoadB &load_b, int ktiles,
                                             const MicroTile<Rows, Cols, TM, TN> &t,
                                             float (&acc)[TM][TN],
                                             float (*a_tile)[BK][padded(Rows)],
-                                            float (*b_tile)[BK][padded(Cols)]) {
+                                            float (*b_tile)[BK][padded(Cols)],
+                                            int first = 0) {
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
     for (int j = 0; j < TN; ++j)
       acc[i][j] = 0.f;
   if constexpr (Stages == 1) {
-    for (int kt = 0; kt < ktiles; ++kt) {
+    for (int kt = first; kt < first + ktiles; ++kt) {
       load_a.fetch(kt, a_tile[0]);
       load_b.fetch(kt, b_tile[0]);
       load_a.stash(a_tile[0]);
@@ -450,7 +458,7 @@ __device__ __forceinline__ void mainloop_on(LoadA &load_a, LoadB &load_b, int kt
       __syncthreads();
     }
   } else if (!kGuardEmptyMainloop || ktiles > 0) {
-    mainloop_double_buffered<Rows, Cols, BK>(load_a, load_b, ktiles, t, acc, a_tile, b_tile);
+    mainloop_double_buffered<Rows, Cols, BK>(load_a, load_b, ktiles, t, acc, a_tile, b_tile, first);
   }
 }
 
@@ -463,26 +471,83 @@ __host__ __device__ constexpr int shared_bytes() {
 }
 constexpr int kStaticSharedBytes = 48 * 1024;
 
-/// acc = sum over `ktiles` k tiles of A-tile^T * B-tile. `load_a` fills
+/// The shared memory of mainloop<Rows, Cols, BK, Stages>'s A tiles (B = false: Stages x
+/// BK x padded(Rows) floats) or B tiles (B = true): static up to kStaticSharedBytes (an
+/// array each: one array for both made ptxas spill 4 bytes in a 64-register tile), above it
+/// the dynamic shared memory the launch provides. sum_k_slices reuses the A tiles.
+template <int Rows, int Cols, int BK, int Stages, bool B>
+__device__ __forceinline__ float *shared_tiles() {
+  constexpr int kFloats = Stages * BK * padded(B ? Cols : Rows);
+  if constexpr (shared_bytes<Rows, Cols, BK, Stages>() <= kStaticSharedBytes) {
+    __shared__ __align__(16) float tiles[kFloats];
+    return tiles;
+  } else {
+    extern __shared__ __align__(16) float simt_shared_tiles[];
+    return simt_shared_tiles + (B ? Stages * BK * padded(Rows) : 0);
+  }
+}
+
+/// acc = sum over `ktiles` k tiles (from k tile `first`) of A-tile^T * B-tile. `load_a` fills
 /// tile[k][row] for the Rows rows, `load_b` tile[k][col] for the Cols columns.
 /// Stages 2: double buffering (tile kt+1 is in registers while tile kt is
 /// multiplied); Stages 1: load, barrier, multiply, barrier.
 template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int TM, int TN>
 __device__ __forceinline__ void mainloop(LoadA &load_a, LoadB &load_b, int ktiles,
                                          const MicroTile<Rows, Cols, TM, TN> &t,
-                                         float (&acc)[TM][TN]) {
+                                         float (&acc)[TM][TN], int first = 0) {
   static_assert(Stages == 1 || Stages == 2, "the SIMT mainloop has 1 or 2 stages");
-  if constexpr (shared_bytes<Rows, Cols, BK, Stages>() <= kStaticSharedBytes) {
-    __shared__ __align__(16) float a_tile[Stages][BK][padded(Rows)];
-    __shared__ __align__(16) float b_tile[Stages][BK][padded(Cols)];
-    mainloop_on<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, t, acc, a_tile, b_tile);
-  } else {
-    extern __shared__ __align__(16) float simt_shared_tiles[];
-    auto *a_tile = reinterpret_cast<float (*)[BK][padded(Rows)]>(simt_shared_tiles);
-    auto *b_tile = reinterpret_cast<float (*)[BK][padded(Cols)]>(simt_shared_tiles +
-                                                                 Stages * BK * padded(Rows));
-    mainloop_on<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, t, acc, a_tile, b_tile);
+  auto *a_tile = reinterpret_cast<float (*)[BK][padded(Rows)]>(shared_tiles<Rows, Cols, BK, Stages, false>());
+  auto *b_tile = reinterpret_cast<float (*)[BK][padded(Cols)]>(shared_tiles<Rows, Cols, BK, Stages, true>());
+  mainloop_on<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, t, acc, a_tile, b_tile, first);
+}
+
+/// Split-K over a thread-block cluster (sm_90; the f32 GEMM's kernel<..., true>): each block
+/// of the cluster has summed its run of the k tiles into `acc` (the mainloop above, its last
+/// barrier passed). The blocks other than rank 0 stage their accumulators in their shared
+/// A tiles, kPerRound floats a thread a round (thread-major: consecutive threads, consecutive
+/// words), and rank 0 adds them in rank order 1, 2, ... (the same bits every run) from
+/// distributed shared memory, kBatch loads in flight before their adds (4-byte loads: with
+/// 16-byte ones ptxas spilled at the default tile's 128 registers). Returns whether this block holds the sums (rank 0); the others
+/// have nothing to store, and leave only after rank 0's last read of their tiles.
+template <int Rows, int Cols, int BK, int Stages, int Threads, int TM, int TN>
+__device__ __forceinline__ bool sum_k_slices(float (&acc)[TM][TN]) {
+  constexpr int kFloats = TM * TN;
+  constexpr int kRoom = Stages * BK * padded(Rows) / Threads;  // the A tiles' floats a thread
+  constexpr int kPerRound = kRoom < kFloats ? kRoom : kFloats;
+  constexpr int kBatch = 16;  // remote loads in flight before their adds
+  static_assert(kPerRound > 0, "split-K: the shared tiles hold no accumulator a thread");
+  float *flat = &acc[0][0];
+  float *staged = shared_tiles<Rows, Cols, BK, Stages, false>();
+  const uint32_t rank = cluster_rank(), slices = cluster_size();
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int first = 0; first < kFloats; first += kPerRound) {
+    const int end = first + kPerRound < kFloats ? first + kPerRound : kFloats;
+    if (rank != 0) {
+#pragma unroll
+      for (int e = first; e < end; ++e)
+        staged[(e - first) * Threads + tid] = flat[e];
+    }
+    cluster_sync();  // every slice's round is staged
+    if (rank == 0) {
+      const uint32_t local = smem_addr(staged + tid);
+      for (uint32_t q = 1; q < slices; ++q) {
+        const uint32_t remote = cluster_shared_addr(local, q);
+#pragma unroll
+        for (int b = first; b < end; b += kBatch) {
+          float part[kBatch];
+#pragma unroll
+          for (int e = b; e < b + kBatch && e < end; ++e)
+            part[e - b] = ld_cluster_f32(remote + uint32_t((e - first) * Threads * 4));
+#pragma unroll
+          for (int e = b; e < b + kBatch && e < end; ++e)
+            flat[e] += part[e - b];
+        }
+      }
+    }
+    cluster_sync();  // rank 0 has read the round: the tiles may take the next
   }
+  return rank == 0;
 }
 
 /// Stores the TN values of a micro-tile row: out[j] at column col(j) of
