@@ -276,13 +276,24 @@ struct SimtGemmReader {
 // Writing the kernel
 //===----------------------------------------------------------------------===//
 
+/// One kernel of an f32 GEMM: its tile, name suffix and whether it takes kSplit.
+struct SimtGemmKernel {
+  SimtTile tile;
+  std::string suffix; // "" or "_small"
+  bool split = false;
+};
+
 struct SimtGemmWriter {
   const SimtGemmPlan &p;
   const EpilogueEmitter &epilogue;
   CudaWriter &w;
+  SimtGemmKernel kernel;                 // the one emitKernel writes
+  std::optional<SimtGemmKernel> small;   // split_k auto's tile for small grids (emitHost)
 
-  std::string kernelName() const { return p.sig.name + "_simt"; }
-  std::string microTile() const { return str(p.tile.microRows) + " x " + str(p.tile.microCols); }
+  std::string kernelName() const { return nameOf(kernel); }
+  std::string nameOf(const SimtGemmKernel &k) const { return p.sig.name + "_simt" + k.suffix; }
+  const SimtTile &tile() const { return kernel.tile; }
+  std::string microTile() const { return str(tile().microRows) + " x " + str(tile().microCols); }
   std::string dim(StringRef d) const { return p.sig.dim(d); }
 
   /// Element offset of batch element (bidx...) in `param`, "" when it has no batch dims.
@@ -315,8 +326,8 @@ struct SimtGemmWriter {
               p.m + ", " + p.n + "] = " + a + " . " + b + " over " + p.k +
               (p.batchDims.empty() ? "" : ", one block per batch element of [" +
                                                   joined(p.batchDims) + "]"));
-    w.comment("Block tile " + str(p.tile.rows) + " x " + str(p.tile.cols) + " x " +
-              str(p.tile.depth) + ", " + str(p.tile.threads()) + " threads, " + microTile() +
+    w.comment("Block tile " + str(tile().rows) + " x " + str(tile().cols) + " x " +
+              str(tile().depth) + ", " + str(tile().threads()) + " threads, " + microTile() +
               " accumulators per thread; shared tiles k-major, padded, " +
               (p.stages == 2 ? "double-buffered" : "single-buffered") + " (sketch/simt.cuh).");
     for (const std::string &line : epilogue.describe())
@@ -357,10 +368,10 @@ struct SimtGemmWriter {
                  aSrc + ", " + (p.a.kContiguous ? "size_k" : "size_m") + ", m0, size_m, size_k"};
     SimtLoader b{loaderType(p.b.kContiguous, "COLS"), "load_b",
                  bSrc + ", " + (p.b.kContiguous ? "size_k" : "size_n") + ", n0, size_n, size_k"};
-    bool split = !p.splitK.empty();
+    bool split = kernel.split;
     emitSimtMainloop(
         w, p.stages, a, b, split ? "kt_end - kt_begin" : "(size_k + DEPTH - 1) / DEPTH",
-        [&] { emitBatchIndices(false); }, p.tile, split ? "kt_begin" : "");
+        [&] { emitBatchIndices(false); }, tile(), split ? "kt_begin" : "");
   }
 
   /// split_k: the blocks of a cluster along x share an output tile, each a run of its
@@ -398,7 +409,7 @@ struct SimtGemmWriter {
         continue;
       if (operand.usesRow || operand.usesCol) {
         bool col = operand.usesCol;
-        std::string count = str(col ? p.tile.microCols : p.tile.microRows);
+        std::string count = str(col ? tile().microCols : tile().microRows);
         w.line("float " + operand.var + "[" + count + "];  // " + operand.param->name +
                (col ? ": per column" : ": per row"));
         w.line("#pragma unroll");
@@ -425,7 +436,7 @@ struct SimtGemmWriter {
   }
 
   void emitEpilogueAndStore() {
-    int64_t vector = simtVectorWidth(p.tile.microCols);
+    int64_t vector = simtVectorWidth(tile().microCols);
     w.comment("Epilogue on each accumulator, then the store" +
               (vector > 1 ? " (" + str(4 * vector) + "-byte where " + str(vector) +
                                 " columns fit)"
@@ -436,26 +447,26 @@ struct SimtGemmWriter {
     SimtRowEpilogue rows{"row", "m0", "size_m",
                          epilogue.readsFullTensor() ? "const int64_t col = n0 + micro.col(j);" : "",
                          "sketch::simt::store_row<kVec>(d_dst + row * size_n, micro, n0, size_n, out);"};
-    emitSimtRowEpilogue(w, p.tile, epilogue, rows,
+    emitSimtRowEpilogue(w, tile(), epilogue, rows,
                         [&](const EpilogueOperand &operand) { return operandValue(operand); });
   }
 
   void emitKernel() {
     emitHeaderComment();
     auto restrictRead = [](const ParamInfo &param) { return !param.written; };
-    bool split = !p.splitK.empty();
+    bool split = kernel.split;
     // the f32 loaders' scalar copies are 4-byte cp.async (simt.cuh): no staging registers
-    openSimtKernel(w, kernelName(), p.tile, kernelParameterList(p.sig, restrictRead),
+    openSimtKernel(w, kernelName(), tile(), kernelParameterList(p.sig, restrictRead),
                    split ? "kSplit" : "", /*scalarCopiesAsync=*/true, /*flagOneBlock=*/split);
-    emitSimtConstants(w, p.tile, true);
+    emitSimtConstants(w, tile(), true);
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
     if (split)
       emitSliceBounds();
     else
       w.line("const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;");
-    w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(p.tile.microRows) + ", " +
-           str(p.tile.microCols) + "> micro;  // this thread's " + microTile() + " outputs");
+    w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(tile().microRows) + ", " +
+           str(tile().microCols) + "> micro;  // this thread's " + microTile() + " outputs");
     emitMainloop();
     if (split)
       emitSliceSums();
@@ -485,7 +496,8 @@ struct SimtGemmWriter {
   void emitHost() {
     w.open(hostPrototype(p.sig));
     emitHostChecks(w, p.sig);
-    emitSimtConstants(w, p.tile, !p.splitK.empty() && !p.fixedSlices());  // DEPTH: auto's rule
+    // DEPTH: the rule of split_k auto on this kernel's own tile
+    emitSimtConstants(w, tile(), kernel.split && !p.fixedSlices());
     w.line("const int64_t size_m = " + dim(p.m) + ", size_n = " + dim(p.n) + ", size_k = " +
            dim(p.k) + ";");
     w.line("const int64_t batches = " + p.sig.product(p.batchDims) + ";");
@@ -495,10 +507,59 @@ struct SimtGemmWriter {
     w.line("if (size_m * size_k > INT32_MAX || size_k * size_n > INT32_MAX || size_m * size_n > "
            "INT32_MAX)");
     w.line("  return cudaErrorInvalidValue;");
-    bool split = !p.splitK.empty();
-    std::string columns = split ? "column_blocks" : "sketch::ceil_div(size_n, COLS)";
-    if (split) {
-      emitSlices();
+    if (small)
+      emitSmallGridLaunch();
+    emitLaunch(kernel);
+    w.close();
+  }
+
+  /// split_k auto with a tile for small grids: where this kernel's tiles are under 3/4
+  /// of its blocks resident at once, the small tile's kernel runs instead, split.
+  void emitSmallGridLaunch() {
+    int64_t blocks = tile().minBlocksPerSm();
+    w.comment("split_k auto (docs/backend.md \"f32 split-K\"): a grid under 3/4 of the blocks resident");
+    w.comment("at once (" + str(blocks) + " an SM) runs the " + str(small->tile.rows) + " x " +
+              str(small->tile.cols) + " tile, K split over a cluster of min(8, its resident");
+    w.comment("blocks / its tiles, k tiles / 4) blocks");
+    w.line("const int64_t tiles = sketch::ceil_div(size_n, COLS) * sketch::ceil_div(size_m, ROWS) * "
+           "batches;");
+    w.open("if (tiles * 4 < (int64_t)sketch::sm_count() * " + str(blocks) + " * 3)");
+    emitSimtConstants(w, small->tile, true);
+    emitLaunch(*small);
+    w.close();
+  }
+
+  /// The slices of a split kernel: split_k N, auto's rule on this kernel's tile, or (the
+  /// small tile's kernel, launched on small grids only) as many as its rule gives.
+  void emitSlices(const SimtGemmKernel &k) {
+    if (int64_t fixed = p.fixedSlices()) {
+      w.line("const int slices = " + str(fixed) + ";  // split_k " + str(fixed) +
+             ": K over a cluster of " + str(fixed) + " blocks");
+      return;
+    }
+    int64_t blocks = k.tile.minBlocksPerSm();
+    bool own = !small; // auto on this kernel's tile: only where its grid is small
+    if (own) {
+      w.comment("split_k auto (docs/backend.md \"f32 split-K\"): a grid under 3/4 of the blocks");
+      w.comment("resident at once (" + str(blocks) + " an SM) splits K over a cluster of min(8, "
+                "resident / tiles, k tiles / 4) blocks");
+    }
+    std::string tiles = own ? "tiles" : "small_tiles";
+    w.line("const int64_t " + tiles + " = sketch::ceil_div(size_n, COLS) * sketch::ceil_div(size_m, "
+           "ROWS) * batches;");
+    w.line("const int resident = sketch::sm_count() * " + str(blocks) + ";");
+    std::string rule = "sketch::split_slices(resident, " + tiles +
+                       ", sketch::ceil_div(size_k, DEPTH), 8, 4)";
+    w.line("const int slices = " +
+           (own ? "tiles * 4 < (int64_t)resident * 3 ? " + rule + " : 1" : rule) + ";");
+  }
+
+  /// The grid, the 16-byte condition and the launch of kernel `k` (ROWS, COLS, THREADS
+  /// its tile's); returns from the host function.
+  void emitLaunch(const SimtGemmKernel &k) {
+    std::string columns = k.split ? "column_blocks" : "sketch::ceil_div(size_n, COLS)";
+    if (k.split) {
+      emitSlices(k);
       w.line("const int64_t column_blocks = sketch::ceil_div(size_n, COLS) * slices;");
     }
     w.line("const dim3 grid(unsigned(" + columns + "), "
@@ -506,39 +567,33 @@ struct SimtGemmWriter {
     w.line("if (" + columns + " > INT32_MAX || grid.y > 65535 || batches > 65535)");
     w.line("  return cudaErrorInvalidValue;");
     w.line("const bool vec = " + vecCondition() + ";");
-    int64_t bytes = p.tile.sharedBytes(p.stages);
+    int64_t bytes = k.tile.sharedBytes(p.stages);
     int64_t dynamicBytes = bytes > kStaticSharedBytes ? bytes : 0;
-    if (split) // in clusters of `slices` blocks: returns the launch's error
-      emitSimtLaunch(w, kernelName(), "grid", kernelArgumentList(p.sig), dynamicBytes, "kSplit",
+    if (k.split) { // in clusters of `slices` blocks: returns the launch's error
+      emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes, "kSplit",
                      "slices > 1", "slices");
-    else
-      emitSimtLaunch(w, kernelName(), "grid", kernelArgumentList(p.sig), dynamicBytes);
-    if (!split)
-      w.line("return cudaGetLastError();");
-    w.close();
-  }
-
-  /// The host's slices: split_k N, or auto's rule over the blocks resident at once.
-  void emitSlices() {
-    if (int64_t fixed = p.fixedSlices()) {
-      w.line("const int slices = " + str(fixed) + ";  // split_k " + str(fixed) +
-             ": K over a cluster of " + str(fixed) + " blocks");
       return;
     }
-    int64_t blocks = p.tile.minBlocksPerSm();
-    w.comment("split_k auto (docs/backend.md \"f32 split-K\"): a grid under 3/4 of the blocks");
-    w.comment("resident at once (" + str(blocks) + " an SM) splits K over a cluster of min(8, "
-              "resident / tiles, k tiles / 4) blocks");
-    w.line("const int64_t tiles = sketch::ceil_div(size_n, COLS) * sketch::ceil_div(size_m, ROWS) * "
-           "batches;");
-    w.line("const int resident = sketch::sm_count() * " + str(blocks) + ";");
-    w.line("const int slices = tiles * 4 < (int64_t)resident * 3 ? sketch::split_slices(resident, "
-           "tiles, sketch::ceil_div(size_k, DEPTH), 8, 4) : 1;");
+    emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes);
+    w.line("return cudaGetLastError();");
   }
-
 };
 
 } // namespace
+
+/// split_k auto's tile for small grids beside the kernel's own: at most 64 x 64 (8 x 8
+/// accumulators a thread), the same BK; none where that is the kernel's tile or breaks a
+/// rule of deriveSimtTile.
+std::optional<SimtTile> smallGridTile(const SimtGemmPlan &p, StringRef arch) {
+  if (p.splitK != "auto")
+    return std::nullopt;
+  int64_t rows = std::min<int64_t>(p.tile.rows, 64), cols = std::min<int64_t>(p.tile.cols, 64);
+  if (rows == p.tile.rows && cols == p.tile.cols)
+    return std::nullopt;
+  std::string broken;
+  return deriveSimtTile(rows, cols, p.tile.depth, std::max<int64_t>(rows * cols / 64 / 32, 1),
+                        p.stages, plan::smemLimitBytes(arch), broken);
+}
 
 KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w) {
   SimtGemmReader reader{kernel, options.arch, {}};
@@ -550,7 +605,15 @@ KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options
     return failure();
   emitSimtIncludes(w);
   w.line();
-  SimtGemmWriter writer{p, *epilogue, w};
+  std::optional<SimtTile> smallTile = smallGridTile(p, options.arch);
+  // the kernel's own tile splits under split_k N, or under auto without a small tile
+  SimtGemmWriter writer{p, *epilogue, w, {p.tile, "", !p.splitK.empty() && !smallTile}, {}};
+  if (smallTile) {
+    SimtGemmWriter smallWriter{p, *epilogue, w, {*smallTile, "_small", true}, {}};
+    smallWriter.emitKernel();
+    w.line();
+    writer.small = smallWriter.kernel;
+  }
   return emitKernelAndHost(writer, w, p.sig);
 }
 

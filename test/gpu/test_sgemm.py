@@ -160,13 +160,13 @@ def test_split_k_same_bits():
 
 
 def test_split_k_instantiation_by_name():
-    """On sm_90a: the host runs kernel<vec, true> (in clusters) on small grids, <vec, false>
-    on grids that fill the GPU (when the profiler can tell)."""
+    """On sm_90a: the host runs the 64 x 64 kernel's <vec, true> (in clusters) on small grids,
+    the default tile's kernel on grids that fill the GPU (when the profiler can tell)."""
     if torch.cuda.get_device_capability()[0] != 9 or sketch_gpu.generated_arch() != "sm_90a":
         return
-    for (m, n, k), expected in [((4096, 12, 4096), "sg_f32_plain_simt<true, true>"),
-                                ((4096, 10, 4096), "sg_f32_plain_simt<false, true>"),
-                                ((4096, 4096, 256), "sg_f32_plain_simt<true, false>")]:
+    for (m, n, k), expected in [((4096, 12, 4096), "sg_f32_plain_simt_small<true, true>"),
+                                ((4096, 10, 4096), "sg_f32_plain_simt_small<false, true>"),
+                                ((4096, 4096, 256), "sg_f32_plain_simt<true>")]:
         values, _ = CASES.make_inputs("sg_f32_plain", {"M": m, "N": n, "K": k})
         ran = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel("sg_f32_plain")(**values))
         assert ran is None or any(expected in r for r in ran), f"{m}x{n}x{k}: {ran}"
