@@ -579,8 +579,6 @@ struct SimtGemmWriter {
   }
 };
 
-} // namespace
-
 /// split_k auto's tile for small grids beside the kernel's own: at most 64 x 64 (8 x 8
 /// accumulators a thread), the same BK; none where that is the kernel's tile or breaks a
 /// rule of deriveSimtTile.
@@ -594,6 +592,8 @@ std::optional<SimtTile> smallGridTile(const SimtGemmPlan &p, StringRef arch) {
   return deriveSimtTile(rows, cols, p.tile.depth, std::max<int64_t>(rows * cols / 64 / 32, 1),
                         p.stages, plan::smemLimitBytes(arch), broken);
 }
+
+} // namespace
 
 KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options, CudaWriter &w) {
   SimtGemmReader reader{kernel, options.arch, {}};
