@@ -172,7 +172,8 @@ struct SimtGemmReader {
     if (failed(d))
       return failure();
     p.stages = std::min<int64_t>(d->stages, 2);
-    if (std::optional<StringRef> split = kernel.getSplitK(); split && plan::hasClusters(arch))
+    std::optional<StringRef> split = kernel.getSplitK();
+    if (split && *split != "1" && plan::hasClusters(arch)) // split_k 1: no split
       p.splitK = split->str();
     std::string broken;
     auto tile = deriveSimtTile(d->tileM, d->tileN, d->tileK, d->warps, p.stages,
@@ -579,18 +580,12 @@ struct SimtGemmWriter {
   }
 };
 
-/// split_k auto's tile for small grids beside the kernel's own: at most 64 x 64 (8 x 8
-/// accumulators a thread), the same BK; none where that is the kernel's tile or breaks a
-/// rule of deriveSimtTile.
+/// split_k auto's tile for small grids beside the kernel's own (sketch-choose-defaults'
+/// plan::kSimtSplitAttr names the tile that splits; the emitter derives it by the same rule).
 std::optional<SimtTile> smallGridTile(const SimtGemmPlan &p, StringRef arch) {
   if (p.splitK != "auto")
     return std::nullopt;
-  int64_t rows = std::min<int64_t>(p.tile.rows, 64), cols = std::min<int64_t>(p.tile.cols, 64);
-  if (rows == p.tile.rows && cols == p.tile.cols)
-    return std::nullopt;
-  std::string broken;
-  return deriveSimtTile(rows, cols, p.tile.depth, std::max<int64_t>(rows * cols / 64 / 32, 1),
-                        p.stages, plan::smemLimitBytes(arch), broken);
+  return simtSmallGridTile(p.tile, p.stages, plan::smemLimitBytes(arch));
 }
 
 } // namespace

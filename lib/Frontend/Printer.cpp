@@ -225,8 +225,12 @@ private:
     if (auto split = kernel.getSplitK()) {
       indent(1) << "split_k " << *split << "\n";
       std::optional<plan::SplitPlan> plan = plan::splitPlanFrom(kernel->getAttr(plan::kSplitAttr));
-      if (plan && kernel->hasAttr(plan::kSmemBytesAttr)) // with the backend plan's comments
+      bool planned = kernel->hasAttr(plan::kSmemBytesAttr); // with the backend plan's comments
+      if (plan && planned)
         for (const std::string &line : describeSplit(*split, *plan, narrowKernel(kernel, *plan)))
+          indent(1) << "# " << line << "\n";
+      else if (planned && *split != "1") // an f32 GEMM's (a tensor-core GEMM's has a plan)
+        for (const std::string &line : wrapComment(describeSimtSplit(kernel, *split)))
           indent(1) << "# " << line << "\n";
     }
     if (auto bytes = kernel->getAttrOfType<IntegerAttr>(plan::kSmemBytesAttr)) {
@@ -289,6 +293,27 @@ private:
       text += "; where S is 1, and for M up to " + n(Rule::narrowRows) +
               " rows, the split tile runs as a kernel of its own (no slices, no reduction)";
     return text;
+  }
+
+  /// An f32 GEMM's split over a cluster (plan::kSimtSplitAttr; none: no clusters).
+  static std::string describeSimtSplit(KernelOp kernel, StringRef directive) {
+    auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>(plan::kSimtSplitAttr);
+    std::string text = "split_k " + directive.str() + ": ";
+    if (!tile || tile.size() != 2)
+      return text + "no thread-block clusters on this architecture: one slice";
+    auto n = [](int64_t value) { return std::to_string(value); };
+    std::string sums = "; the cluster's first block adds the others' f32 accumulators in "
+                       "order, then the epilogue and one store";
+    if (directive != "auto")
+      return text + "K split over the " + directive.str() + " blocks of a cluster" + sums;
+    std::string splitTile = n(tile[0]) + " x " + n(tile[1]);
+    bool own = kernel.getTileM() && kernel.getTileN() && int64_t(*kernel.getTileM()) == tile[0] &&
+               int64_t(*kernel.getTileN()) == tile[1];
+    text += own ? "where the grid is under 3/4 of the blocks resident at once, the tile above"
+                : "the host function runs the tile above when its grid covers 3/4 of its blocks "
+                  "resident at once, else a " + splitTile + " tile";
+    return text + " with K split over S blocks of a cluster, S = min(8, the resident blocks / " +
+           "its tiles, k-tiles / 4) and at least 1" + sums;
   }
 
   /// `split_k auto` with the split forms over all the SMs (EmitGemm.h SplitForm::fillForms).

@@ -41,6 +41,10 @@ constexpr llvm::StringLiteral kConvAlgorithmAttr = "sketch.conv_algorithm";
 /// On a GEMM kernel whose K loop is split (`split_k auto` or N >= 2): the split
 /// form's tile and slices (a dictionary, see SplitPlan).
 constexpr llvm::StringLiteral kSplitAttr = "sketch.split";
+/// On an f32 GEMM whose K loop splits over a cluster (`split_k`, sm_90): the tile whose
+/// kernel splits (I64 array: BM, BN): under `auto` the small-grid tile beside the
+/// kernel's own (simtSmallGridTile), else the kernel's own tile.
+constexpr llvm::StringLiteral kSimtSplitAttr = "sketch.simt_split";
 
 /// On an f32 implicit-GEMM convolution whose tile is the default: the tile the
 /// host function launches instead when the output channels fit half the

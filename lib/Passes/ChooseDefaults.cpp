@@ -473,15 +473,34 @@ LogicalResult checkConvAlgorithm(KernelOp kernel) {
   return failure(walk.wasInterrupted());
 }
 
-/// An f32 GEMM's `split_k N`: at most SplitRule::maxSlices slices (a cluster's blocks).
+/// An f32 GEMM's `split_k`: N at most SplitRule::maxSlices slices (a cluster's blocks).
 /// Its tile needs no check: rule 4 of deriveSimtTile gives every thread an element of the
-/// A tiles at least, through which sum_k_slices (simt.cuh) passes the slices' sums.
-LogicalResult checkSimtSplit(KernelOp kernel, StringRef asked) {
+/// A tiles at least, through which sum_k_slices (simt.cuh) passes the slices' sums. Where
+/// clusters are, the tile that splits is recorded (plan::kSimtSplitAttr): under `auto` the
+/// small-grid tile where there is one (simtSmallGridTile), else the kernel's own.
+LogicalResult checkSimtSplit(KernelOp kernel, const Config &config, StringRef asked,
+                             StringRef arch) {
+  kernel->removeAttr(plan::kSimtSplitAttr);
   int64_t slices = 0;
   if (asked != "auto" && !asked.getAsInteger(10, slices) && slices > plan::SplitRule::maxSlices)
     return kernel.emitError() << "split_k " << slices << " (from the program) is more than "
                               << plan::SplitRule::maxSlices
                               << " K slices (a portable cluster holds 8 blocks)";
+  if (!plan::hasClusters(arch) || slices == 1)
+    return success();
+  std::string broken;
+  std::optional<SimtTile> tile =
+      deriveSimtTile(config.values[kBM], config.values[kBN], config.values[kBK],
+                     config.values[kWarps], config.values[kStages], plan::smemLimitBytes(arch),
+                     broken);
+  if (!tile)
+    return success(); // chooseSimtWarps reported it
+  std::optional<SimtTile> small =
+      asked == "auto" ? simtSmallGridTile(*tile, config.values[kStages], plan::smemLimitBytes(arch))
+                      : std::nullopt;
+  const SimtTile &splits = small ? *small : *tile;
+  kernel->setAttr(plan::kSimtSplitAttr,
+                  Builder(kernel.getContext()).getDenseI64ArrayAttr({splits.rows, splits.cols}));
   return success();
 }
 
@@ -513,7 +532,7 @@ LogicalResult chooseSplit(KernelOp kernel, const Problem &problem, const Config 
     asked = kernel.getSplitK();
   }
   if (!problem.tensorCores)
-    return checkSimtSplit(kernel, *asked);
+    return checkSimtSplit(kernel, config, *asked, arch);
   plan::SplitPlan split;
   split.stages = config.values[kStages];
   split.tileK = config.values[kBK];

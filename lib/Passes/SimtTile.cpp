@@ -171,4 +171,14 @@ int64_t defaultSimtWarps(int64_t rows, int64_t cols, int64_t depth, int64_t stag
   return most;
 }
 
+std::optional<SimtTile> simtSmallGridTile(const SimtTile &tile, int64_t stages,
+                                          int64_t smemLimit) {
+  int64_t rows = std::min<int64_t>(tile.rows, 64), cols = std::min<int64_t>(tile.cols, 64);
+  if (rows == tile.rows && cols == tile.cols)
+    return std::nullopt;
+  std::string broken;
+  return deriveSimtTile(rows, cols, tile.depth, std::max<int64_t>(rows * cols / 64 / 32, 1),
+                        stages, smemLimit, broken);
+}
+
 } // namespace sketch

@@ -81,6 +81,12 @@ std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth
                                        int64_t stages, int64_t smemLimit, std::string &broken,
                                        bool im2col = false);
 
+/// `split_k auto`'s tile for small grids beside an f32 GEMM's `tile`: min(rows, 64) x
+/// min(cols, 64), 8 x 8 accumulators a thread, the same depth; none where that is `tile`
+/// itself or breaks a rule above.
+std::optional<SimtTile> simtSmallGridTile(const SimtTile &tile, int64_t stages,
+                                          int64_t smemLimit);
+
 /// With `im2col` (the f32 nchw convolution: rows are output channels, cols
 /// output pixels), rule 6 too: its input loader (Im2colNchwLoader,
 /// sketch/conv.cuh) gives each thread one pixel column and chunks of 4

@@ -33,9 +33,10 @@ sketch.kernel @gemm_bf16 {
 }
 
 // f32 GEMM on CUDA cores: 128x128x16, 8 warps (8x8 per thread), double buffering; where
-// clusters are (sm_90), split_k auto (K over a cluster's blocks on small grids).
+// clusters are (sm_90), split_k auto: a 64 x 64 tile (sketch.simt_split) beside it for small
+// grids, K split over a cluster's blocks.
 // SM80: sketch.kernel @gemm_f32 attributes {stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
-// SM90: sketch.kernel @gemm_f32 attributes {split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// SM90: sketch.kernel @gemm_f32 attributes {sketch.simt_split = array<i64: 64, 64>, split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
 sketch.kernel @gemm_f32 {
   sketch.tensor "A" : f32 ["M", "K"]
   sketch.tensor "B" : f32 ["K", "N"]
