@@ -395,9 +395,9 @@ __device__ __forceinline__ void multiply_tile(const float (*a)[padded(Rows)],
   }
 }
 
-/// The Stages = 2 mainloop (see mainloop below) over k tiles first .. first + ktiles - 1.
-/// With ktiles = 0 the prologue
-/// still stages tile 0, all of it zero-filled (the loaders check k < depth);
+/// The Stages = 2 mainloop (see mainloop below) over k tiles first .. first + ktiles - 1,
+/// tile kt in buffer kt & 1. With ktiles = 0 the prologue
+/// still stages tile `first`, all of it zero-filled (the loaders check k < depth);
 /// on sm_90 no `ktiles > 0` branch around it: with one, ptxas scheduled the
 /// 128 x 128 x 16 SGEMM 3-4% slower on an H200 (sm_80 keeps it: without it
 /// ptxas spilled 20 bytes at 128 registers in the 64 x 64 x 8, 2-warp tile).
@@ -408,7 +408,7 @@ __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &l
                                                          float (*a_tile)[BK][padded(Rows)],
                                                          float (*b_tile)[BK][padded(Cols)],
                                                          int first) {
-  const int end = first + ktiles;  // k tile kt in buffer kt & 1
+  const int end = first + ktiles;
   load_a.fetch(first, a_tile[first & 1]);
   load_b.fetch(first, b_tile[first & 1]);
   load_a.stash(a_tile[first & 1]);
@@ -507,8 +507,9 @@ __device__ __forceinline__ void mainloop(LoadA &load_a, LoadB &load_b, int ktile
 /// A tiles, kPerRound floats a thread a round (thread-major: consecutive threads, consecutive
 /// words), and rank 0 adds them in rank order 1, 2, ... (the same bits every run) from
 /// distributed shared memory, kBatch loads in flight before their adds (4-byte loads: with
-/// 16-byte ones ptxas spilled at the default tile's 128 registers). Returns whether this block holds the sums (rank 0); the others
-/// have nothing to store, and leave only after rank 0's last read of their tiles.
+/// 16-byte ones ptxas spilled at the default tile's 128 registers). Returns whether this
+/// block holds the sums (rank 0); the others have nothing to store, and leave only after
+/// rank 0's last read of their tiles.
 template <int Rows, int Cols, int BK, int Stages, int Threads, int TM, int TN>
 __device__ __forceinline__ bool sum_k_slices(float (&acc)[TM][TN]) {
   constexpr int kFloats = TM * TN;
