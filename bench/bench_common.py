@@ -86,6 +86,16 @@ def time_interleaved_ms(runs, sets, batches=15, per_batch=10, warmup=5, graph=Fa
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def add_checked_kernels(runs, names, call_of, outs, ref, label):
+    """A lab's kernels: runs[name] = call_of(name, i) for each of `names`, each called once
+    first and its output outs[name] printed with its status and error against `ref`."""
+    for name in names:
+        runs[name] = lambda i, name=name: call_of(name, i)
+        status = runs[name](0)
+        torch.cuda.synchronize()
+        print(f"{name} {label}: status {status} error {rel_error(outs[name].float(), ref.float()):.2e}")
+
+
 def print_rounds(label, runs, sets, library, ours, rounds=2):
     """A lab's report: `rounds` timings of runs ({name: run(i)}) in alternating batches of
     CUDA-graph replays, each printed with the library's time over each of ours."""

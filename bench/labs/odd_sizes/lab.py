@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "test", "gpu"))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 import sketch_gpu  # noqa: E402
-from bench_common import print_rounds, rel_error  # noqa: E402
+from bench_common import add_checked_kernels, print_rounds  # noqa: E402
 
 SHAPES = [  # (M, N, K)
     (4096, 50257, 768), (4096, 50264, 768),    # GPT-2's LM head: N odd, and N rounded to 8
@@ -42,13 +42,9 @@ def main():
         outs = {name: torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
                 for name in names}
         runs = {"cublas": lambda i: F.linear(data[i]["X"], data[i]["W"])}
-        ref = runs["cublas"](0).float()
-        for name in names:
-            call = sketch_gpu.kernel(name)
-            runs[name] = lambda i, c=call, o=outs[name]: c(**data[i], Y=o, M=m, N=n, K=k)
-            status = runs[name](0)
-            torch.cuda.synchronize()
-            print(f"{name} {m}x{n}x{k}: status {status} error {rel_error(outs[name].float(), ref):.2e}")
+        ref = runs["cublas"](0)
+        add_checked_kernels(runs, names, lambda name, i: sketch_gpu.kernel(name)(
+            **data[i], Y=outs[name], M=m, N=n, K=k), outs, ref, f"{m}x{n}x{k}")
         print_rounds(f"{m}x{n}x{k}", runs, sets, "cublas", names)
 
 

@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "test", "gpu"))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 import sketch_gpu  # noqa: E402
-from bench_common import print_rounds, rel_error  # noqa: E402
+from bench_common import add_checked_kernels, print_rounds  # noqa: E402
 
 SHAPES = [(4096, 4096, 4096), (2048, 2048, 8192), (4000, 3000, 2000),  # (M, N, K)
           (256, 256, 16384), (4096, 16, 4096), (64, 4096, 4096), (512, 512, 1024)]
@@ -30,13 +30,8 @@ def main():
         outs = {name: torch.full((m, n), float("nan"), device="cuda") for name in names}
         runs = {"cublas": lambda i: torch.matmul(*data[i])}
         ref = runs["cublas"](0)
-        for name in names:
-            call = sketch_gpu.kernel(name)
-            runs[name] = lambda i, c=call, o=outs[name]: c(A=data[i][0], B=data[i][1], D=o,
-                                                          M=m, N=n, K=k)
-            status = runs[name](0)
-            torch.cuda.synchronize()
-            print(f"{name} {m}x{n}x{k}: status {status} error {rel_error(outs[name], ref):.2e}")
+        add_checked_kernels(runs, names, lambda name, i: sketch_gpu.kernel(name)(
+            A=data[i][0], B=data[i][1], D=outs[name], M=m, N=n, K=k), outs, ref, f"{m}x{n}x{k}")
         print_rounds(f"{m}x{n}x{k}", runs, sets, "cublas", names)
 
 
