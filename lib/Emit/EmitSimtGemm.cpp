@@ -150,9 +150,11 @@ struct SimtGemmPlan {
   int64_t stages = 2;
   std::vector<Operation *> epilogue;
   mutable CopyOp store; // op handle: its accessors are not const
-  /// `split_k` (sketch-choose-defaults: "auto" or a count; only on architectures with
-  /// clusters): the kernel takes kSplit and the host splits K over a cluster's blocks.
+  /// `split_k` ("auto" or a count) where sketch-choose-defaults found it splits over a
+  /// cluster (plan::kSimtSplitAttr), else empty.
   std::string splitK;
+  /// The tile whose kernel splits (plan::kSimtSplitAttr: BM, BN), when splitK is set.
+  int64_t splitRows = 0, splitCols = 0;
   /// The slices the host runs, from `split_k`: 0 for auto (its rule), else the count.
   int64_t fixedSlices() const {
     int64_t slices = 0;
@@ -172,9 +174,12 @@ struct SimtGemmReader {
     if (failed(d))
       return failure();
     p.stages = std::min<int64_t>(d->stages, 2);
-    std::optional<StringRef> split = kernel.getSplitK();
-    if (split && *split != "1" && plan::hasClusters(arch)) // split_k 1: no split
-      p.splitK = split->str();
+    auto splits = kernel->getAttrOfType<DenseI64ArrayAttr>(plan::kSimtSplitAttr);
+    if (splits && splits.size() == 2 && kernel.getSplitK()) {
+      p.splitK = kernel.getSplitK()->str();
+      p.splitRows = splits[0];
+      p.splitCols = splits[1];
+    }
     std::string broken;
     auto tile = deriveSimtTile(d->tileM, d->tileN, d->tileK, d->warps, p.stages,
                                plan::smemLimitBytes(arch), broken);
@@ -580,10 +585,11 @@ struct SimtGemmWriter {
   }
 };
 
-/// split_k auto's tile for small grids beside the kernel's own (sketch-choose-defaults'
-/// plan::kSimtSplitAttr names the tile that splits; the emitter derives it by the same rule).
+/// split_k auto's tile for small grids beside the kernel's own, where the tile that splits
+/// (plan::kSimtSplitAttr) is another than the kernel's: simtSmallGridTile's, which
+/// sketch-choose-defaults recorded.
 std::optional<SimtTile> smallGridTile(const SimtGemmPlan &p, StringRef arch) {
-  if (p.splitK != "auto")
+  if (p.splitK.empty() || (p.splitRows == p.tile.rows && p.splitCols == p.tile.cols))
     return std::nullopt;
   return simtSmallGridTile(p.tile, p.stages, plan::smemLimitBytes(arch));
 }
