@@ -114,8 +114,10 @@ def projections_group(table):
 
 
 # Projections whose N is not a multiple of 8 (a vocabulary of 50257: GPT-2's LM head) and
-# one ragged square: the output's rows are not whole 16-byte chunks (kernel<true, false>).
-ODD_SIZES = [(1, 50257, 768), (128, 50257, 768), (4096, 50257, 768), (4096, 4097, 4096)]
+# one ragged square: the output's rows are not whole 16-byte chunks (kernel<true, false>);
+# an odd K: the operands' rows are not either (the element path, kernel<false>).
+ODD_SIZES = [(1, 50257, 768), (128, 50257, 768), (4096, 50257, 768), (4096, 4097, 4096),
+             (4096, 4096, 4097)]
 
 
 def odd_sizes_group(table):

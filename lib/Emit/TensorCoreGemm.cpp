@@ -185,7 +185,7 @@ void emitHoistedCopies(CudaWriter &w, const MatrixTileLoader::Spec &spec, int64_
 
 /// Heads the element path of a tile copy (emitElementLoads).
 constexpr const char *kElementLoadsComment =
-    "element loads (any size and alignment); rolled to keep registers free";
+    "element path (any size and alignment): aligned words or elements, in batches";
 
 void MatrixTileLoader::emitLoad(CudaWriter &w) const {
   const plan::SmemBuffer &s = spec.smem;
@@ -262,11 +262,16 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
 void MatrixTileLoader::emitElementLoads(CudaWriter &w, const std::string &rowStep,
                                         int64_t iterations) const {
   const plan::SmemBuffer &s = spec.smem;
+  int64_t batch = spec.chunksInFlight;
+  while (iterations % batch)
+    batch /= 2;
+  w.comment(str(batch) + " chunk(s) in flight at a time: every load issued before the stores");
   w.line("#pragma unroll 1");
-  w.open("for (int i = 0; i < " + str(iterations) + "; ++i)");
-  w.line("sketch::load_chunk_16<false>(dst + " + swizzleOffset(s, "r + i * " + rowStep, "c") +
-         ", " + spec.base + ", row + i * " + rowStep + ", col, " + spec.rows + ", " + spec.cols +
-         ", " + spec.ld + ");");
+  w.open("for (int i0 = 0; i0 < " + str(iterations) + "; i0 += " + str(batch) + ")");
+  w.line("sketch::load_element_chunks_16<" + str(batch) + ">(" + spec.base + ", row + i0 * " +
+         rowStep + ", " + rowStep + ", col, " + spec.rows + ", " + spec.cols + ", " + spec.ld +
+         ", [&](int i) { return dst + " + swizzleOffset(s, "r + (i0 + i) * " + rowStep, "c") +
+         "; });");
   w.close();
 }
 

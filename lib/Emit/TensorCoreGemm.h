@@ -96,6 +96,11 @@ public:
     /// right before its copy, so a refill computes no address and writes no
     /// register that an earlier cp.async may still be reading.
     bool persistentSources = false;
+    /// Chunks a thread of the element path loads before it stores them (a divisor of its
+    /// count where this is not), each holding 5 registers meanwhile: 1 where the loads sit
+    /// between MMAs whose fragments are live (mma.sync: 2 spilled in 6 of the GPU suite's
+    /// sm_80 kernels, 4 in 2 more), 4 beside wgmma (kWgmmaElementChunksInFlight).
+    int64_t chunksInFlight = 1;
   };
   explicit MatrixTileLoader(Spec spec) : spec(std::move(spec)) {}
   void emitSetup(CudaWriter &w) const override;

@@ -26,7 +26,8 @@ build=${SKETCH_GPU_BUILD:-/tmp/sketch_gpu_sanitize}
 files=${SKETCH_FILES:-"gemm_* split_auto split_fixed sgemm_* conv_* attention_variants attention_hopper attention_heads attention_chain attention_layouts attention_steps b2b_variants"}
 tests=${SANITIZE_TESTS:-"\
 test_gemm::test_every_kernel_small_sizes,test_gemm::test_k_zero_and_one,\
-test_gemm::test_misaligned_base_pointers,test_gemm::test_rejects_bad_arguments,\
+test_gemm::test_misaligned_base_pointers,test_gemm::test_element_path_word_loads,\
+test_gemm::test_rejects_bad_arguments,\
 test_gemm::test_persistent_store_slots,test_gemm_split::test_split_tail,\
 test_sgemm::test_every_kernel_small_sizes,test_sgemm::test_k_zero_and_one,\
 test_sgemm::test_misaligned_base_pointers,test_sgemm::test_rejects_bad_arguments,\

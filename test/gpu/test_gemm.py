@@ -108,6 +108,18 @@ def test_misaligned_base_pointers():
                  "tc_bf16_batched2d_tt", "tc_bf16_f32sigmoid"], [(136, 264, 72)], misalign=True)
 
 
+def test_element_path_word_loads():
+    """Odd K (rows 2-byte aligned, every other row 4-byte aligned): the element path loads
+    aligned words and shifts them, with element loads where a word would leave the matrix
+    (the first chunk of a base one element off, the last chunk of each row); with aligned and
+    misaligned bases, one row and several, every operand order."""
+    names = ["tc_f16_bias_relu", "tc_bf16_bt", "tc_f16_at", "tc_f16_batched", "tc_f16_mma_bt",
+             "tc_bf16_batched2d_tt", "tc_f16_residual"]
+    shapes = [(67, 131, 1031), (1, 9, 4097), (130, 1, 515), (3, 5, 7)]
+    CASES.sweep(names, shapes)
+    CASES.sweep(names, shapes, misalign=True)
+
+
 def test_accumulator_start_operand_alone_misaligned():
     """The persistent kernel starts its accumulators from the epilogue's operands
     (docs/backend.md): with A, B and D aligned (the 16-byte path) but one operand one

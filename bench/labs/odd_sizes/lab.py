@@ -22,7 +22,10 @@ SHAPES = [  # (M, N, K)
     (4096, 4096, 4097),                        # K odd (operand rows unaligned)
     (4000, 3001, 2000), (4000, 3000, 2000),
     (777, 1003, 515), (128, 50257, 768), (1, 50257, 768),
+    (4000, 3000, 2001), (128, 4096, 4097), (1, 4096, 4097),  # K odd: the element path
 ]
+if os.environ.get("ODD_K_ONLY"):
+    SHAPES = [s for s in SHAPES if s[2] % 8]
 # --f32: the odd_sgemm kernels (the SIMT path; rows of whole chunks are multiples of 4)
 F32_SHAPES = [(4000, 3001, 2000), (4000, 3000, 2000), (1024, 50257, 768), (1024, 50260, 768),
               (4096, 10, 4096), (777, 1003, 515)]

@@ -11,6 +11,8 @@
 //   cp_async_wait_all()        waits for every outstanding cp.async
 //   load_chunk_16<kVec>(dst, base, row, col, rows, cols, ld)
 //                              one 16-byte chunk of a row-major matrix, zero outside it
+//   load_element_chunks_16<N>(base, row, row_step, col, rows, cols, ld, dst_of)
+//                              N chunks of any alignment, every load in flight before the stores
 //   ld_global_128 / st_global_128, ld_shared_128 / st_shared_128, st_shared_32
 //                              16-byte (and 4-byte) vector accesses
 //
@@ -83,6 +85,15 @@ __device__ __forceinline__ uint4 ld_global_128(const void *ptr) {
   return __ldg(reinterpret_cast<const uint4 *>(ptr));
 }
 
+/// 4-byte global load (`ptr` 4-byte aligned), as an `asm volatile`: the compiler keeps it in
+/// program order with the other volatile accesses (the element path's batches of loads stay
+/// between their stores instead of all being hoisted into registers at once).
+__device__ __forceinline__ uint32_t ld_global_32(const void *ptr) {
+  uint32_t v;
+  asm volatile("ld.global.nc.u32 %0, [%1];\n" : "=r"(v) : "l"(ptr));
+  return v;
+}
+
 /// 16-byte global store; `ptr` 16-byte aligned.
 __device__ __forceinline__ void st_global_128(void *ptr, uint4 value) {
   *reinterpret_cast<uint4 *>(ptr) = value;
@@ -138,6 +149,82 @@ __device__ __forceinline__ void load_chunk_16(uint32_t dst, const T *base, int64
       chunk.e[i] = (row < rows && col + i < cols) ? src[i] : Bits(0);
     st_shared_128(dst, chunk.v);
   }
+}
+
+/// One 16-byte chunk of a row-major matrix of any size and alignment, fetched into
+/// registers first (fetch) and written to shared memory later (store), so that a
+/// thread keeps several chunks' loads in flight. 2-byte elements: where the chunk lies
+/// inside its row, and the aligned 4-byte words around it inside the matrix (from
+/// element (0, 0) to the last row's last element), four or five word loads, shifted
+/// into place by store; otherwise (and for 4-byte elements) element loads, zero outside.
+template <typename T>
+struct ElementChunk16 {
+  static constexpr int kElems = 16 / sizeof(T);
+  uint32_t word[5];
+
+  /// Issues the loads; returns whether store must shift the words by one element.
+  __device__ __forceinline__ bool fetch(const T *base, int64_t row, int64_t col, int64_t rows,
+                                        int64_t cols, int64_t ld) {
+    using Bits = element_bits<T>;
+    const Bits *elems = reinterpret_cast<const Bits *>(base);
+    const Bits *src = elems + row * ld + col;
+    word[4] = 0;
+    if constexpr (sizeof(T) == 2) {
+      const uintptr_t at = reinterpret_cast<uintptr_t>(src);
+      const bool shifted = (at & 2) != 0;
+      const uintptr_t first = at & ~uintptr_t(3), last = first + (shifted ? 20 : 16);
+      const uintptr_t begin = reinterpret_cast<uintptr_t>(elems);
+      const uintptr_t end = begin + 2 * (uintptr_t)((rows - 1) * ld + cols);  // past the last
+      if (row < rows && col + kElems <= cols && first >= begin && last <= end) {
+        const uint32_t *words = reinterpret_cast<const uint32_t *>(first);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          word[i] = ld_global_32(words + i);
+        if (shifted)
+          word[4] = ld_global_32(words + 4);
+        return shifted;
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t lo = (row < rows && col + 2 * i < cols) ? src[2 * i] : 0u;
+        const uint32_t hi = (row < rows && col + 2 * i + 1 < cols) ? src[2 * i + 1] : 0u;
+        word[i] = lo | hi << 16;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        word[i] = (row < rows && col + i < cols) ? src[i] : 0u;
+    }
+    return false;
+  }
+
+  /// Writes the chunk, its words shifted right by one 2-byte element if `shifted`.
+  __device__ __forceinline__ void store(uint32_t dst, bool shifted) const {
+    const uint32_t bits = shifted ? 16 : 0;
+    st_shared_128(dst, make_uint4(__funnelshift_r(word[0], word[1], bits),
+                                  __funnelshift_r(word[1], word[2], bits),
+                                  __funnelshift_r(word[2], word[3], bits),
+                                  __funnelshift_r(word[3], word[4], bits)));
+  }
+};
+
+/// Copies N chunks, at col of rows row, row + row_step, ..., to shared addresses
+/// dst_of(0) .. dst_of(N - 1) by element path (ElementChunk16): every chunk's loads
+/// are issued before the first store (their shifts kept as bits of one register).
+template <int N, typename T, typename DstOf>
+__device__ __forceinline__ void load_element_chunks_16(const T *base, int64_t row, int row_step,
+                                                       int64_t col, int64_t rows, int64_t cols,
+                                                       int64_t ld, DstOf dst_of) {
+  static_assert(N <= 32, "one shift bit a chunk");
+  ElementChunk16<T> chunk[N];
+  uint32_t shifted = 0;
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    shifted |= (uint32_t)chunk[i].fetch(base, row + (int64_t)i * row_step, col, rows, cols, ld)
+               << i;
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    chunk[i].store(dst_of(i), shifted >> i & 1);
 }
 
 } // namespace sketch
