@@ -265,7 +265,7 @@ void MatrixTileLoader::emitElementLoads(CudaWriter &w, const std::string &rowSte
   int64_t batch = spec.chunksInFlight;
   while (iterations % batch)
     batch /= 2;
-  w.comment(str(batch) + " chunk(s) in flight at a time: every load issued before the stores");
+  w.comment(str(batch) + " chunk(s) a thread at a time: their loads, then their stores");
   w.line("#pragma unroll 1");
   w.open("for (int i0 = 0; i0 < " + str(iterations) + "; i0 += " + str(batch) + ")");
   w.line("sketch::load_element_chunks_16<" + str(batch) + ">(" + spec.base + ", row + i0 * " +
