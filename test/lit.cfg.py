@@ -28,3 +28,11 @@ config.substitutions.append(("%python", sys.executable))
 if config.nvcc and os.path.exists(config.nvcc) and lit_config.params.get("nvcc") != "0":
     config.available_features.add("nvcc")
     config.substitutions.append(("%nvcc", config.nvcc))
+# cuobjdump (not in every toolkit; PyPI's nvidia-cuda-cuobjdump wheel holds one): next to
+# nvcc, on PATH, or named by SKETCH_CUOBJDUMP. Tests that read SASS require it.
+import shutil
+cuobjdump = os.environ.get("SKETCH_CUOBJDUMP") or shutil.which("cuobjdump") or (
+    os.path.join(os.path.dirname(config.nvcc), "cuobjdump") if config.nvcc else "")
+if "nvcc" in config.available_features and cuobjdump and os.access(cuobjdump, os.X_OK):
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", cuobjdump))

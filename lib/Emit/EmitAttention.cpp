@@ -1229,11 +1229,10 @@ private:
       w.line(release);
     w.line("const int n0 = (j + 1) * BN;");
     writeProbabilities("next", release);
-    writeValueWait();
-    if (plan.softmax) {
-      w.line("if (warp_rescales(P_correction)) // most tiles leave the row maxima as they are");
-      w.line("  scale_rows(O_r, P_correction); // " + o + " rescaled to tile j + 1's row maxima");
-    }
+    if (plan.softmax)
+      writeValueWaitAndRescale();
+    else
+      writeValueWait();
     w.close();
     w.open("if (tiles > 0)");
     w.comment("The last key tile: P V alone.");
@@ -1302,6 +1301,22 @@ private:
                   .str());
     w.line(std::string("flash_value_issue<T, BN, DV") + (plan.v.keyRows ? "" : ", false") +
            ">(O_r[0], P_a, V_s + stage * TILE_V);");
+  }
+
+  /// P V of tile j waited for in each arm of the branch on the rescaling vote, after the
+  /// softmax: with the wait before the branch, ptxas scheduled it above the softmax (the
+  /// SASS's WARPGROUP.DEPBAR before the first ex2), so the softmax no longer ran beside P V.
+  void writeValueWaitAndRescale() {
+    w.comment("Wait for P V of tile j in each arm of the rescaling branch: a wait before it is "
+              "scheduled above the softmax.");
+    w.open("if (warp_rescales(P_correction))");
+    writeValueWait();
+    w.line("scale_rows(O_r, P_correction); // " + plan.o.name +
+           " rescaled to tile j + 1's row maxima");
+    w.close(" else { // most tiles leave the row maxima as they are");
+    w.indentMore();
+    writeValueWait();
+    w.close();
   }
 
   void writeValueWait() {

@@ -25,6 +25,17 @@ if [ $# -eq 0 ] && [ -n "$b2b_files" ] && [ -f "$build/libsketch_gpu_tests.so" ]
   SKETCH_GPU_LIB="$build/b2b_plan/libsketch_b2b_plan.so" PYTHONUNBUFFERED=1 \
     python3 "$root/test/gpu/run_tests.py" -k test_b2b::,test_conv_b2b:: || status=1
 fi
+# Every sm_90a attention loop as ptxas scheduled it: the softmax between the issue of P V and
+# the wait for it (test/Attention/Inputs/sass_overlap.py; test/Attention/softmax-beside-pv.test
+# where lit runs with a cuobjdump). Whole-suite runs only.
+if [ $# -eq 0 ] && command -v cuobjdump >/dev/null; then
+  echo "== the softmax beside P V in the sm_90a attention kernels (cuobjdump -sass)"
+  ls "$build"/*.o | xargs -P "$(nproc)" -I{} sh -c \
+    'cuobjdump -sass {} > {}.sass 2>/dev/null && echo "$(basename {}): $(python3 "$0" {}.sass | tail -1)"' \
+    "$root/test/Attention/Inputs/sass_overlap.py" | sort > "$build/overlap.txt"
+  grep -v ': 0$' "$build/overlap.txt" && status=1
+  echo "attention loops: $(grep -c ': 0$' "$build/overlap.txt") objects without a loop that lost the overlap"
+fi
 # The GPU suite's sketches, the examples and the attention head dimensions of the lit
 # tests compiled for sm_80 as well (the suite above runs their sm_90a build): ptxas
 # reports no spills. CI's machine is too slow for these files; its lit tests compile

@@ -10,43 +10,31 @@ README.md beside this file says how these numbers compared with measured times.
 
 Usage: bank_conflicts.py FILE.sass [...]   (cuobjdump -sass output; several kernels each)
 """
+import os
 import re
 import sys
 
-INSTRUCTION = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);")
-REGISTER = re.compile(r"-?\|?(R\d+)(\.reuse)?")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts"))
+from sass_listing import body, kernels, loops, opcode  # noqa: E402
+
 ALU = ("FFMA", "FADD", "FMUL", "IMAD", "IADD3", "LOP3", "ISETP", "FSETP", "MOV", "SHF", "LEA",
        "IMNMX", "SEL")
-
-
-def kernels(text):
-    """(name, [(address, instruction)]) for each function of a cuobjdump listing."""
-    for chunk in text.split("Function : ")[1:]:
-        name, body = chunk.split("\n", 1)
-        code = [(int(m.group(1), 16), m.group(2).strip())
-                for m in map(INSTRUCTION.match, body.split("\n")) if m]
-        yield name.strip(), code
+REGISTER = re.compile(r"-?\|?(R\d+)(\.reuse)?")
 
 
 def hottest_loop(code):
-    best = []
-    for address, text in code:
-        branch = re.search(r"BRA (0x[0-9a-f]+)", text)
-        if branch and int(branch.group(1), 16) <= address:
-            start = int(branch.group(1), 16)
-            body = [ins for ins in code if start <= ins[0] <= address]
-            if sum("FFMA" in t for _, t in body) > sum("FFMA" in t for _, t in best):
-                best = body
-    return best
+    """The backward branch's body holding the most FFMAs."""
+    bodies = [body(code, loop) for loop in loops(code)]
+    return max(bodies, key=lambda b: sum("FFMA" in t for _, t in b), default=[])
 
 
 def conflicts(loop):
     reuse, ffma, m3, m2 = {}, 0, 0, 0
     for _, text in loop:
-        text = re.sub(r"^@!?U?P\w+\s+", "", text)
-        opcode, _, operands = text.partition(" ")
-        if not opcode.startswith(ALU):
+        name = opcode(text)
+        if not name.startswith(ALU):
             continue
+        operands = text.split(name, 1)[1]
         sources = [o.strip() for o in operands.split(",")][1:4]
         cached, from_file = {}, []
         for slot, operand in enumerate(sources):
@@ -58,7 +46,7 @@ def conflicts(loop):
             if reuse.get(slot) != m.group(1):
                 from_file.append(int(m.group(1)[1:]) % 2)
         reuse = cached
-        if opcode.startswith("FFMA"):
+        if name.startswith("FFMA"):
             ffma += 1
             m3 += len(from_file) == 3 and len(set(from_file)) == 1
             m2 += sum(max(0, from_file.count(bank) - 1) for bank in (0, 1))
