@@ -35,6 +35,8 @@ if [ $# -eq 0 ] && command -v cuobjdump >/dev/null; then
     "$root/test/Attention/Inputs/sass_overlap.py" | sort > "$build/overlap.txt"
   grep -v ': 0$' "$build/overlap.txt" && status=1
   echo "attention loops: $(grep -c ': 0$' "$build/overlap.txt") objects without a loop that lost the overlap"
+elif [ $# -eq 0 ]; then
+  echo "== no cuobjdump: the SASS check of the attention loops skipped"
 fi
 # The GPU suite's sketches, the examples and the attention head dimensions of the lit
 # tests compiled for sm_80 as well (the suite above runs their sm_90a build): ptxas
