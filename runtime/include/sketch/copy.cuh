@@ -122,6 +122,26 @@ __device__ __forceinline__ void st_shared_32(uint32_t addr, uint32_t value) {
 template <typename T>
 using element_bits = typename std::conditional<sizeof(T) == 2, uint16_t, uint32_t>::type;
 
+/// The 16 bytes at (row, col) .. (row, col + 16/sizeof(T) - 1) of a row-major rows x cols
+/// matrix (`ld` elements a row) as four words, loaded element by element (any alignment);
+/// elements outside the matrix are zero.
+template <typename T>
+__device__ __forceinline__ void load_element_words(const T *base, int64_t row, int64_t col,
+                                                   int64_t rows, int64_t cols, int64_t ld,
+                                                   uint32_t *word) {
+  const element_bits<T> *src = reinterpret_cast<const element_bits<T> *>(base) + row * ld + col;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (sizeof(T) == 2) {
+      const uint32_t lo = (row < rows && col + 2 * i < cols) ? src[2 * i] : 0u;
+      const uint32_t hi = (row < rows && col + 2 * i + 1 < cols) ? src[2 * i + 1] : 0u;
+      word[i] = lo | hi << 16;
+    } else {
+      word[i] = (row < rows && col + i < cols) ? src[i] : 0u;
+    }
+  }
+}
+
 /// Copies the 16-byte chunk at (row, col) .. (row, col + 16/sizeof(T) - 1) of a
 /// row-major rows x cols matrix (`ld` elements a row) to shared address `dst`;
 /// elements outside the matrix become zero.
@@ -133,21 +153,13 @@ template <bool kVec, typename T>
 __device__ __forceinline__ void load_chunk_16(uint32_t dst, const T *base, int64_t row,
                                               int64_t col, int64_t rows, int64_t cols,
                                               int64_t ld) {
-  constexpr int kElems = 16 / sizeof(T);
   if constexpr (kVec) {
     bool pred = row < rows && col < cols;
     cp_async_16(dst, pred ? base + row * ld + col : base, pred);
   } else {
-    using Bits = element_bits<T>;
-    const Bits *src = reinterpret_cast<const Bits *>(base) + row * ld + col;
-    union {
-      Bits e[kElems];
-      uint4 v;
-    } chunk;
-#pragma unroll
-    for (int i = 0; i < kElems; ++i)
-      chunk.e[i] = (row < rows && col + i < cols) ? src[i] : Bits(0);
-    st_shared_128(dst, chunk.v);
+    uint32_t word[4];
+    load_element_words(base, row, col, rows, cols, ld, word);
+    st_shared_128(dst, make_uint4(word[0], word[1], word[2], word[3]));
   }
 }
 
@@ -184,17 +196,8 @@ struct ElementChunk16 {
           word[4] = ld_global_32(words + 4);
         return shifted;
       }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const uint32_t lo = (row < rows && col + 2 * i < cols) ? src[2 * i] : 0u;
-        const uint32_t hi = (row < rows && col + 2 * i + 1 < cols) ? src[2 * i + 1] : 0u;
-        word[i] = lo | hi << 16;
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        word[i] = (row < rows && col + i < cols) ? src[i] : 0u;
     }
+    load_element_words(base, row, col, rows, cols, ld, word);
     return false;
   }
 
