@@ -1195,6 +1195,8 @@ private:
                   .str());
     w.comment("key tile j + 1 runs while the tensor cores compute P V of tile j. Before the "
               "loop: tile 0's scores.");
+    if (packsLate())
+      writeProbabilitiesADeclaration();
     w.open("if (tiles > 0)");
     w.line("const int n0 = 0;");
     w.line("turn.open();");
@@ -1208,6 +1210,8 @@ private:
     if (plan.staged.empty())
       w.line(release);
     writeProbabilities("0", release);
+    if (packsLate())
+      writeProbabilitiesA();
     w.close();
     w.comment(formatv("for {0} in 0:{1}, as j: all but the last key tile, each overlapped with "
                       "the next",
@@ -1215,7 +1219,8 @@ private:
                   .str());
     w.open("for (int j = 0; j + 1 < tiles; ++j)");
     w.line("const int stage = j % STAGES, phase = (j / STAGES) & 1, next = (j + 1) % STAGES;");
-    writeProbabilitiesA();
+    if (!packsLate())
+      writeProbabilitiesAAtTop();
     w.line("mbarrier_wait(K_full + 8 * next, ((j + 1) / STAGES) & 1);");
     w.line("mbarrier_wait(V_full + 8 * stage, phase);");
     w.line("turn.take();");
@@ -1232,12 +1237,13 @@ private:
     if (plan.softmax)
       writeValueWaitAndRescale();
     else
-      writeValueWait();
+      writeValueWait(packsLate());
     w.close();
     w.open("if (tiles > 0)");
     w.comment("The last key tile: P V alone.");
     w.line("const int j = tiles - 1, stage = j % STAGES, phase = (j / STAGES) & 1;");
-    writeProbabilitiesA();
+    if (!packsLate())
+      writeProbabilitiesAAtTop();
     w.line("mbarrier_wait(V_full + 8 * stage, phase);");
     w.line("turn.take();");
     writeValueIssue();
@@ -1285,13 +1291,36 @@ private:
     w.close();
   }
 
-  void writeProbabilitiesA() {
+  /// Where P becomes wgmma's register A for P V (P_a). With two or more consumer warpgroups
+  /// taking turns and BN >= 128, right after the wait for the previous P V, in the iteration
+  /// of its softmax (FlashAttention-3's order): packed at the top of the next iteration
+  /// instead, P's f32 values stayed live across the loop's back edge beside the next scores
+  /// (at D = 128 the 64-row kernel needed 254 registers against 193, and BN = 144 to 176
+  /// spilled). Elsewhere at the top of the next iteration, where ptxas interleaves the
+  /// packing with the issue of the scores GEMM: one warpgroup alone idles the tensor cores
+  /// through a packing after the wait, which no other warpgroup's turn covers (docs/backend.md:
+  /// D = 64 6% slower, D = 256 at BN = 64 1-2%; D = 128 1.5-2% faster, D = 96 causal 4%).
+  bool packsLate() const { return plan.tiles.bm / 64 > 1 && plan.tiles.bn >= 128; }
+
+  void writeProbabilitiesAAtTop() {
     w.comment(formatv("Reshape {0} from (MMA_C, ...) to (MMA_A, ...): wgmma's register A; {0} is "
                       "free again.",
                       plan.scores)
                   .str());
     w.line("uint32_t P_a[BN / 16][4];");
     w.line("flash_probabilities_a<T, BN>(P[0], P_a);");
+  }
+
+  void writeProbabilitiesADeclaration() {
+    w.line("uint32_t P_a[BN / 16][4]; // " + plan.scores +
+           " of the next P V as wgmma's register A");
+  }
+
+  void writeProbabilitiesA() {
+    w.line(formatv("flash_probabilities_a<T, BN>(P[0], P_a); // reshape {0} from (MMA_C, ...) "
+                   "to (MMA_A, ...): {0} is free again",
+                   plan.scores)
+               .str());
   }
 
   void writeValueIssue() {
@@ -1310,20 +1339,23 @@ private:
     w.comment("Wait for P V of tile j in each arm of the rescaling branch: a wait before it is "
               "scheduled above the softmax.");
     w.open("if (warp_rescales(P_correction))");
-    writeValueWait();
+    writeValueWait(packsLate());
     w.line("scale_rows(O_r, P_correction); // " + plan.o.name +
            " rescaled to tile j + 1's row maxima");
     w.close(" else { // most tiles leave the row maxima as they are");
     w.indentMore();
-    writeValueWait();
+    writeValueWait(packsLate());
     w.close();
   }
 
-  void writeValueWait() {
+  /// The wait for P V of tile j; `packNext`: then P_a takes the probabilities of tile j + 1.
+  void writeValueWait(bool packNext = false) {
     w.line("wgmma_wait<0>(); // P V of tile j");
     w.line("wgmma_fence_operands(O_r[0]);");
     w.line("wgmma_fence_fragments(P_a);");
     w.line("mbarrier_arrive_by_warp(V_empty + 8 * stage); // this warp is done with V_j");
+    if (packNext)
+      writeProbabilitiesA();
   }
 
   void writeScoresIssue(StringRef tile, StringRef q, StringRef k) {
