@@ -177,11 +177,10 @@ struct ElementChunk16 {
   /// Issues the loads; returns whether store must shift the words by one element.
   __device__ __forceinline__ bool fetch(const T *base, int64_t row, int64_t col, int64_t rows,
                                         int64_t cols, int64_t ld) {
-    using Bits = element_bits<T>;
-    const Bits *elems = reinterpret_cast<const Bits *>(base);
-    const Bits *src = elems + row * ld + col;
     word[4] = 0;
     if constexpr (sizeof(T) == 2) {
+      const uint16_t *elems = reinterpret_cast<const uint16_t *>(base);
+      const uint16_t *src = elems + row * ld + col;
       const uintptr_t at = reinterpret_cast<uintptr_t>(src);
       const bool shifted = (at & 2) != 0;
       const uintptr_t first = at & ~uintptr_t(3), last = first + (shifted ? 20 : 16);
