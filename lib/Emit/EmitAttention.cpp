@@ -1308,20 +1308,15 @@ private:
                       plan.scores)
                   .str());
     w.line("uint32_t P_a[BN / 16][4];");
-    w.line("flash_probabilities_a<T, BN>(P[0], P_a);");
+    writeProbabilitiesA();
   }
 
   void writeProbabilitiesADeclaration() {
     w.line("uint32_t P_a[BN / 16][4]; // " + plan.scores +
-           " of the next P V as wgmma's register A");
+           " of the next P V as wgmma's register A, packed after each wait for P V");
   }
 
-  void writeProbabilitiesA() {
-    w.line(formatv("flash_probabilities_a<T, BN>(P[0], P_a); // reshape {0} from (MMA_C, ...) "
-                   "to (MMA_A, ...): {0} is free again",
-                   plan.scores)
-               .str());
-  }
+  void writeProbabilitiesA() { w.line("flash_probabilities_a<T, BN>(P[0], P_a);"); }
 
   void writeValueIssue() {
     w.comment(formatv("Compute GEMM {0}, {1} and accumulate {2} (wgmma, issued: not waited for "
