@@ -37,21 +37,15 @@ git diff --quiet -- lib runtime test || { echo "attention_labs_ab.sh: lib, runti
 base=$(mktemp -d)/sketchc
 cp "$build/compiler/sketchc" "$base"
 restore() { git checkout -q -- lib runtime test; (cd "$build" && ninja -j2 sketchc > /dev/null); }
-# new.cu includes the patched runtime from .gen/ab/rt_new (the device gets the commit's)
-pin_new_runtime() {
-  rm -rf .gen/ab/rt_new && mkdir -p .gen/ab/rt_new
-  cp runtime/include/sketch/* .gen/ab/rt_new/
-  sed -i 's|#include "sketch/|#include "|' .gen/ab/rt_new/*
-  sed -i 's|#include "sketch/|#include "rt_new/|' .gen/ab/new.cu
-}
 trap restore EXIT
 for v in $variants; do
   for p in $(patches "$v"); do git apply "$p"; done
   (cd "$build" && ninja -j2 sketchc > /dev/null)
   SKETCHC="$build/compiler/sketchc" SKETCHC_AB="$base" AB_ONLY=attn_ bash bench/ab.sh | tail -1
-  pin_new_runtime
-  # the descriptors change the runtime: the old side then includes the commit's copy
-  case $v in descriptors | both) bash "$labs/wgmma_descriptors/old_runtime.sh" HEAD ;; esac
+  # new.cu takes the patched runtime; where the patch changes what old.cu uses (the
+  # descriptors), old.cu takes the commit's
+  bash "$labs/wgmma_descriptors/pin_runtime.sh" new
+  case $v in descriptors | both) bash "$labs/wgmma_descriptors/pin_runtime.sh" old HEAD ;; esac
   rm -rf ".gen/ab_$v" && mv .gen/ab ".gen/ab_$v"
   git checkout -q -- lib runtime test
 done
