@@ -1158,8 +1158,10 @@ private:
     const std::string &j = plan.loopVar, &p = plan.scores, &o = plan.o.name;
     w.line("const int warp = threadIdx.x / 32 - 4; // among the consumers");
     w.line("const int warp_row = warp * 16;        // this warp's first row of the tile");
-    w.line("const uint32_t Q_wg = Q_s + (warp / 4) * 64 * 128; // its warpgroup's rows of " +
-           plan.q.name);
+    w.comment("Its warpgroup's rows of " + plan.q.name + ": the warpgroup through a shuffle, "
+              "which ptxas knows is the same in the");
+    w.comment("warp, so the wgmma descriptors built on it stay in uniform registers.");
+    w.line("const uint32_t Q_wg = Q_s + uint32_t(__shfl_sync(0xffffffffu, warp / 4, 0)) * 64 * 128;");
     if (plan.softmax) {
       w.comment("Allocate " + o + " in register (64 rows a warpgroup, DV); the running max and "
                 "sum of " + p + " per row;");

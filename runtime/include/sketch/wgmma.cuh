@@ -48,12 +48,11 @@ namespace sketch {
 
 /// A wgmma matrix descriptor: start address, leading and stride byte offsets
 /// (all >> 4), layout 1 = 128-byte swizzle (bits 62-63), base offset 0.
-__device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  uint64_t desc = (uint64_t)((addr & 0x3FFFF) >> 4);
-  desc |= (uint64_t)((lbo >> 4) & 0x3FFF) << 16;
-  desc |= (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
-  desc |= (uint64_t)1 << 62;
-  return desc;
+__device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t addr, uint32_t lbo, uint32_t sbo,
+                                                    uint32_t offset = 0) {
+  const uint32_t lo = (((addr & 0x3FFFF) >> 4) | (((lbo >> 4) & 0x3FFF) << 16)) + (offset >> 4);
+  const uint32_t hi = ((sbo >> 4) & 0x3FFF) | (1u << 30);
+  return (uint64_t(hi) << 32) | lo;
 }
 
 __device__ __forceinline__ void wgmma_fence() {
@@ -338,7 +337,7 @@ __device__ __forceinline__ void wgmma_fence_fragments(uint32_t (&a)[K][4]) {
 /// descriptor of k16 step k.
 template <int ROWS>
 __device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
-  return wgmma_desc_sw128(tile + (k / 4) * ROWS * 128 + (k % 4) * 32, 16, 1024);
+  return wgmma_desc_sw128(tile, 16, 1024, (k / 4) * ROWS * 128 + (k % 4) * 32);
 }
 
 /// MN-major operand tile (rows along K, 64 elements of N = 128 bytes a row, panels of
@@ -346,7 +345,7 @@ __device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
 /// bytes apart, 8-row groups 1024).
 template <int ROWS>
 __device__ __forceinline__ uint64_t mn_major_desc(uint32_t tile, int k) {
-  return wgmma_desc_sw128(tile + k * 2048, ROWS * 128, 1024);
+  return wgmma_desc_sw128(tile, ROWS * 128, 1024, k * 2048);
 }
 
 } // namespace sketch
