@@ -463,12 +463,22 @@ bool epilogueInPasses(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
 /// spilled (examples/gemm_epilogue.sketch).
 constexpr int64_t kPreloadRegisterBudget = 200;
 
-/// Whether the preloaded words leave too few registers for the statements' functions: two
-/// calls or more (max and min count) beside 128 accumulators a thread. ptxas spilled
-/// 32-76 bytes on `sigmoid(Y) * tanh(Y) * U` and 148-344 on `max(silu(Y), tanh(Y)) * U +
-/// exp(Y)` and longer; `silu(Y) * U`, `gelu(Y) * U` and `exp(-Y * Y) * U` compiled clean.
+/// Registers the statements' temporaries take a function call (plan::functionCalls: max and
+/// min count, relu does not), and the most that accumulators, epilogue operands
+/// (epilogueOperandRegisters) and calls may take together where whole operands are
+/// preloaded. Fitted to ptxas (sm_90a, 255 registers; docs/backend.md "Functions beside
+/// preloaded words"): 128 accumulators, 64 words and one call (216) compiled clean, two calls
+/// (240) spilled 32-76 bytes; 64 accumulators with 66 operand registers (a whole operand, a
+/// column bias, two scalars) spilled 4-8 bytes at four and five calls (226, 250), and
+/// compiled clean up to three calls (202) and, with 32 words alone, at five (216).
+constexpr int64_t kFunctionCallRegisters = 24;
+constexpr int64_t kPreloadFunctionBudget = 220;
+
+/// Whether the preloaded words leave too few registers for the statements' functions.
 bool functionsCrowdPreloads(const EpilogueEmitter &epilogue, int64_t accumulators) {
-  return functionsCrowdAccumulators(epilogue, accumulators, /*calls=*/2);
+  return accumulators + epilogueOperandRegisters(epilogue, accumulators) +
+             kFunctionCallRegisters * epilogue.functionCalls() >
+         kPreloadFunctionBudget;
 }
 
 /// The kernel of one tile slice (not a split form) for an epilogue staged in f32 because it

@@ -116,6 +116,16 @@ class GemmCases:
         assert not failures, "; ".join(failures[:4]) + (f" (+{len(failures) - 4} more)"
                                                          if len(failures) > 4 else "")
 
+    def assert_ran(self, name, m, n, k, kernel):
+        """Kernel `name` at M x N x K (unbatched) launched a kernel whose name contains
+        `kernel` (when the profiler can tell)."""
+        values, _ = self.make_inputs(name, {"M": m, "N": n, "K": k})
+        call = sketch_gpu.kernel(name)
+        used = {p for _, p in call.params}
+        ran = sketch_gpu.launched_kernels(lambda: call(**{p: v for p, v in values.items()
+                                                          if p in used}))
+        assert ran is None or any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel} ran: {ran}"
+
     def check_rejects_bad_arguments(self, name):
         """Null pointers, negative sizes: cudaErrorInvalidValue, nothing written; M = 0: a no-op."""
         call = sketch_gpu.kernel(name)

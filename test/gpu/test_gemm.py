@@ -155,6 +155,23 @@ def test_short_operands_tma():
                  "tc_bf16_128x256x64"], [(5, 256 * (sms + 8), 72)])
 
 
+def test_expr_variant_128x128():
+    """The expr kernels (four calls beside C's words, a column bias and two scalars) at
+    sizes whose small grid takes the one-slice 128 x 128 variant, where
+    functionsCrowdPreloads keeps the epilogue staged in f32 (preloaded, the element path
+    spilled): the 16-byte and element paths, every element checked. On sm_90a with 132 SMs
+    (the host's rule picks by the SM count), the variant is what ran."""
+    names, shapes = ["tc_f16_expr", "tc_bf16_expr"], [(1024, 2048, 200), (1021, 2047, 201)]
+    CASES.sweep(names, shapes)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if sketch_gpu.generated_arch() != "sm_90a" or torch.cuda.get_device_capability() != (9, 0) \
+            or sms != 132:
+        return
+    for name in names:
+        for m, n, k in shapes:
+            CASES.assert_ran(name, m, n, k, "_128x128_kernel<")
+
+
 def test_persistent_store_slots():
     """More tiles than SMs and one k-tile, so that each block of a persistent kernel stores
     several tiles and the warpgroups' TMA-store slots are reused across tiles: two slots

@@ -160,17 +160,6 @@ def run_saved_calls(tmp):
     torch.save(bits, os.path.join(tmp, "bits.pt"))
 
 
-def assert_ran(name, m, n, k, kernel):
-    """Kernel `name` at M x N x K (unbatched) launched a kernel whose name contains `kernel`
-    (when the profiler can tell)."""
-    values, _ = CASES.make_inputs(name, {"M": m, "N": n, "K": k})
-    call = sketch_gpu.kernel(name)
-    used = {p for _, p in call.params}
-    ran = sketch_gpu.launched_kernels(lambda: call(**{p: v for p, v in values.items()
-                                                      if p in used}))
-    assert ran is None or any(kernel in r for r in ran), f"{m}x{n}x{k}: no {kernel} ran: {ran}"
-
-
 def assert_unbatched_ran(shapes, kernel, mn_major_b=None):
     """On sm_90a with 132 SMs (the rule's sizes are for H100 SXM and H200): each unbatched
     kernel at each of `shapes` launched NAME`kernel` (sk_f16_plain, whose B is MN-major,
@@ -182,7 +171,7 @@ def assert_unbatched_ran(shapes, kernel, mn_major_b=None):
     for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
         expected = mn_major_b if name == "sk_f16_plain" and mn_major_b else kernel
         for m, n, k in shapes:
-            assert_ran(name, m, n, k, name + expected)
+            CASES.assert_ran(name, m, n, k, name + expected)
 
 
 def test_narrow_kernel():
@@ -204,7 +193,7 @@ def test_narrow_kernel():
     for (m, n, k), expected in zip(shapes, ["_narrow_kernel", "_narrow_kernel", "_kernel",
                                             "_narrow_kernel", "_narrow_kernel",
                                             "_square_splitk_kernel"]):
-        assert_ran("sk_f16_plain", m, n, k, "sk_f16_plain" + expected + "<")
+        CASES.assert_ran("sk_f16_plain", m, n, k, "sk_f16_plain" + expected + "<")
 
 
 def test_narrow_kernel_one_slice():
