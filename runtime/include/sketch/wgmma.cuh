@@ -1,7 +1,7 @@
 // sketch/wgmma.cuh - Hopper warpgroup MMA primitives (sm_90a) for the GEMM path
 // that sketchc emits for --arch=sm_90a (lib/Emit/WgmmaGemm.cpp).
 //
-//   wgmma_desc_sw128(addr, lbo, sbo)     matrix descriptor of a 128-byte-swizzled tile
+//   wgmma_desc_sw128(addr, lbo, sbo[, offset])   matrix descriptor of a 128-byte-swizzled tile
 //   wgmma_fence() / wgmma_commit() / wgmma_wait<N>()   ordering of the async MMAs
 //   fence_async_shared()                 ordinary (cp.async) shared stores -> async proxy
 //   wgmma_m64nNk16<T, tA, tB>(d, desc_a, desc_b)   d += A * B, f32 accumulators, N any
@@ -47,7 +47,9 @@
 namespace sketch {
 
 /// A wgmma matrix descriptor: start address, leading and stride byte offsets
-/// (all >> 4), layout 1 = 128-byte swizzle (bits 62-63), base offset 0.
+/// (all >> 4), layout 1 = 128-byte swizzle (bits 62-63), base offset 0. `offset` (a k16
+/// step's bytes into the tile) is added to the built low word, so a loop's descriptors
+/// share one build; addr + offset must stay under 256 KB (any shared address does).
 __device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t addr, uint32_t lbo, uint32_t sbo,
                                                     uint32_t offset = 0) {
   const uint32_t lo = (((addr & 0x3FFFF) >> 4) | (((lbo >> 4) & 0x3FFF) << 16)) + (offset >> 4);
