@@ -463,14 +463,14 @@ bool epilogueInPasses(const GemmAnalysis &g, const EpilogueEmitter &epilogue) {
 /// spilled (examples/gemm_epilogue.sketch).
 constexpr int64_t kPreloadRegisterBudget = 200;
 
-/// Registers the statements' temporaries take a function call (plan::functionCalls: max and
-/// min count, relu does not), and the most that accumulators, epilogue operands
-/// (epilogueOperandRegisters) and calls may take together where whole operands are
-/// preloaded. Fitted to ptxas (sm_90a, 255 registers; docs/backend.md "Functions beside
-/// preloaded words"): 128 accumulators, 64 words and one call (216) compiled clean, two calls
-/// (240) spilled 32-76 bytes; 64 accumulators with 66 operand registers (a whole operand, a
-/// column bias, two scalars) spilled 4-8 bytes at four and five calls (226, 250), and
-/// compiled clean up to three calls (202) and, with 32 words alone, at five (216).
+/// Registers the statements' temporaries take a function call (plan::functionCalls: max and min
+/// count, relu does not), and the most that accumulators, epilogue operands
+/// (epilogueOperandRegisters) and calls may take together where whole operands are preloaded.
+/// Fitted to ptxas (sm_90a, 255 registers; docs/backend.md "Functions beside preloaded words,
+/// counted"): 128 accumulators, 64 words and one call (216) compiled clean, two calls (240) spilled
+/// 32-76 bytes; 64 accumulators with 66 operand registers (a whole operand, a column bias, two
+/// scalars) spilled 4-8 bytes at four and five calls (226, 250), and compiled clean up to three
+/// calls (202) and, with 32 words alone, at five (216).
 constexpr int64_t kFunctionCallRegisters = 24;
 constexpr int64_t kPreloadFunctionBudget = 220;
 
