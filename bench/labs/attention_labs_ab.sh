@@ -3,6 +3,7 @@
 # build machine: for each variant the patches are applied, sketchc rebuilt, bench/ab.sh run
 # (the commit's sketchc as the old side) into .gen/ab_VARIANT, and the patches taken back.
 #   bench/labs/attention_labs_ab.sh [BUILD_DIR]        (default: build)
+# (Written for 94e5394: the descriptors patch has landed since, in bba2965.)
 # Then one device call, carrying .gen/ab_descriptors .gen/ab_query .gen/ab_both:
 #   bash bench/labs/attention_labs_ab.sh --device
 set -euo pipefail
