@@ -50,8 +50,8 @@ namespace sketch {
 /// (all >> 4), layout 1 = 128-byte swizzle (bits 62-63), base offset 0. `offset` (a k16
 /// step's bytes into the tile) is added to the built low word, so a loop's descriptors
 /// share one build; addr + offset must stay under 256 KB (any shared address does).
-__device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t addr, uint32_t lbo, uint32_t sbo,
-                                                    uint32_t offset = 0) {
+__host__ __device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t addr, uint32_t lbo,
+                                                             uint32_t sbo, uint32_t offset = 0) {
   const uint32_t lo = (((addr & 0x3FFFF) >> 4) | (((lbo >> 4) & 0x3FFF) << 16)) + (offset >> 4);
   const uint32_t hi = ((sbo >> 4) & 0x3FFF) | (1u << 30);
   return (uint64_t(hi) << 32) | lo;
@@ -338,7 +338,7 @@ __device__ __forceinline__ void wgmma_fence_fragments(uint32_t (&a)[K][4]) {
 /// K-major operand tile (64 elements = 128 bytes a row, panels of ROWS rows): the
 /// descriptor of k16 step k.
 template <int ROWS>
-__device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
+__host__ __device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
   return wgmma_desc_sw128(tile, 16, 1024, (k / 4) * ROWS * 128 + (k % 4) * 32);
 }
 
@@ -346,7 +346,7 @@ __device__ __forceinline__ uint64_t k_major_desc(uint32_t tile, int k) {
 /// ROWS rows): the descriptor of k16 step k (16 rows, 2048 bytes; panels ROWS * 128
 /// bytes apart, 8-row groups 1024).
 template <int ROWS>
-__device__ __forceinline__ uint64_t mn_major_desc(uint32_t tile, int k) {
+__host__ __device__ __forceinline__ uint64_t mn_major_desc(uint32_t tile, int k) {
   return wgmma_desc_sw128(tile, ROWS * 128, 1024, k * 2048);
 }
 
