@@ -474,11 +474,10 @@ constexpr int64_t kPreloadRegisterBudget = 200;
 constexpr int64_t kFunctionCallRegisters = 24;
 constexpr int64_t kPreloadFunctionBudget = 220;
 
-/// Whether the preloaded words leave too few registers for the statements' functions.
-bool functionsCrowdPreloads(const EpilogueEmitter &epilogue, int64_t accumulators) {
-  return accumulators + epilogueOperandRegisters(epilogue, accumulators) +
-             kFunctionCallRegisters * epilogue.functionCalls() >
-         kPreloadFunctionBudget;
+/// Whether `preloaded` registers (accumulators and epilogue operands) leave too few for the
+/// statements' functions.
+bool functionsCrowdPreloads(const EpilogueEmitter &epilogue, int64_t preloaded) {
+  return preloaded + kFunctionCallRegisters * epilogue.functionCalls() > kPreloadFunctionBudget;
 }
 
 /// The kernel of one tile slice (not a split form) for an epilogue staged in f32 because it
@@ -505,10 +504,9 @@ GemmAnalysis registerFormOf(const GemmAnalysis &g, const EpilogueEmitter &epilog
   if (folded.folds() && !folded.rest().readsFullTensor())
     return passes > 0 ? form : g;
   int64_t accumulators = g.tileN / 2; // a warpgroup's 64 x BN over its 128 threads
-  bool wordsFit = wholeOperandsAreWords(epilogue) &&
-                  accumulators + epilogueOperandRegisters(epilogue, accumulators) <=
-                      kPreloadRegisterBudget &&
-                  !functionsCrowdPreloads(epilogue, accumulators);
+  int64_t preloaded = accumulators + epilogueOperandRegisters(epilogue, accumulators);
+  bool wordsFit = wholeOperandsAreWords(epilogue) && preloaded <= kPreloadRegisterBudget &&
+                  !functionsCrowdPreloads(epilogue, preloaded);
   return passes == 0 && wordsFit ? form : g;
 }
 
