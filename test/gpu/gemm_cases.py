@@ -40,6 +40,13 @@ def expr(acc, t, s):
     return first + torch.minimum(torch.exp(-acc * acc), torch.tanh(acc)) / 2 + leaky(acc, 0.1)
 
 
+def sm90a_with_132_sms():
+    """Whether the generated kernels are sm_90a and run on a compute capability 9.0 GPU of 132
+    SMs (H100 SXM, H200), the device the host functions' size rules' expectations are for."""
+    return (sketch_gpu.generated_arch() == "sm_90a" and torch.cuda.get_device_capability() == (9, 0)
+            and torch.cuda.get_device_properties(0).multi_processor_count == 132)
+
+
 class GemmCases:
     def __init__(self, folder, epilogues, default=None):
         self.sketches = sorted(glob.glob(os.path.join(HERE, folder, "*.sketch")))

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import sketch_gpu
-from gemm_cases import TOLERANCE, GemmCases, expr, leaky, relu
+from gemm_cases import TOLERANCE, GemmCases, expr, leaky, relu, sm90a_with_132_sms
 
 # The epilogue of each kernel, by the name after its second '_', on the f64
 # product `acc`, the f64 tensors t and the scalars s (gemm_cases.py).
@@ -163,9 +163,7 @@ def test_expr_variant_128x128():
     (the host's rule picks by the SM count), the variant is what ran."""
     names, shapes = ["tc_f16_expr", "tc_bf16_expr"], [(1024, 2048, 200), (1021, 2047, 201)]
     CASES.sweep(names, shapes)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    if sketch_gpu.generated_arch() != "sm_90a" or torch.cuda.get_device_capability() != (9, 0) \
-            or sms != 132:
+    if not sm90a_with_132_sms():
         return
     for name in names:
         for m, n, k in shapes:

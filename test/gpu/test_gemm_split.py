@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 import sketch_gpu
-from gemm_cases import GemmCases, expr, relu
+from gemm_cases import GemmCases, expr, relu, sm90a_with_132_sms
 
 # The epilogue of each kernel, by the name after its second '_' (gemm_cases.py).
 EPILOGUES = {
@@ -164,9 +164,7 @@ def assert_unbatched_ran(shapes, kernel, mn_major_b=None):
     """On sm_90a with 132 SMs (the rule's sizes are for H100 SXM and H200): each unbatched
     kernel at each of `shapes` launched NAME`kernel` (sk_f16_plain, whose B is MN-major,
     NAME`mn_major_b` where given)."""
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    if (torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a"
-            or sms != 132):
+    if not sm90a_with_132_sms():
         return
     for name in ["sk_f16_plain", "sk_bf16_linear", "sk_f16_bias_relu"]:
         expected = mn_major_b if name == "sk_f16_plain" and mn_major_b else kernel
