@@ -254,6 +254,10 @@ struct TensorCoreLaunch {
   /// The persistent kernel stores its tiles by TMA through `y_map` (boxes of 128 bytes by
   /// tileM pixels of the output as the matrix [N*P*Q, K]).
   bool storesByTma = false;
+  /// The halo form of this kernel (HaloConvWriter; empty where the sketch does not allow
+  /// it) and its staging tile's bytes.
+  std::string haloName;
+  int64_t haloStagingBytes = 0;
 };
 
 struct ConvWriterBase {
@@ -355,8 +359,9 @@ struct ConvWriterBase {
   /// The launch itself, after emitAllowSmem; `cluster`: blocks a cluster (an expression).
   void emitLaunchCall(const std::string &kernel, const std::string &grid, int64_t threads,
                       bool maps, const std::string &dependent, const std::string &cluster = "1",
-                      bool outputMap = false) {
-    std::string args = kernelArgs() + (maps ? ", x_map, w_map" : "") + (outputMap ? ", y_map" : "");
+                      bool outputMap = false, const std::string &moreArgs = "") {
+    std::string args = kernelArgs() + (maps ? ", x_map, w_map" : "") + (outputMap ? ", y_map" : "") +
+                       moreArgs;
     if (!dependent.empty()) {
       w.comment("one wave of one-tile blocks: a programmatic dependent launch");
       w.line("return sketch::launch_kernel(" + kernel + ", dim3(unsigned(" + grid + ")), " +
@@ -501,10 +506,46 @@ struct ConvWriterBase {
       w.comment("few output channels: the " + str(narrow->tileM) + " x " + str(narrow->tileN) +
                 " tile, so no block's channel columns sit idle");
       w.open("if (" + dim(p.k) + " <= " + str(narrow->tileN) + ")");
+      if (!narrow->haloName.empty())
+        emitHaloLaunch(*narrow);
       emitTensorCoreLaunch(*narrow);
       w.close();
     }
     emitTensorCoreLaunch(wide);
+    w.close();
+  }
+
+  /// The halo form's launch (HaloConvWriter), where sketch::halo_stages finds it room and
+  /// the driver takes its three tensor maps; else the code after it runs.
+  void emitHaloLaunch(const TensorCoreLaunch &l) {
+    int64_t outBytes = plan::elementBytes(p.y->type);
+    std::string bn = str(l.tileN), bm = str(l.tileM), staging = str(l.haloStagingBytes);
+    w.comment("stride 1: the halo form (docs/backend.md) where its filter, two patches and its "
+              "staging tile fit in shared memory");
+    w.open("if (vec_store && shape.r * shape.s > 1)");
+    w.line("const int halo_stages = sketch::halo_stages(shape, " + bm + ", " + bn + ", " + staging +
+           ", " + str(plan::smemLimitBytes("sm_90a")) + ", 4);");
+    w.line("const sketch::HaloPlan halo(shape, " + bm + ", " + bn + ", " + staging + ", halo_stages);");
+    w.line("const int64_t tiles = (int64_t)shape.n * halo.row_tiles, depth = (int64_t)shape.c * "
+           "shape.r * shape.s;");
+    w.line("CUtensorMap x_map{}, w_map{}, y_map{};");
+    w.line("const bool halo_maps = halo_stages > 0 && tiles <= INT32_MAX && depth < INT32_MAX &&");
+    w.line("    sketch::encode_tensor_map_nhwc(&x_map, " + p.x->cname + ", 2, shape.n, shape.h, "
+           "shape.w, shape.c, 64, halo.slots, halo.patch_rows) &&");
+    w.line("    sketch::encode_tensor_map_2d(&w_map, " + p.w->cname + ", depth, shape.k, depth * 2, "
+           "64, " + bn + ", 2) &&");
+    w.line("    sketch::encode_tensor_map_nhwc(&y_map, " + p.y->cname + ", " + str(outBytes) +
+           ", shape.n, shape.p, shape.q, shape.k, " + str(128 / outBytes) + ", halo.slots, "
+           "halo.tile_rows);");
+    w.open("if (halo_maps)");
+    w.line("const int64_t grid = std::min<int64_t>(tiles, std::max(sketch::sm_count(), 1));");
+    w.line("const int smem_bytes = (int)halo.smem_bytes;");
+    w.line("cudaError_t err = sketch::allow_dynamic_smem(" + l.haloName + ", smem_bytes);");
+    w.line("if (err != cudaSuccess)");
+    w.line("  return err;");
+    emitLaunchCall(l.haloName, "grid", WgmmaBlock{l.tileM, l.tileN}.threads() + 128, true,
+                   "tiles <= grid", "1", true, ", halo_stages");
+    w.close();
     w.close();
   }
 
@@ -1123,6 +1164,185 @@ struct WgmmaConvWriter : ConvWriterBase {
   }
 };
 
+/// The halo form of the narrow kernel (stride 1; sketch::HaloPlan, docs/backend.md "The
+/// halo form"): persistent and warp-specialized like NAME_ws_narrow, but each tile is
+/// whole output rows of one image, their input rows come into shared memory once (not once
+/// a filter tap, as im2col boxes do), and tap (r, s) multiplies the same patch from pixel
+/// r dil_h slots + s dil_w on; the filter stays in shared memory. The host launches it
+/// where sketch::halo_stages finds room and the output channels are one tile (K <= BN).
+struct HaloConvWriter : ConvWriterBase {
+  /// Whether the sketch allows it: stride 1, a register epilogue whose tensors are per
+  /// channel (the tile's rows are padded pixels, not rows of [N*P*Q, K]), BM = 128 (two
+  /// consumer warpgroups), and a filter that is not 1x1 (nothing to reuse).
+  static bool applies(const ConvPlan &q, const EpilogueEmitter &epilogue) {
+    std::optional<int64_t> r = evaluateExpr(q.r), s = evaluateExpr(q.s);
+    bool pointwise = r && s && *r * *s == 1;
+    return q.strideH == 1 && q.strideW == 1 && !q.stagedEpilogue && !epilogue.readsFullTensor() &&
+           q.tileM == 128 && plan::wgmmaConvTileShape(q.tileM, q.tileN) && !pointwise;
+  }
+
+  std::string name() const { return p.sig.name + "_halo"; }
+  WgmmaBlock block() const {
+    WgmmaBlock b;
+    b.tileM = p.tileM, b.tileN = p.tileN, b.operandType = cTypeOf(p.x->type);
+    b.producer = true, b.runtimeStages = true;
+    return b;
+  }
+  int64_t stagingBytes() const { return p.tileM * p.tileN * plan::elementBytes(p.y->type); }
+  /// A filter size as the kernel's loops read it: a constant where the sketch gives one.
+  std::string filterExtent(StringRef dim, StringRef field) const {
+    std::optional<int64_t> v = evaluateExpr(dim);
+    return v ? str(*v) : "shape." + field.str();
+  }
+
+  void emitKernel() {
+    WgmmaBlock b = block();
+    emitHeaderComment("the halo form (stride 1): tiles of whole output rows, each input row "
+                      "loaded once a tile, the filter resident; a producer warpgroup, 2 "
+                      "consumer warpgroups, wgmma m64n" + str(b.tileN) + "k16");
+    w.line("__global__ void __launch_bounds__(" + str(b.launchThreads()) + ", 1) " + name() + "(" +
+           kernelParams() + ", const __grid_constant__ CUtensorMap x_map, const __grid_constant__ "
+           "CUtensorMap w_map, const __grid_constant__ CUtensorMap y_map, int stages) {");
+    w.indentMore();
+    w.line("extern __shared__ __align__(128) unsigned char smem[];  // tiles aligned below");
+    emitGridDependencyWait(w);
+    w.line("[[maybe_unused]] constexpr bool kVec = true, kVecStore = true;  // launched on the "
+           "TMA path only: whole 16-byte chunks");
+    emitWgmmaPreamble(w, b);
+    emitDerivedSizes();
+    w.line("[[maybe_unused]] const int64_t size_n = shape.k;  // the output's channels");
+    w.line("const int64_t n0 = 0;  // K <= BN: one channel tile");
+    w.line("const sketch::HaloPlan halo(shape, BM, BN, " + str(stagingBytes()) + ", STAGES);");
+    w.line("const int tile_count = shape.n * halo.row_tiles;  // tile: image tile / row_tiles, "
+           "output rows from tile % row_tiles * tile_rows");
+    w.comment("shared memory: the filter ((tap, channel panel) panels of BN rows x 128 bytes), "
+              "STAGES patches (channel panels of");
+    w.comment("patch_rows x slots pixels, 128 bytes each), the staging tile, the mbarriers; "
+              "128-byte swizzle, 1024-byte aligned");
+    w.line("const uint32_t filter_smem = (smem_base + 1023) & ~1023u;");
+    w.line("const uint32_t patch_smem = filter_smem + (uint32_t)halo.patches_offset;");
+    w.line("const uint32_t staging_smem = filter_smem + (uint32_t)halo.staging_offset;");
+    w.line("const uint32_t filter_bar = filter_smem + (uint32_t)halo.bars_offset + 16 * STAGES;");
+    w.line("float acc[MI][NI][4];");
+    w.line("if (threadIdx.x == 0) sketch::mbarrier_init(filter_bar, 1);");
+    emitWgmmaStageBarriersAt(w, "filter_smem + (uint32_t)halo.bars_offset",
+                             "  // the last barrier the producer joins");
+    emitProducer();
+    emitConsumers(b);
+    w.indentLess();
+    w.line("}");
+  }
+
+  /// `n` and `oh0` of tile `tile`.
+  void emitTileRows(StringRef tile) {
+    w.line(("const int n = " + tile + " / halo.row_tiles, oh0 = " + tile +
+            " % halo.row_tiles * halo.tile_rows;").str());
+  }
+
+  /// Warpgroup 0: each tile's patch, a box a channel panel, through the stage ring.
+  void emitProducer() {
+    auto loadTile = [&](StringRef tile, StringRef, StringRef) {
+      emitTileRows(tile);
+      emitWgmmaProducerStep(w, "k_step", [&] {
+        w.line("const uint32_t patch = patch_smem + (k_step % STAGES) * (uint32_t)halo.stage_bytes;");
+        w.open("for (int panel = 0; panel < halo.panels; ++panel)");
+        w.line("sketch::tma_load_4d(patch + panel * (uint32_t)halo.panel_bytes, &x_map, panel * "
+               "64, -shape.pad_w, oh0 - shape.pad_h, n, full);");
+        w.close();
+      }, "(uint32_t)(halo.panels * halo.box_bytes)");
+      w.line("++k_step;");
+    };
+    sketch::emitPersistentProducer(w, "threadIdx.x == 0", "tile_count", std::nullopt, loadTile);
+  }
+
+  /// The consumers: the filter once, then each tile's taps over its patch and the epilogue.
+  void emitConsumers(const WgmmaBlock &b) {
+    w.comment("consumer warpgroups: the filter once, then each tile's taps over its patch and "
+              "its epilogue");
+    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(b)) + ">();");
+    bool constant = evaluateExpr(p.r) && evaluateExpr(p.s);
+    w.line(std::string(constant ? "constexpr" : "const") + " int TAPS_R = " + filterExtent(p.r, "r") +
+           ", TAPS_S = " + filterExtent(p.s, "s") + ";  // the filter's rows and columns");
+    w.open("if (tid == 0)");
+    w.line("sketch::mbarrier_arrive_expect_tx(filter_bar, (uint32_t)halo.filter_bytes);");
+    w.comment("panel t: tap t / panels, channels t % panels * 64 .., at column tap * C + ... of "
+              "the filter's rows");
+    w.open("for (int t = 0; t < TAPS_R * TAPS_S * halo.panels; ++t)");
+    w.line("sketch::tma_load_2d(filter_smem + t * (BN * 128), &w_map, t / halo.panels * shape.c + "
+           "t % halo.panels * 64, 0, filter_bar);");
+    w.close();
+    w.close();
+    w.line("sketch::mbarrier_wait(filter_bar, 0);");
+    w.line("int k_step = 0;");
+    w.open("for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x, ++k_step)");
+    emitTileRows("tile");
+    emitWgmmaZeroAccumulators(w);
+    w.line("sketch::mbarrier_wait(bars + 8 * (k_step % STAGES), (k_step / STAGES) & 1);  // the "
+           "tile's patch has landed");
+    w.line("const uint32_t patch = patch_smem + (k_step % STAGES) * (uint32_t)halo.stage_bytes;");
+    emitTaps(b);
+    w.line("sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + k_step % STAGES));  // the patch "
+           "may be refilled");
+    emitRegisterEpilogueByTma(w, epilogue, storeSpecOfTile());
+    w.close();
+    emitTmaStoreDrain(w, "kVecStore");
+  }
+
+  /// Every tap of every channel panel. A do-while (at least one panel: C % 64 == 0, C > 0)
+  /// fenced and committed inside, so ptxas adds no fence of its own (C7519): over the
+  /// panels, the taps unrolled inside, where the sketch gives the filter's size; else over
+  /// every (panel, tap), a wgmma group each.
+  void emitTaps(const WgmmaBlock &b) {
+    bool constant = evaluateExpr(p.r) && evaluateExpr(p.s);
+    w.line("sketch::wgmma_fence_operands(acc[0]);");
+    w.line("int step = 0;");
+    w.open("do");
+    w.line("sketch::wgmma_fence();");
+    if (constant) {
+      w.line("const int panel = step;");
+      w.line("#pragma unroll");
+      w.open("for (int r = 0; r < TAPS_R; ++r)");
+      w.line("#pragma unroll");
+      w.open("for (int s = 0; s < TAPS_S; ++s)");
+      emitTap(b);
+      w.close();
+      w.close();
+    } else {
+      w.line("const int panel = step / (TAPS_R * TAPS_S), r = step / TAPS_S % TAPS_R, s = step % TAPS_S;");
+      emitTap(b);
+    }
+    w.line("sketch::wgmma_commit();");
+    w.close(std::string(" while (++step < halo.panels") + (constant ? "" : " * TAPS_R * TAPS_S") + ");");
+    emitWgmmaDrain(w);
+  }
+
+  /// Tap (r, s) of channel panel `panel`: its four k16 steps.
+  void emitTap(const WgmmaBlock &b) {
+    w.comment("A: the patch from pixel r dil_h slots + s dil_w on (this warpgroup's 64 rows); B: "
+              "the filter's (tap, panel)");
+    w.line("const uint32_t a = patch + panel * (uint32_t)halo.panel_bytes + (r * shape.dil_h * "
+           "halo.slots + s * shape.dil_w + wg * 64) * 128;");
+    w.line("const uint32_t b = filter_smem + ((r * TAPS_S + s) * halo.panels + panel) * (BN * 128);");
+    w.line("#pragma unroll");
+    w.open("for (int kk = 0; kk < KI; ++kk)");
+    w.line("sketch::wgmma_m64n" + str(b.tileN) + "k16<" + b.operandType +
+           ", 0, 0>(acc[0], sketch::wgmma_desc_sw128(a, 16, 1024, kk * 32), "
+           "sketch::wgmma_desc_sw128(b, 16, 1024, kk * 32));");
+    w.close();
+  }
+
+  /// The tile's store: boxes of the output's rows oh0 .. (slots pixels, those past Q
+  /// not written) through the staging tile.
+  StoreSpec storeSpecOfTile() const {
+    StoreSpec store = storeSpec();
+    store.barrier = kWgmmaConsumerBarrier;
+    store.tmaMap = "y_map";
+    store.tmaStaging = "staging_smem";
+    store.tmaTileCoords = "0, oh0, n";
+    return store;
+  }
+};
+
 /// One tensor-core kernel of an nhwc convolution: the wgmma one on sm_90a where its
 /// block applies, else the mma.sync one.
 struct TensorCoreConvKernel {
@@ -1286,6 +1506,13 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
     w.line();
   }
   TensorCoreLaunch narrowLaunch = narrowed ? narrow.launch() : TensorCoreLaunch{};
+  if (narrowed && narrow.wgmma && HaloConvWriter::applies(*narrowed, *epilogue)) {
+    HaloConvWriter halo{{*narrowed, *epilogue, w}};
+    halo.emitKernel();
+    w.line();
+    narrowLaunch.haloName = halo.name();
+    narrowLaunch.haloStagingBytes = halo.stagingBytes();
+  }
   ConvWriterBase{p, *epilogue, w}.emitTensorCoreHost(wide.launch(),
                                                      narrowed ? &narrowLaunch : nullptr);
   w.line();

@@ -870,9 +870,12 @@ void openPasses(CudaWriter &w, const StoreSpec &s, StringRef waitStored = "") {
   w.close();
 }
 
-/// One box's TMA store from shared memory: `to` is "source, column, row" (C++ expressions).
+/// One box's TMA store from shared memory: `to` is "source, column, row" (C++ expressions;
+/// "source, column" with StoreSpec::tmaTileCoords).
 void emitTmaStoreCall(CudaWriter &w, const StoreSpec &s, const std::string &to) {
-  if (s.tmaBatch.empty())
+  if (!s.tmaTileCoords.empty())
+    w.line("sketch::tma_store_4d(&" + s.tmaMap + ", " + to + ", " + s.tmaTileCoords + ");");
+  else if (s.tmaBatch.empty())
     w.line("sketch::tma_store_2d(&" + s.tmaMap + ", " + to + ");");
   else
     w.line("sketch::tma_store_3d(&" + s.tmaMap + ", " + to + ", " + s.tmaBatch + ");");
@@ -903,7 +906,9 @@ void emitBlockTmaStore(CudaWriter &w, const EpilogueEmitter &epilogue, const Sto
   w.open("if (tid == 0)");
   unrolledFor(w, "b", str(boxes));
   std::string row = "(int)" + s.m0 + (passes ? " + pass * PASS_ROWS" : "");
-  std::string to = "staged_smem + b * " + str(st.rows * 128) + ", (int)" + s.n0 + " + b * " + str(boxCols) + ", " + row;
+  std::string to = "staged_smem + b * " + str(st.rows * 128) + ", (int)" + s.n0 + " + b * " + str(boxCols);
+  if (s.tmaTileCoords.empty())
+    to += ", " + row;
   emitTmaStoreCall(w, s, to);
   w.close();
   w.line("sketch::tma_store_commit();");
@@ -1321,6 +1326,14 @@ int64_t tmaStoreSlots(const plan::StagingBuffer &padded, int64_t outBytes, int64
 void emitTmaStoreDrain(CudaWriter &w, StringRef storeVec, bool warpgroupSlots, StringRef why) {
   std::string storer = warpgroupSlots ? "tid % 128 == 0" : "tid == 0";
   w.line("if (" + storeVec.str() + " && " + storer + ") sketch::tma_store_wait_read();  // " + why.str());
+}
+
+void emitRegisterEpilogueByTma(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s) {
+  w.comment("epilogue (sketch-fuse-epilogue): on the accumulators in registers, then one store");
+  w.comment("by TMA through shared memory");
+  emitEpilogueStart(w, s);
+  emitOperandPreloads(w, epilogue, s);
+  emitBlockTmaStore(w, epilogue, s);
 }
 
 void emitAccumulatorStore(CudaWriter &w, const TensorCoreConfig &c, const EpilogueEmitter &epilogue,

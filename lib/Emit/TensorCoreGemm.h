@@ -157,6 +157,9 @@ struct StoreSpec {
   /// element path keeps the chunk store.
   std::string tmaMap, tmaStaging, tmaBatch;
   int64_t tmaSlots = 0;
+  /// Where set (the halo convolution: a rank-4 map of the output), the block tile's
+  /// coordinates after the column ("w, h, n"), in place of the row and tmaBatch; rowPasses 1.
+  std::string tmaTileCoords;
   /// The register epilogue's whole [M, N] operands are words each thread loaded before
   /// the main loop (emitWholeOperandPreloads: `pre_VAR[MI][NI][2]`), not loads of its own.
   bool wholeInRegisters = false;
@@ -190,6 +193,9 @@ int64_t epilogueOperandRegisters(const EpilogueEmitter &epilogue, int64_t accumu
 /// words of the epilogue's whole [M, N] operands into `pre_VAR[MI][NI][2]` (rows g and
 /// g + 8), in flight through the main loop (StoreSpec::wholeInRegisters).
 void emitWholeOperandPreloads(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s);
+/// The register epilogue stored by TMA alone (StoreSpec::storesByTma without tmaSlots):
+/// for a kernel the host launches only where the output's rows are whole 16-byte chunks.
+void emitRegisterEpilogueByTma(CudaWriter &w, const EpilogueEmitter &epilogue, const StoreSpec &s);
 
 /// The rows of a TMA store's box: one consumer warpgroup's accumulator rows.
 inline constexpr int64_t kTmaStoreBoxRows = 64;

@@ -91,7 +91,10 @@ void emitWgmmaPreamble(CudaWriter &w, const WgmmaBlock &b) {
   else
     w.line("constexpr int WM = 16;  // a warp's accumulator rows inside its warpgroup");
   w.line("constexpr int MI = 1, NI = BN / 8, KI = BK / 16;  // m16n8 fragments, k16 steps");
-  w.line("constexpr int STAGES = " + str(b.stages) + ";");
+  if (b.runtimeStages)
+    w.line("const int STAGES = stages;  // the host's plan");
+  else
+    w.line("constexpr int STAGES = " + str(b.stages) + ";");
   w.line("const uint32_t smem_base = sketch::smem_addr(smem);");
   if (b.producer)
     w.line("const int tid = (int)threadIdx.x - 128, lane = tid % 32, warp = tid / 32;  // consumers: 0 ..");
@@ -211,7 +214,11 @@ void emitWgmmaTmaConsumerStep(CudaWriter &w, const WgmmaBlock &b, StringRef step
 }
 
 void emitWgmmaStageBarriers(CudaWriter &w, int64_t barriersOffset, StringRef syncComment) {
-  w.line("const uint32_t bars = smem_base + " + str(barriersOffset) +
+  emitWgmmaStageBarriersAt(w, "smem_base + " + str(barriersOffset), syncComment);
+}
+
+void emitWgmmaStageBarriersAt(CudaWriter &w, StringRef bars, StringRef syncComment) {
+  w.line("const uint32_t bars = " + bars.str() +
          ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
   w.open("if (threadIdx.x == 0)");
   w.open("for (int s = 0; s < STAGES; ++s)");

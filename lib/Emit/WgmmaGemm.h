@@ -35,6 +35,8 @@ struct WgmmaBlock {
   bool producer = false;
   /// The names emitAccumulatorStore reads (WN, warp_m, warp_n) are declared.
   bool storeNames = true;
+  /// STAGES is the kernel's `stages` argument (a plan made at run time), not `stages`.
+  bool runtimeStages = false;
   /// The consumer threads (every thread without a producer).
   int64_t threads() const { return tileM / 16 * 32; }
   int64_t launchThreads() const { return threads() + (producer ? 128 : 0); }
@@ -80,6 +82,8 @@ void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset
 /// mbarriers at smem_base + `barriersOffset` (full[s]: the producer's boxes; empty[s]:
 /// every consumer warp), initialised before the block barrier (`syncComment` after it).
 void emitWgmmaStageBarriers(CudaWriter &w, int64_t barriersOffset, llvm::StringRef syncComment);
+/// The same at the shared address `bars` (a C++ expression: a plan known at run time).
+void emitWgmmaStageBarriersAt(CudaWriter &w, llvm::StringRef bars, llvm::StringRef syncComment);
 /// The producer's requests for k-tile `step` of the ring (stage step % STAGES) once the
 /// consumers are done with what the stage held: `writeLoads` asks for its boxes on `full`.
 void emitWgmmaProducerStep(CudaWriter &w, llvm::StringRef step,

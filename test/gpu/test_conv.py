@@ -50,6 +50,7 @@ EPILOGUES = {
     "cv_nchw_s2p3_stem": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_s1p1_same": lambda y, t, s, nhwc: F.gelu(y),
     "cv_nhwc_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nhwc_f16_halo_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_f16_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
                                                               + channel(t["bias"], nhwc) + t["Res"]),
     "cv_nhwc_f16_s1p1_t128x256x64_residual": lambda y, t, s, nhwc: relu(
@@ -258,6 +259,41 @@ def test_nhwc_tma_kernels_run():
         names = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
         assert names is None or any(expected in n for n in names), \
             f"{name}: no '{expected}' ran: {names}"
+
+
+# (N, C, H, W, K, R, S) for the halo form (stride 1, C % 64 == 0, K <= 64: docs/backend.md
+# "The halo form"): ResNet's C64 56x56, one-pixel and odd images, K under the tile (40, 8),
+# several tiles an image and a last tile past P, two and three channel panels (filters
+# small enough to stay in shared memory), non-square filters, output rows of 126 pixels
+# (128 slots: one row a tile); Q + S - 1 = 129 slots does not fit the tile (im2col kernels).
+HALO_SHAPES = [(2, 64, 56, 56, 64, 3, 3), (1, 64, 1, 1, 8, 3, 3), (2, 64, 7, 13, 40, 3, 3),
+               (3, 64, 29, 62, 64, 3, 3), (2, 128, 9, 11, 64, 1, 3), (1, 192, 5, 20, 16, 2, 2),
+               (2, 64, 11, 126, 64, 1, 3), (1, 64, 5, 127, 64, 3, 3), (5, 64, 30, 17, 24, 3, 5),
+               (1, 64, 3, 40, 64, 5, 1)]
+HALO_KERNELS = ["cv_nhwc_f16_s1p1", "cv_nhwc_f16_halo_bias_relu", "cv_nhwc_bf16_halo_p20d21"]
+
+
+def test_nhwc_halo():
+    """The halo form's kernels (f16 and bf16, f32 output, pads 0-2, dilation (2, 1), bias
+    + ReLU) on HALO_SHAPES, then with the output's base misaligned (the im2col kernels);
+    on sm_90a, which kernel ran is checked by name: `_halo` where it applies, not where
+    the slots exceed the tile, C is not whole panels of 64 or K > 64."""
+    sweep(HALO_KERNELS, HALO_SHAPES)
+    sweep(HALO_KERNELS, HALO_SHAPES[:3], misalign="Y")
+    if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
+        return
+    for name in HALO_KERNELS:
+        wide = 127 if name != "cv_nhwc_bf16_halo_p20d21" else 129  # 129 slots (pad 0)
+        for shape, halo in [((2, 64, 56, 56, 64, 3, 3), True), ((2, 128, 9, 11, 64, 1, 3), True),
+                            ((1, 64, 5, wide, 64, 3, 3), False), ((2, 72, 9, 9, 64, 3, 3), False),
+                            ((2, 64, 9, 9, 72, 3, 3), False)]:
+            sizes = sizes_for(name, shape)
+            slots = sizes["Q"] + (sizes["S"] - 1) * kernels()[name]["dilation"][1]
+            assert halo == (slots <= 128 and sizes["C"] % 64 == 0 and sizes["K"] <= 64), shape
+            values, _ = make_inputs(name, sizes)
+            names = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
+            ran = names is not None and any(name + "_halo(" in n for n in names)
+            assert names is None or ran == halo, f"{name} {shape}: halo {halo} expected: {names}"
 
 
 def tail_shapes():

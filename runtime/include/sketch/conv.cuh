@@ -9,6 +9,8 @@
 //   WindowNhwc / window_nhwc, ReductionNhwc / reduction_nhwc, load_im2col_nhwc_16<kVec>
 //                            the tensor-core path's im2col A-tile loader for nhwc input
 //   Im2colNhwcLoader<...>    the SIMT mainloop's loader of f32 nhwc activations
+//   HaloPlan, halo_stages    the halo convolution's tiles and shared memory (stride 1: each
+//                            input row comes into shared memory once a tile, not once a tap)
 //
 // The implicit GEMM: output pixels (N*P*Q) by output channels (K), reduced over
 // C*R*S. Input element for pixel (n, oh, ow) and reduction index (c, r, s):
@@ -405,6 +407,60 @@ struct Im2colNhwcLoader {
         tile[koff + Deal::offset_step(c) + e][row + Deal::line_step(c)] = v[c][e];
   }
 };
+
+/// The halo convolution (stride 1, sm_90a; docs/backend.md "The halo form"). A tile is
+/// `tile_rows` whole output rows of one image, each row `slots` accumulator rows (Q plus
+/// the filter's reach, so the pixels past Q are computed and never stored), tile_rows x
+/// slots <= bm. Its input rows (`patch_rows` of `slots` pixels, from input row
+/// oh0 - pad_h and column -pad_w; outside the image zero) come into shared memory once,
+/// as `panels` boxes of 64 channels (128-byte rows), and filter tap (r, s)'s A operand is
+/// that patch from pixel r dil_h slots + s dil_w on: consecutive rows, so one wgmma
+/// descriptor. The filter's bn rows of C*R*S stay in shared memory for the block's life,
+/// one bn x 64 panel a (tap, channel panel). Shared memory: the filter, `stages` patches,
+/// the staging tile (staging_bytes), the mbarriers; 1024 bytes of slack for the alignment.
+struct HaloPlan {
+  int slots = 0, tile_rows = 0, patch_rows = 0, panels = 0, row_tiles = 0, stages = 0;
+  int64_t box_bytes = 0, panel_bytes = 0, stage_bytes = 0, filter_bytes = 0;
+  int64_t patches_offset = 0, staging_offset = 0, bars_offset = 0, smem_bytes = 0;
+
+  __host__ __device__ HaloPlan(const ConvShape &cs, int bm, int bn, int64_t staging_bytes,
+                               int stages_) {
+    slots = cs.q + (cs.s - 1) * cs.dil_w;
+    tile_rows = slots >= 1 && slots <= bm ? bm / slots : 0;
+    patch_rows = tile_rows + (cs.r - 1) * cs.dil_h;
+    panels = cs.c / 64;
+    row_tiles = tile_rows > 0 ? (cs.p + tile_rows - 1) / tile_rows : 0;
+    stages = stages_;
+    box_bytes = (int64_t)patch_rows * slots * 128;
+    panel_bytes = (box_bytes + 1023) / 1024 * 1024;
+    stage_bytes = panels * panel_bytes;
+    filter_bytes = (int64_t)cs.r * cs.s * panels * bn * 128;
+    patches_offset = (filter_bytes + 1023) / 1024 * 1024;
+    staging_offset = patches_offset + stages * stage_bytes;
+    bars_offset = (staging_offset + staging_bytes + 7) / 8 * 8;
+    smem_bytes = bars_offset + 8 * (2 * stages + 1) + 1024;
+  }
+};
+
+/// The most patch stages (at most `most`) with which the halo form fits in `limit` bytes
+/// of shared memory, or 0 where it does not apply: a stride other than 1, channels not
+/// whole panels of 64, an output row wider than the tile (slots > bm), a box side over
+/// 256, fewer than two stages.
+inline int halo_stages(const ConvShape &cs, int bm, int bn, int64_t staging_bytes,
+                       int64_t limit, int most) {
+  if (cs.stride_h != 1 || cs.stride_w != 1 || cs.c % 64 != 0 || cs.c == 0)
+    return 0;
+  if (cs.r < 1 || cs.s < 1 || cs.dil_h < 1 || cs.dil_w < 1 || cs.p < 1 || cs.q < 1)
+    return 0;
+  const int64_t slots = (int64_t)cs.q + (int64_t)(cs.s - 1) * cs.dil_w;
+  const int64_t reach_h = (int64_t)(cs.r - 1) * cs.dil_h;
+  if (slots > bm || bm / slots + reach_h > 256)
+    return 0;
+  for (int stages = most; stages >= 2; --stages)
+    if (HaloPlan(cs, bm, bn, staging_bytes, stages).smem_bytes <= limit)
+      return stages;
+  return 0;
+}
 
 } // namespace sketch
 

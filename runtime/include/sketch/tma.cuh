@@ -14,6 +14,9 @@
 //                                    SWIZZLE_128B); its bytes complete_tx on `bar`
 //   tma_load_3d(dst, map, x, y, z, bar)
 //                                    the same in matrix z of a batch of matrices
+//   tma_load_4d(dst, map, c, w, h, n, bar)
+//                                    the box from (c, w, h, n) of a rank-4 map
+//                                    (encode_tensor_map_nhwc): a patch of an nhwc tensor
 //   tma_prefetch_3d(map, x, y, z)    asks L2 for that box (no shared memory, no barrier: a hint)
 //   tma_load_im2col_4d(dst, map, c, w, h, n, off_w, off_h, bar)
 //                                    im2col mode (encode_tensor_map_im2col): the map's
@@ -28,6 +31,7 @@
 //                                    thread issues it, after the writers' fence_async_shared
 //                                    and a barrier; asynchronous: a bulk group (below)
 //   tma_store_3d(map, src, x, y, z)  the same into matrix z of a batch of matrices
+//   tma_store_4d(map, src, c, w, h, n)  the same into a rank-4 map at (c, w, h, n)
 //   tma_store_commit()               closes this thread's stores issued so far into a group
 //   tma_store_wait_read<P = 0>()     until all but this thread's P latest groups have read
 //                                    their shared memory (it may be written again, or the
@@ -38,8 +42,8 @@
 //                                    panels with SWIZZLE_128B (see below)
 // Host side:
 //   encode_tensor_map(map, base, elem_bytes, rank, dims, strides, box)
-//                                    the general form the two below call: a rank-2 or -3
-//                                    tensor, 128B-swizzled boxes, out-of-range zero-filled
+//                                    the general form the others call: a tensor of rank 2
+//                                    to 5, 128B-swizzled boxes, out-of-range zero-filled
 //   tma_box_rows(rows, tile_rows)    the rows of a box over a tile of `tile_rows` rows that
 //                                    has `rows` rows of the matrix left: the tile's, or `rows`
 //                                    rounded up to 8 where fewer are left (host and device)
@@ -53,6 +57,9 @@
 //                        box_cols, box_rows, elem_bytes)
 //                                    the same for `matrices` matrices `matrix_bytes` apart
 //                                    (boxes of one matrix each)
+//   encode_tensor_map_nhwc(map, base, elem_bytes, n, h, w, c, box_c, box_w, box_h)
+//                                    an nhwc tensor in boxes of box_h rows x box_w pixels x
+//                                    box_c channels (128-byte rows) of one image
 //   encode_tensor_map_im2col(map, base, elem_bytes, n, h, w, c, conv..., channels, pixels)
 //                                    an nhwc tensor read in im2col boxes of `pixels` output
 //                                    pixels x `channels` channels (128B-swizzled rows) for a
@@ -138,6 +145,15 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map
                : "memory");
 }
 
+/// The box at (c, w, h, n) of a rank-4 map (encode_tensor_map_nhwc) into `dst`.
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap *map, int c, int w,
+                                            int h, int n, uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar)
+               : "memory");
+}
+
 /// The box of tma_load_3d into L2 only: a hint that a block will soon load it.
 __device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap *map, int x, int y, int z) {
   asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
@@ -171,6 +187,14 @@ __device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, uint32_t sr
                                              int z) {
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::
                    "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(x), "r"(y), "r"(z)
+               : "memory");
+}
+
+/// The box at shared `src` to (c, w, h, n) of a rank-4 map (bulk group).
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap *map, uint32_t src, int c, int w,
+                                             int h, int n) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::
+                   "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c), "r"(w), "r"(h), "r"(n)
                : "memory");
 }
 
@@ -232,7 +256,9 @@ inline bool encode_tensor_map(CUtensorMap *map, const void *base, int elem_bytes
   const CUtensorMapDataType type = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
                                                      : CU_TENSOR_MAP_DATA_TYPE_UINT32;
-  const cuuint32_t element_strides[3] = {1, 1, 1};
+  if (rank < 1 || rank > 5)
+    return false;
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   return encode(map, type, rank, const_cast<void *>(base), dims, strides, box, element_strides,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -281,6 +307,20 @@ inline bool encode_tensor_map_3d(CUtensorMap *map, const void *base, uint64_t co
   const cuuint64_t strides[2] = {row_bytes, matrix_bytes};
   const cuuint32_t box[3] = {box_cols, box_rows, 1};
   return encode_tensor_map(map, base, elem_bytes, 3, dims, strides, box);
+}
+
+/// Encodes `map` for the nhwc tensor at `base` (n images of h rows of w pixels of c
+/// channels of `elem_bytes` each) read in boxes of box_h rows x box_w pixels x box_c
+/// channels of one image (box_c * elem_bytes = 128, SWIZZLE_128B); positions outside the
+/// tensor read as zero and are not written by a store.
+inline bool encode_tensor_map_nhwc(CUtensorMap *map, const void *base, int elem_bytes, int64_t n,
+                                   int64_t h, int64_t w, int64_t c, uint32_t box_c,
+                                   uint32_t box_w, uint32_t box_h) {
+  const cuuint64_t dims[4] = {(cuuint64_t)c, (cuuint64_t)w, (cuuint64_t)h, (cuuint64_t)n};
+  const cuuint64_t pixel = (cuuint64_t)c * elem_bytes;
+  const cuuint64_t strides[3] = {pixel, pixel * w, pixel * w * h};
+  const cuuint32_t box[4] = {box_c, box_w, box_h, 1};
+  return encode_tensor_map(map, base, elem_bytes, 4, dims, strides, box);
 }
 
 /// Encodes `map` for the nhwc tensor at `base` (n x h x w x c elements of `elem_bytes`)
