@@ -1195,11 +1195,17 @@ struct HaloConvWriter : ConvWriterBase {
     return v ? str(*v) : "shape." + field.str();
   }
 
+  /// The kernel's form, as its header comment and --emit=sketch state it.
+  std::string formText() const {
+    return "the halo form (stride 1): tiles of whole output rows padded to Q + (S - 1) dil_w "
+           "pixels, each input row loaded into shared memory once a tile, the filter resident; a "
+           "producer warpgroup, " + str(p.tileM / 64) + " consumer warpgroups, wgmma m64n" +
+           str(p.tileN) + "k16";
+  }
+
   void emitKernel() {
     WgmmaBlock b = block();
-    emitHeaderComment("the halo form (stride 1): tiles of whole output rows, each input row "
-                      "loaded once a tile, the filter resident; a producer warpgroup, 2 "
-                      "consumer warpgroups, wgmma m64n" + str(b.tileN) + "k16");
+    emitHeaderComment(formText());
     w.line("__global__ void __launch_bounds__(" + str(b.launchThreads()) + ", 1) " + name() + "(" +
            kernelParams() + ", const __grid_constant__ CUtensorMap x_map, const __grid_constant__ "
            "CUtensorMap w_map, const __grid_constant__ CUtensorMap y_map, int stages) {");
@@ -1442,6 +1448,14 @@ std::optional<WgmmaDescription> wgmmaConvFormOf(KernelOp kernel, StringRef arch)
                                ? "; its persistent, warp-specialized form " +
                                      form.persistentText()
                                : "";
+  std::optional<ConvPlan> narrowed = narrowPlan(kernel, reader.p);
+  TensorCoreConvKernel narrow;
+  if (narrowed && succeeded(narrow.plan(*narrowed, *epilogue, w, arch, "_narrow")) &&
+      narrow.wgmma && HaloConvWriter::applies(*narrowed, *epilogue))
+    persistent += ". For K <= " + str(narrowed->tileN) + ", where C % 64 == 0, Q + (S - 1) "
+                  "dil_w <= 128 and the filter, two patches and the staging tile fit in shared "
+                  "memory (sketch::halo_stages), the host launches " +
+                  HaloConvWriter{{*narrowed, *epilogue, w}}.formText();
   return WgmmaDescription{"implicit GEMM, " + form.formText() + persistent, "",
                           form.smemBytes};
 }
