@@ -33,7 +33,7 @@ test_sgemm::test_every_kernel_small_sizes,test_sgemm::test_k_zero_and_one,\
 test_sgemm::test_misaligned_base_pointers,test_sgemm::test_rejects_bad_arguments,\
 test_sgemm::test_split_k_zero_and_one_and_misaligned,\
 test_conv::test_nchw_small_and_odd_shapes,test_conv::test_nhwc_small_and_odd_shapes,\
-test_conv::test_misaligned_base_pointers,test_conv::test_rejects_bad_arguments,\
+test_conv::test_misaligned_base_pointers,test_conv::test_rejects_bad_arguments,test_conv::test_nhwc_halo,\
 test_conv::test_winograd_small_and_odd_shapes,test_conv::test_winograd_misaligned_base_pointers,\
 test_conv::test_winograd_rejects_bad_arguments,\
 test_attention::test_scale_and_batch,test_attention::test_rejects_bad_sizes,\
