@@ -22,21 +22,6 @@ constexpr int STAGING_OFF = PATCH_OFF + PSTAGES * PATCH_BYTES;
 constexpr int BARS_OFF = STAGING_OFF + STAGING_BYTES;
 constexpr int SMEM_BYTES = BARS_OFF + 8 * (2 * PSTAGES + 1) + 1024;
 
-__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap *map, int c, int w,
-                                            int h, int n, uint32_t bar) {
-  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
-               " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
-               "l"(reinterpret_cast<uint64_t>(map)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar)
-               : "memory");
-}
-
-__device__ __forceinline__ void tma_store_4d(const CUtensorMap *map, uint32_t src, int c, int w,
-                                             int h, int n) {
-  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::
-                   "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c), "r"(w), "r"(h), "r"(n)
-               : "memory");
-}
-
 template <int kBaseOffset>
 __global__ void __launch_bounds__(384, 1)
     halo_conv(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
@@ -69,7 +54,7 @@ __global__ void __launch_bounds__(384, 1)
         if (step >= PSTAGES)
           sketch::mbarrier_wait(empty(st), (step / PSTAGES - 1) & 1);
         sketch::mbarrier_arrive_expect_tx(full(st), PATCH_BYTES);
-        tma_load_4d(patch + st * PATCH_BYTES, &x_map, 0, -1, oh0 - 1, n, full(st));
+        sketch::tma_load_4d(patch + st * PATCH_BYTES, &x_map, 0, -1, oh0 - 1, n, full(st));
       }
     }
     return;
@@ -119,31 +104,13 @@ __global__ void __launch_bounds__(384, 1)
     sketch::fence_async_shared();
     sketch::named_barrier_sync(1, 256);
     if (tid == 0) {
-      tma_store_4d(&y_map, staging, 0, 0, oh0, n);
+      sketch::tma_store_4d(&y_map, staging, 0, 0, oh0, n);
       sketch::tma_store_commit();
     }
   }
   if (tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 }
 
-bool encode(CUtensorMap *map, const void *base, uint32_t rank, const cuuint64_t *dims,
-            const cuuint64_t *strides, const cuuint32_t *box) {
-  using Encode = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                              const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                              const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-  static Encode fn = [] {
-    void *f = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q);
-    return reinterpret_cast<Encode>(f);
-  }();
-  const cuuint32_t one[4] = {1, 1, 1, 1};
-  return fn && fn(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, rank, const_cast<void *>(base), dims,
-                  strides, box, one, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
 } // namespace
 
 /// Y = conv3x3(X, Wt), pad 1, stride 1; X [N, H, W, 64], Wt [64, 3, 3, 64], Y [N, H, W, 64].
@@ -151,15 +118,9 @@ extern "C" int halo_conv_run(const __half *X, const __half *Wt, __half *Y, int N
                              int base_offset, int blocks, cudaStream_t stream) {
   if (W > SLOTS - 2 || N <= 0 || H <= 0) return (int)cudaErrorInvalidValue;
   CUtensorMap x_map, w_map, y_map;
-  const cuuint64_t xd[4] = {64, (cuuint64_t)W, (cuuint64_t)H, (cuuint64_t)N};
-  const cuuint64_t xs[3] = {64 * 2, (cuuint64_t)W * 128, (cuuint64_t)H * W * 128};
-  const cuuint32_t xb[4] = {64, SLOTS, PATCH_ROWS, 1};
-  const cuuint64_t wd[2] = {576, 64};
-  const cuuint64_t ws[1] = {576 * 2};
-  const cuuint32_t wb[2] = {64, 64};
-  const cuuint32_t yb[4] = {64, SLOTS, ROWS, 1};
-  if (!encode(&x_map, X, 4, xd, xs, xb) || !encode(&w_map, Wt, 2, wd, ws, wb) ||
-      !encode(&y_map, Y, 4, xd, xs, yb))
+  if (!sketch::encode_tensor_map_nhwc(&x_map, X, 2, N, H, W, 64, 64, SLOTS, PATCH_ROWS) ||
+      !sketch::encode_tensor_map_2d(&w_map, Wt, 576, 64, 576 * 2, 64, 64, 2) ||
+      !sketch::encode_tensor_map_nhwc(&y_map, Y, 2, N, H, W, 64, 64, SLOTS, ROWS))
     return 1000;
   static int sms = 0;
   if (sms == 0) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
