@@ -277,9 +277,11 @@ def test_nhwc_halo():
     """The halo form's kernels (f16 and bf16, f32 output, pads 0-2, dilation (2, 1), bias
     + ReLU) on HALO_SHAPES, then with the output's base misaligned (the im2col kernels);
     on sm_90a, which kernel ran is checked by name: `_halo` where it applies, not where
-    the slots exceed the tile, C is not whole panels of 64 or K > 64."""
+    the slots exceed the tile, C is not whole panels of 64 or K > 64. Misaligned bases (the
+    output's, then every tensor's) take the im2col kernels."""
     sweep(HALO_KERNELS, HALO_SHAPES)
     sweep(HALO_KERNELS, HALO_SHAPES[:3], misalign="Y")
+    sweep(HALO_KERNELS, HALO_SHAPES[:3], misalign=True)
     if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
         return
     for name in HALO_KERNELS:
@@ -412,7 +414,7 @@ def test_pointwise_nchw():
 def test_rejects_bad_arguments():
     """A window larger than the padded input, a null pointer, a negative size:
     cudaErrorInvalidValue and nothing written; N = 0 is a no-op."""
-    for name in ["cv_nchw_s2p1_bias_relu", "cv_nhwc_f16_s2p1_bias_relu"]:
+    for name in ["cv_nchw_s2p1_bias_relu", "cv_nhwc_f16_s2p1_bias_relu", "cv_nhwc_f16_halo_bias_relu"]:
         check_rejections(name, {"R": 13}, "13x3 window on 9x9 + pad 1")
 
 
