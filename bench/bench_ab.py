@@ -101,16 +101,17 @@ def full_read_cases(name):
         yield f"{name} {m}x{n}x{k}", library, ours, ref, out, sets
 
 
-def conv_cases(name):
+def conv_cases(name, layers=None, batch=BATCH):
+    """bench_conv.py's layers (or `layers`: (C, H = W, K, R = S, stride, pad) each) at `batch`."""
     dtype = DTYPES[name.split("_")[1]]
     window = name.split("_")[2]  # s1p1, s1p0, s2p1
-    for c, hw, k, r, stride, pad in LAYERS:
+    for c, hw, k, r, stride, pad in layers or LAYERS:
         if f"s{stride}p{pad}" != window:
             continue
         sets = 3
         data = []
         for _ in range(sets):
-            x = torch.randn(BATCH, c, hw, hw, device="cuda").to(dtype)
+            x = torch.randn(batch, c, hw, hw, device="cuda").to(dtype)
             w = (torch.randn(k, c, r, r, device="cuda") / (c * r * r) ** 0.5).to(dtype)
             data.append((x.contiguous(memory_format=torch.channels_last),
                          w.contiguous(memory_format=torch.channels_last)))
@@ -120,8 +121,9 @@ def conv_cases(name):
 
         def ours(call, d=data, o=out, c=c, hw=hw, k=k, r=r):
             return lambda i: call(X=d[i][0].permute(0, 2, 3, 1), Wt=d[i][1].permute(0, 2, 3, 1),
-                                  Y=o.permute(0, 2, 3, 1), N=BATCH, C=c, H=hw, W=hw, K=k, R=r, S=r)
-        yield f"{name} C{c} {hw}x{hw} K{k} {r}x{r} s{stride}", library, ours, ref, out, sets
+                                  Y=o.permute(0, 2, 3, 1), N=batch, C=c, H=hw, W=hw, K=k, R=r, S=r)
+        at = "" if batch == BATCH else f" N{batch}"
+        yield f"{name} C{c} {hw}x{hw} K{k} {r}x{r} s{stride}{at}", library, ours, ref, out, sets
 
 
 # Grids short of the SMs (B, H, HK or None, S, L, D, causal): 64-row tiles fit in one wave of
@@ -185,7 +187,13 @@ def main():
     parser.add_argument("--graph", action="store_true",
                         help="time CUDA-graph replays for every kernel (the GPU's time without "
                              "the host's), not only the projections'")
+    parser.add_argument("--conv-layers", default="",
+                        help="convolution layers instead of bench_conv.py's: C,HW,K,R,stride,pad "
+                             "separated by ';' (e.g. 64,7,64,3,1,1;64,14,64,3,1,1)")
+    parser.add_argument("--conv-batch", type=int, default=BATCH)
     args = parser.parse_args()
+    layers = [tuple(int(v) for v in layer.split(",")) for layer in args.conv_layers.split(";")
+              if layer]
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
@@ -193,8 +201,11 @@ def main():
                    if p + "_ab" in sketch_gpu.prototypes() and args.only in p)
     for name in names:
         kind = name.split("_")[0]
-        cases = {"bc": conv_cases, "bp": projection_cases, "attn": attention_cases,
-                 "be": full_read_cases}.get(kind, gemm_cases)(name)
+        if kind == "bc":
+            cases = conv_cases(name, layers, args.conv_batch)
+        else:
+            cases = {"bp": projection_cases, "attn": attention_cases,
+                     "be": full_read_cases}.get(kind, gemm_cases)(name)
         graph = args.graph or kind == "bp"  # these take less time than a call from Python
         for label, library, ours, ref, out, sets in cases:
             runs = {"library": library}
