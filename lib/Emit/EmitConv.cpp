@@ -257,7 +257,7 @@ struct TensorCoreLaunch {
   /// The halo form of this kernel (HaloConvWriter; empty where the sketch does not allow
   /// it) and its staging tile's bytes.
   std::string haloName;
-  int64_t haloStagingBytes = 0;
+  int64_t haloThreads = 0, haloStagingBytes = 0;
 };
 
 struct ConvWriterBase {
@@ -543,7 +543,7 @@ struct ConvWriterBase {
     w.line("cudaError_t err = sketch::allow_dynamic_smem(" + l.haloName + ", smem_bytes);");
     w.line("if (err != cudaSuccess)");
     w.line("  return err;");
-    emitLaunchCall(l.haloName, "grid", WgmmaBlock{l.tileM, l.tileN}.threads() + 128, true,
+    emitLaunchCall(l.haloName, "grid", l.haloThreads, true,
                    "tiles <= grid", "1", true, ", halo_stages");
     w.close();
     w.close();
@@ -1164,6 +1164,28 @@ struct WgmmaConvWriter : ConvWriterBase {
   }
 };
 
+/// One tensor-core kernel of an nhwc convolution: the wgmma one on sm_90a where its
+/// block applies, else the mma.sync one.
+struct TensorCoreConvKernel {
+  std::optional<WgmmaConvWriter> wgmma;
+  std::optional<TensorCoreConvWriter> mma;
+
+  LogicalResult plan(const ConvPlan &q, const EpilogueEmitter &epilogue, CudaWriter &w,
+                     StringRef arch, StringRef suffix) {
+    int64_t limit = plan::smemLimitBytes(arch);
+    if (arch == "sm_90a") {
+      wgmma.emplace(WgmmaConvWriter{{q, epilogue, w}, suffix.str(), {}, 0});
+      if (wgmma->plan(limit, /*deepest=*/suffix == "_narrow"))
+        return success();
+      wgmma.reset();
+    }
+    mma.emplace(TensorCoreConvWriter{{q, epilogue, w}, suffix.str(), {}, 0});
+    return mma->plan(limit);
+  }
+  void emitKernel() { wgmma ? wgmma->emitKernel() : mma->emitKernel(); }
+  TensorCoreLaunch launch() const { return wgmma ? wgmma->launch() : mma->launch(); }
+};
+
 /// The halo form of the narrow kernel (stride 1; sketch::HaloPlan, docs/backend.md "The
 /// halo form"): persistent and warp-specialized like NAME_ws_narrow, but each tile is
 /// whole output rows of one image, their input rows come into shared memory once (not once
@@ -1174,6 +1196,15 @@ struct HaloConvWriter : ConvWriterBase {
   /// Whether the sketch allows it: stride 1, a register epilogue whose tensors are per
   /// channel (the tile's rows are padded pixels, not rows of [N*P*Q, K]), BM = 128 (two
   /// consumer warpgroups), and a filter that is not 1x1 (nothing to reuse).
+  /// The narrow kernel's halo form (`narrowed` its plan, `narrow` its kernel), where it applies.
+  static std::optional<HaloConvWriter> of(const std::optional<ConvPlan> &narrowed,
+                                          const TensorCoreConvKernel &narrow,
+                                          const EpilogueEmitter &epilogue, CudaWriter &w) {
+    if (!narrowed || !narrow.wgmma || !applies(*narrowed, epilogue))
+      return std::nullopt;
+    return HaloConvWriter{{*narrowed, epilogue, w}};
+  }
+
   static bool applies(const ConvPlan &q, const EpilogueEmitter &epilogue) {
     std::optional<int64_t> r = evaluateExpr(q.r), s = evaluateExpr(q.s);
     bool pointwise = r && s && *r * *s == 1;
@@ -1189,6 +1220,8 @@ struct HaloConvWriter : ConvWriterBase {
     return b;
   }
   int64_t stagingBytes() const { return p.tileM * p.tileN * plan::elementBytes(p.y->type); }
+  /// Whether the sketch gives the filter's R and S as numbers.
+  bool filterSizeKnown() const { return evaluateExpr(p.r) && evaluateExpr(p.s); }
   /// A filter size as the kernel's loops read it: a constant where the sketch gives one.
   std::string filterExtent(StringRef dim, StringRef field) const {
     std::optional<int64_t> v = evaluateExpr(dim);
@@ -1266,7 +1299,7 @@ struct HaloConvWriter : ConvWriterBase {
     w.comment("consumer warpgroups: the filter once, then each tile's taps over its patch and "
               "its epilogue");
     w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(b)) + ">();");
-    bool constant = evaluateExpr(p.r) && evaluateExpr(p.s);
+    bool constant = filterSizeKnown();
     w.line(std::string(constant ? "constexpr" : "const") + " int TAPS_R = " + filterExtent(p.r, "r") +
            ", TAPS_S = " + filterExtent(p.s, "s") + ";  // the filter's rows and columns");
     w.open("if (tid == 0)");
@@ -1299,7 +1332,7 @@ struct HaloConvWriter : ConvWriterBase {
   /// panels, the taps unrolled inside, where the sketch gives the filter's size; else over
   /// every (panel, tap), a wgmma group each.
   void emitTaps(const WgmmaBlock &b) {
-    bool constant = evaluateExpr(p.r) && evaluateExpr(p.s);
+    bool constant = filterSizeKnown();
     w.line("sketch::wgmma_fence_operands(acc[0]);");
     w.line("int step = 0;");
     w.open("do");
@@ -1347,28 +1380,6 @@ struct HaloConvWriter : ConvWriterBase {
     store.tmaTileCoords = "0, oh0, n";
     return store;
   }
-};
-
-/// One tensor-core kernel of an nhwc convolution: the wgmma one on sm_90a where its
-/// block applies, else the mma.sync one.
-struct TensorCoreConvKernel {
-  std::optional<WgmmaConvWriter> wgmma;
-  std::optional<TensorCoreConvWriter> mma;
-
-  LogicalResult plan(const ConvPlan &q, const EpilogueEmitter &epilogue, CudaWriter &w,
-                     StringRef arch, StringRef suffix) {
-    int64_t limit = plan::smemLimitBytes(arch);
-    if (arch == "sm_90a") {
-      wgmma.emplace(WgmmaConvWriter{{q, epilogue, w}, suffix.str(), {}, 0});
-      if (wgmma->plan(limit, /*deepest=*/suffix == "_narrow"))
-        return success();
-      wgmma.reset();
-    }
-    mma.emplace(TensorCoreConvWriter{{q, epilogue, w}, suffix.str(), {}, 0});
-    return mma->plan(limit);
-  }
-  void emitKernel() { wgmma ? wgmma->emitKernel() : mma->emitKernel(); }
-  TensorCoreLaunch launch() const { return wgmma ? wgmma->launch() : mma->launch(); }
 };
 
 //===----------------------------------------------------------------------===//
@@ -1450,12 +1461,11 @@ std::optional<WgmmaDescription> wgmmaConvFormOf(KernelOp kernel, StringRef arch)
                                : "";
   std::optional<ConvPlan> narrowed = narrowPlan(kernel, reader.p);
   TensorCoreConvKernel narrow;
-  if (narrowed && succeeded(narrow.plan(*narrowed, *epilogue, w, arch, "_narrow")) &&
-      narrow.wgmma && HaloConvWriter::applies(*narrowed, *epilogue))
-    persistent += ". For K <= " + str(narrowed->tileN) + ", where C % 64 == 0, Q + (S - 1) "
-                  "dil_w <= 128 and the filter, two patches and the staging tile fit in shared "
-                  "memory (sketch::halo_stages), the host launches " +
-                  HaloConvWriter{{*narrowed, *epilogue, w}}.formText();
+  if (narrowed && succeeded(narrow.plan(*narrowed, *epilogue, w, arch, "_narrow")))
+    if (std::optional<HaloConvWriter> halo = HaloConvWriter::of(narrowed, narrow, *epilogue, w))
+      persistent += ". For K <= " + str(narrowed->tileN) + ", where C % 64 == 0, Q + (S - 1) "
+                    "dil_w <= 128 and the filter, two patches and the staging tile fit in shared "
+                    "memory (sketch::halo_stages), the host launches " + halo->formText();
   return WgmmaDescription{"implicit GEMM, " + form.formText() + persistent, "",
                           form.smemBytes};
 }
@@ -1520,12 +1530,12 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
     w.line();
   }
   TensorCoreLaunch narrowLaunch = narrowed ? narrow.launch() : TensorCoreLaunch{};
-  if (narrowed && narrow.wgmma && HaloConvWriter::applies(*narrowed, *epilogue)) {
-    HaloConvWriter halo{{*narrowed, *epilogue, w}};
-    halo.emitKernel();
+  if (std::optional<HaloConvWriter> halo = HaloConvWriter::of(narrowed, narrow, *epilogue, w)) {
+    halo->emitKernel();
     w.line();
-    narrowLaunch.haloName = halo.name();
-    narrowLaunch.haloStagingBytes = halo.stagingBytes();
+    narrowLaunch.haloName = halo->name();
+    narrowLaunch.haloThreads = halo->block().launchThreads();
+    narrowLaunch.haloStagingBytes = halo->stagingBytes();
   }
   ConvWriterBase{p, *epilogue, w}.emitTensorCoreHost(wide.launch(),
                                                      narrowed ? &narrowLaunch : nullptr);
