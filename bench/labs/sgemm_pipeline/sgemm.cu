@@ -1,0 +1,282 @@
+// Lab: the f32 SIMT GEMM's mainloop (sketch/simt.cuh) against cuBLAS SGEMM at 4096^3,
+// A [M, K] and B [K, N] row-major (README.md has the results). Variants of the mainloop:
+//   generated  the bench's default kernel as sketchc writes it (linked in by run.sh)
+//   regs2      its mainloop: A through registers (16-byte loads, transposed stores), B by
+//              16-byte cp.async, two shared stages, one barrier a k tile (tiles dynamic here)
+//   asyncS     A by 4-byte cp.async straight to its transposed place, S stages
+//              (first call; no longer timed)
+//   [snake_]cross/plain_RxCxBK_tTMxTN  other block and thread tiles, the fragments of the
+//              next tile read before the last FMAs of this one (cross), FMA order (snake)
+// Each output is checked against cuBLAS's (max relative error); times are medians of
+// CUDA-event timings of 20 runs, in alternating rounds.
+//   nvcc -std=c++17 -O3 -I runtime/include -gencode arch=compute_90a,code=sm_90a sgemm.cu -lcublas
+#include "sketch/simt.cuh"
+#include <algorithm>
+#include <cstdio>
+#include <cublas_v2.h>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace sketch::simt;
+
+namespace {
+constexpr int ROWS = 128, COLS = 128, THREADS = 256;
+
+/// Stages >= 3: every tile by cp.async, Stages - 1 tiles in flight ahead of the math.
+template <int BK, int Stages, typename LoadA, typename LoadB, typename Micro>
+__device__ __forceinline__ void mainloop_stages(LoadA &load_a, LoadB &load_b, int ktiles,
+                                                const Micro &t, float (&acc)[8][8],
+                                                float (*a_tile)[BK][padded(ROWS)],
+                                                float (*b_tile)[BK][padded(COLS)]) {
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) {
+    if (s < ktiles) {
+      load_a.fetch(s, a_tile[s]);
+      load_b.fetch(s, b_tile[s]);
+    }
+    sketch::cp_async_commit();
+  }
+  for (int kt = 0; kt < ktiles; ++kt) {
+    sketch::cp_async_wait<Stages - 2>();
+    __syncthreads();  // tile kt is in; every warp is done with tile kt - 1's buffer
+    const int next = kt + Stages - 1;
+    if (next < ktiles) {
+      load_a.fetch(next, a_tile[next % Stages]);
+      load_b.fetch(next, b_tile[next % Stages]);
+    }
+    sketch::cp_async_commit();
+    multiply_tile<ROWS, COLS, BK>(a_tile[kt % Stages], b_tile[kt % Stages], t, acc);
+  }
+}
+
+template <int BK, int Stages, bool AAsync>
+__global__ void __launch_bounds__(THREADS, 2)
+    sgemm_lab(const float *__restrict__ A, const float *__restrict__ B, float *D, int M, int N, int K) {
+  extern __shared__ __align__(16) float smem[];
+  auto *a_tile = reinterpret_cast<float(*)[BK][padded(ROWS)]>(smem);
+  auto *b_tile = reinterpret_cast<float(*)[BK][padded(COLS)]>(smem + Stages * BK * padded(ROWS));
+  const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;
+  const MicroTile<ROWS, COLS, 8, 8> micro;
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      acc[i][j] = 0.f;
+  {
+    KContiguousLoader<ROWS, BK, THREADS, !AAsync> load_a(A, K, m0, M, K);
+    RowContiguousLoader<COLS, BK, THREADS, true> load_b(B, N, n0, N, K);
+    const int ktiles = (K + BK - 1) / BK;
+    if constexpr (Stages == 2)
+      mainloop_double_buffered<ROWS, COLS, BK>(load_a, load_b, ktiles, micro, acc, a_tile, b_tile, 0);
+    else
+      mainloop_stages<BK, Stages>(load_a, load_b, ktiles, micro, acc, a_tile, b_tile);
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = m0 + micro.row(i);
+    if (row < M)
+      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
+  }
+}
+
+/// Stages 2, A through registers, with the fragments of the next tile's k = 0 loaded
+/// before the current tile's last FMAs: the barrier that publishes tile kt + 1 comes one
+/// k step earlier (Cross), so no warp waits for shared memory right after it.
+/// acc += x y^T, Snake: each odd row's columns in reverse (consecutive FFMAs share an operand
+/// at every step, the row changes included).
+template <bool Snake, int TM, int TN>
+__device__ __forceinline__ void fma_order(const float (&x)[TM], const float (&y)[TN], float (&acc)[TM][TN]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int jj = 0; jj < TN; ++jj) {
+      const int j = Snake && i % 2 ? TN - 1 - jj : jj;
+      acc[i][j] = fmaf(x[i], y[j], acc[i][j]);
+    }
+}
+
+/// Shared tiles as the generated kernels have them (sketch::simt::shared_tiles: static
+/// arrays up to 48 KB, else dynamic).
+template <int Rows, int Cols, int TM, int TN, int BK, int MinBlocks, bool Cross, bool Snake = false>
+__global__ void __launch_bounds__(THREADS, MinBlocks)
+    sgemm_cross(const float *__restrict__ A, const float *__restrict__ B, float *D, int M, int N, int K) {
+  auto *a_tile = reinterpret_cast<float(*)[BK][padded(Rows)]>(shared_tiles<Rows, Cols, BK, 2, false>());
+  auto *b_tile = reinterpret_cast<float(*)[BK][padded(Cols)]>(shared_tiles<Rows, Cols, BK, 2, true>());
+  const int m0 = blockIdx.y * Rows, n0 = blockIdx.x * Cols;
+  const MicroTile<Rows, Cols, TM, TN> micro;
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j)
+      acc[i][j] = 0.f;
+  {
+    KContiguousLoader<Rows, BK, THREADS, true> load_a(A, K, m0, M, K);
+    RowContiguousLoader<Cols, BK, THREADS, true> load_b(B, N, n0, N, K);
+    const int ktiles = (K + BK - 1) / BK;
+    load_a.fetch(0, a_tile[0]);
+    load_b.fetch(0, b_tile[0]);
+    load_a.stash(a_tile[0]);
+    wait_async_loads<decltype(load_a), decltype(load_b)>();
+    __syncthreads();
+    float x[2][TM], y[2][TN];
+    load_fragments(a_tile[0][0], b_tile[0][0], micro, x[0], y[0]);
+    for (int kt = 0; kt < ktiles; ++kt) {
+      const int cur = kt & 1;
+      const bool more = kt + 1 < ktiles;
+      if (more) {
+        load_a.fetch(kt + 1, a_tile[cur ^ 1]);
+        load_b.fetch(kt + 1, b_tile[cur ^ 1]);
+      }
+#pragma unroll
+      for (int k = 0; k < BK; ++k) {
+        if (k + 1 < BK) {
+          load_fragments(a_tile[cur][k + 1], b_tile[cur][k + 1], micro, x[(k + 1) % 2], y[(k + 1) % 2]);
+        } else if (Cross) {
+          if (more)
+            load_a.stash(a_tile[cur ^ 1]);
+          wait_async_loads<decltype(load_a), decltype(load_b)>();
+          __syncthreads();
+          load_fragments(a_tile[cur ^ 1][0], b_tile[cur ^ 1][0], micro, x[(k + 1) % 2], y[(k + 1) % 2]);
+        }
+        fma_order<Snake>(x[k % 2], y[k % 2], acc);
+      }
+      if (!Cross) {
+        if (more)
+          load_a.stash(a_tile[cur ^ 1]);
+        wait_async_loads<decltype(load_a), decltype(load_b)>();
+        __syncthreads();
+        load_fragments(a_tile[cur ^ 1][0], b_tile[cur ^ 1][0], micro, x[0], y[0]);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = m0 + micro.row(i);
+    if (row < M)
+      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
+  }
+}
+
+struct Variant {
+  std::string name;
+  std::function<void(const float *, const float *, float *, int, int, int)> run;
+};
+
+template <int BK, int Stages, bool AAsync>
+Variant variant(const char *name) {
+  constexpr int bytes = Stages * BK * (padded(ROWS) + padded(COLS)) * 4;
+  cudaFuncSetAttribute(sgemm_lab<BK, Stages, AAsync>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  return {std::string(name) + "_bk" + std::to_string(BK),
+          [](const float *a, const float *b, float *d, int m, int n, int k) {
+            dim3 grid((n + COLS - 1) / COLS, (m + ROWS - 1) / ROWS);
+            sgemm_lab<BK, Stages, AAsync><<<grid, THREADS, bytes>>>(a, b, d, m, n, k);
+          }};
+}
+
+template <int Rows, int Cols, int TM, int TN, int BK, int MinBlocks, bool Cross, bool Snake = false>
+Variant cross_variant() {
+  constexpr int all = shared_bytes<Rows, Cols, BK, 2>();
+  constexpr int bytes = all <= kStaticSharedBytes ? 0 : all;
+  auto kernel = sgemm_cross<Rows, Cols, TM, TN, BK, MinBlocks, Cross, Snake>;
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  const std::string name = std::string(Snake ? "snake_" : "") + (Cross ? "cross_" : "plain_") + std::to_string(Rows) + "x" +
+                           std::to_string(Cols) + "x" + std::to_string(BK) + "_t" +
+                           std::to_string(TM) + "x" + std::to_string(TN);
+  return {name, [kernel](const float *a, const float *b, float *d, int m, int n, int k) {
+            dim3 grid((n + Cols - 1) / Cols, (m + Rows - 1) / Rows);
+            kernel<<<grid, THREADS, bytes>>>(a, b, d, m, n, k);
+          }};
+}
+
+float median_ms(const std::function<void()> &f, int reps) {
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<float> t;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(e0);
+    f();
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+} // namespace
+
+// The bench's default f32 GEMM as sketchc generated it (run.sh links .gen/sgl's file).
+extern "C" cudaError_t bg_f32_sgemm(const float *A, const float *B, float *D, int64_t M, int64_t K,
+                                    int64_t N, cudaStream_t stream);
+
+int main(int argc, char **argv) {
+  const bool profile = argc > 1 && std::string(argv[1]) == "--once";  // one run each (ncu)
+  const int m = 4096, n = 4096, k = 4096;
+  std::vector<float> host(size_t(m) * k);
+  uint32_t seed = 12345;
+  for (auto &x : host) {
+    seed = seed * 1664525u + 1013904223u;
+    x = float(seed >> 8) / float(1 << 24) - 0.5f;
+  }
+  float *a, *b, *ref, *out;
+  cudaMalloc(&a, host.size() * 4);
+  cudaMalloc(&b, host.size() * 4);
+  cudaMalloc(&ref, size_t(m) * n * 4);
+  cudaMalloc(&out, size_t(m) * n * 4);
+  cudaMemcpy(a, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
+  std::reverse(host.begin(), host.end());
+  cudaMemcpy(b, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH);  // no TF32
+  const float one = 1.f, zero = 0.f;
+  std::vector<Variant> vs = {
+      {"cublas", [&](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
+         cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n_, m_, k_, &one, b_, n_, a_, k_, &zero, d, n_);
+       }},
+      {"generated", [](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
+         bg_f32_sgemm(a_, b_, d, m_, k_, n_, 0);
+       }},
+      variant<16, 2, false>("regs2"),
+      cross_variant<128, 128, 8, 8, 16, 2, false>(), cross_variant<128, 128, 8, 8, 16, 2, true>(),
+      cross_variant<128, 128, 8, 8, 16, 2, false, true>(), cross_variant<128, 128, 8, 8, 16, 2, true, true>(),
+      cross_variant<256, 128, 16, 8, 8, 1, true>(), cross_variant<256, 128, 16, 8, 16, 1, true>(),
+      cross_variant<256, 128, 16, 8, 8, 1, true, true>(), cross_variant<256, 128, 16, 8, 16, 1, true, true>(),
+      cross_variant<128, 256, 8, 16, 8, 1, true, true>(), cross_variant<256, 128, 16, 8, 12, 1, true>()};
+  vs[0].run(a, b, ref, m, n, k);
+  std::vector<float> r(size_t(m) * n), o(r.size());
+  cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
+  for (size_t v = 1; v < vs.size(); ++v) {
+    cudaMemset(out, 0xff, o.size() * 4);  // NaN poison
+    vs[v].run(a, b, out, m, n, k);
+    cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost);
+    double worst = 0;
+    for (size_t i = 0; i < o.size(); ++i) {
+      const double e = std::abs(double(o[i]) - r[i]) / std::max(1.0, std::abs(double(r[i])));
+      worst = std::isnan(o[i]) ? 1e9 : std::max(worst, e);
+    }
+    printf("%-12s max rel err %.2e %s\n", vs[v].name.c_str(), worst, worst < 1e-4 ? "ok" : "WRONG");
+  }
+  if (profile)
+    return 0;
+  std::vector<std::vector<float>> times(vs.size());
+  for (int round = 0; round < 3; ++round)
+    for (size_t v = 0; v < vs.size(); ++v) {
+      auto f = [&] { vs[v].run(a, b, out, m, n, k); };
+      f(), f();
+      times[v].push_back(median_ms(f, 20));
+    }
+  printf("\n%-12s %9s %9s %9s %8s %7s\n", "variant", "round0", "round1", "round2", "TFLOP/s", "cuBLAS/x");
+  for (size_t v = 0; v < vs.size(); ++v) {
+    auto t = times[v];
+    std::sort(t.begin(), t.end());
+    printf("%-12s %9.3f %9.3f %9.3f %8.1f %7.3f\n", vs[v].name.c_str(), times[v][0], times[v][1],
+           times[v][2], 2.0 * m * n * k / t[1] / 1e9, *std::min_element(times[0].begin(), times[0].end()) / t[1]);
+  }
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
