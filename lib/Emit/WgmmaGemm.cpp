@@ -864,7 +864,9 @@ private:
   /// thread 0 asks for the slice's k-tiles by TMA, a stage as soon as the consumers have
   /// freed it, then the producer joins the reduction's barriers and leaves; the consumer
   /// warpgroups run wgmma on each landed stage (the element path: their own cp.async
-  /// pipeline on named barrier 1).
+  /// pipeline on named barrier 1). The producer gives its registers to the consumers, as
+  /// in the persistent kernel: at the launch's 168 a thread, the element path of the
+  /// 128 x 128 split form spilled 4 bytes (test/Split/split-registers.test).
   void writeSpecializedMainloop(const SplitSlices &slices) {
     OperandTile a = tileA(), b = tileB();
     emitWgmmaBuffers(w, block, describeTile(a), describeTile(b), kExtent());
@@ -872,6 +874,7 @@ private:
     w.open("if (threadIdx.x < 128)");
     w.comment("producer warpgroup: one thread asks for the slice's k-tiles by TMA, a stage as soon");
     w.comment("as the consumers have freed it (its empty barrier)");
+    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
     w.open("if (kVec && threadIdx.x == 0)");
     w.open("for (int kt = 0; kt < k_tiles; ++kt)");
     writeProducerStep(a, b, "kt");
@@ -881,6 +884,7 @@ private:
     w.line("return;");
     w.close();
     w.comment("consumer warpgroups: wgmma on each landed stage");
+    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(block)) + ">();");
     w.open("if constexpr (kVec)");
     w.open("for (int kt = 0; kt < k_tiles; ++kt)");
     writeConsumerStep("kt");
