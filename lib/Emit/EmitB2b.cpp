@@ -1530,7 +1530,7 @@ private:
     w.close();
     w.comment("consumer warpgroups (their block barrier is named barrier 1, without the "
               "producer)");
-    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(b)) + ">();");
+    emitConsumerRegisters(w, b);
     w.line("int k_step = 0, b1_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)");
     w.line("const int64_t m0 = (int64_t)tile * BM;");
@@ -1565,7 +1565,7 @@ private:
   /// im2col box, or A0's; B0's) and then B1's chunks, each into a buffer the consumers freed.
   void emitWgmmaProducer() {
     w.comment("producer warpgroup: one thread asks for every tile's boxes in order");
-    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
+    emitProducerRegisters(w);
     w.open("if (threadIdx.x == 0)");
     w.line("int k_step = 0, b1_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)");

@@ -1049,7 +1049,7 @@ struct WgmmaConvWriter : ConvWriterBase {
     emitPersistentProducer(wholeTiles, tail);
     w.comment("consumer warpgroups: wgmma on each landed stage, then the tile's epilogue (their "
               "block barrier is named barrier 1, without the producer)");
-    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(ws)) + ">();");
+    emitConsumerRegisters(w, ws);
     if (tail)
       emitSplitTailWholeTiles(w, "sketch::cluster_size() > 1");
     w.line("int k_step = 0;");
@@ -1193,9 +1193,6 @@ struct TensorCoreConvKernel {
 /// r dil_h slots + s dil_w on; the filter stays in shared memory. The host launches it
 /// where sketch::halo_stages finds room and the output channels are one tile (K <= BN).
 struct HaloConvWriter : ConvWriterBase {
-  /// Whether the sketch allows it: stride 1, a register epilogue whose tensors are per
-  /// channel (the tile's rows are padded pixels, not rows of [N*P*Q, K]), BM = 128 (two
-  /// consumer warpgroups), and a filter that is not 1x1 (nothing to reuse).
   /// The narrow kernel's halo form (`narrowed` its plan, `narrow` its kernel), where it applies.
   static std::optional<HaloConvWriter> of(const std::optional<ConvPlan> &narrowed,
                                           const TensorCoreConvKernel &narrow,
@@ -1205,6 +1202,9 @@ struct HaloConvWriter : ConvWriterBase {
     return HaloConvWriter{{*narrowed, epilogue, w}};
   }
 
+  /// Whether the sketch allows it: stride 1, a register epilogue whose tensors are per
+  /// channel (the tile's rows are padded pixels, not rows of [N*P*Q, K]), BM = 128 (two
+  /// consumer warpgroups), and a filter that is not 1x1 (nothing to reuse).
   static bool applies(const ConvPlan &q, const EpilogueEmitter &epilogue) {
     std::optional<int64_t> r = evaluateExpr(q.r), s = evaluateExpr(q.s);
     bool pointwise = r && s && *r * *s == 1;
@@ -1298,7 +1298,7 @@ struct HaloConvWriter : ConvWriterBase {
   void emitConsumers(const WgmmaBlock &b) {
     w.comment("consumer warpgroups: the filter once, then each tile's taps over its patch and "
               "its epilogue");
-    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(b)) + ">();");
+    emitConsumerRegisters(w, b);
     bool constant = filterSizeKnown();
     w.line(std::string(constant ? "constexpr" : "const") + " int TAPS_R = " + filterExtent(p.r, "r") +
            ", TAPS_S = " + filterExtent(p.s, "s") + ";  // the filter's rows and columns");

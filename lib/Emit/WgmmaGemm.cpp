@@ -255,6 +255,14 @@ int64_t wgmmaConsumerRegisters(const WgmmaBlock &b) {
   return std::min<int64_t>(256, left / b.threads() / 8 * 8);
 }
 
+void emitProducerRegisters(CudaWriter &w) {
+  w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
+}
+
+void emitConsumerRegisters(CudaWriter &w, const WgmmaBlock &b) {
+  w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(b)) + ">();");
+}
+
 void emitSplitTailWholeTiles(CudaWriter &w, StringRef splitsWhen) {
   w.comment("the split tail (docs/backend.md): in clusters of 2 or 4 blocks, the tiles past the "
             "last whole round");
@@ -275,7 +283,7 @@ void emitPersistentProducer(CudaWriter &w, StringRef thread, StringRef wholeTile
   w.open("if (threadIdx.x < 128)");
   w.comment("producer warpgroup: one thread asks for every k-tile's boxes by TMA, a stage as");
   w.comment("soon as the consumers have freed it (its empty barrier)");
-  w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
+  emitProducerRegisters(w);
   if (tailWhen)
     emitSplitTailWholeTiles(w, *tailWhen);
   w.open(("if (" + thread + ")").str());
@@ -874,7 +882,7 @@ private:
     w.open("if (threadIdx.x < 128)");
     w.comment("producer warpgroup: one thread asks for the slice's k-tiles by TMA, a stage as soon");
     w.comment("as the consumers have freed it (its empty barrier)");
-    w.line("sketch::setmaxnreg_dec<" + str(kWgmmaProducerRegisters) + ">();");
+    emitProducerRegisters(w);
     w.open("if (kVec && threadIdx.x == 0)");
     w.open("for (int kt = 0; kt < k_tiles; ++kt)");
     writeProducerStep(a, b, "kt");
@@ -884,7 +892,7 @@ private:
     w.line("return;");
     w.close();
     w.comment("consumer warpgroups: wgmma on each landed stage");
-    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(block)) + ">();");
+    emitConsumerRegisters(w, block);
     w.open("if constexpr (kVec)");
     w.open("for (int kt = 0; kt < k_tiles; ++kt)");
     writeConsumerStep("kt");
@@ -955,7 +963,7 @@ private:
   void writeConsumers(const OperandTile &a, const OperandTile &b) {
     w.comment("consumer warpgroups: wgmma on each landed stage, then the tile's epilogue (their");
     w.comment("block barrier is named barrier 1, without the producer)");
-    w.line("sketch::setmaxnreg_inc<" + str(wgmmaConsumerRegisters(block)) + ">();");
+    emitConsumerRegisters(w, block);
     if (splitsTail())
       emitSplitTailWholeTiles(w, kTailSplitWhen);
     w.line("int k_step = 0;");

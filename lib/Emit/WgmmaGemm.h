@@ -100,6 +100,10 @@ inline constexpr int64_t kWgmmaProducerRegisters = 40;
 /// the producer warpgroup).
 inline constexpr const char *kWgmmaConsumerBarrier = "sketch::named_barrier_sync(1, THREADS);";
 int64_t wgmmaConsumerRegisters(const WgmmaBlock &b);
+/// The register handoff of a warp-specialized kernel (setmaxnreg): the producer warpgroup
+/// keeps kWgmmaProducerRegisters, the consumers of `b` take wgmmaConsumerRegisters(b).
+void emitProducerRegisters(CudaWriter &w);
+void emitConsumerRegisters(CudaWriter &w, const WgmmaBlock &b);
 
 /// A persistent kernel's split tail (docs/backend.md, sketch::tail_split): launched in
 /// clusters of 2 or 4 blocks, the tiles past the last whole round of the grid are each
