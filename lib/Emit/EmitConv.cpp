@@ -428,13 +428,18 @@ struct ConvWriterBase {
     return s;
   }
 
-  /// The launch of one tensor-core kernel (in the host function, after `vec`): one
-  /// block of `threads` per (tileM, tileN) tile, kernel<true> on whole 16-byte chunks.
-  void emitTensorCoreLaunch(const TensorCoreLaunch &l) {
+  /// `blocks`: the (tileM, tileN) tiles of the output.
+  void emitBlockCount(const TensorCoreLaunch &l) {
     w.line("const int64_t blocks = sketch::ceil_div(pixels, " + str(l.tileM) +
            ") * sketch::ceil_div(" + dim(p.k) + ", " + str(l.tileN) + ");");
     w.line("if (blocks > INT32_MAX)");
     w.line("  return cudaErrorInvalidValue;");
+  }
+
+  /// The launch of one tensor-core kernel (in the host function, after `vec`): one
+  /// block of `threads` per (tileM, tileN) tile, kernel<true> on whole 16-byte chunks.
+  void emitTensorCoreLaunch(const TensorCoreLaunch &l) {
+    emitBlockCount(l);
     if (l.tma)
       emitTensorMaps(l);
     else
@@ -446,6 +451,20 @@ struct ConvWriterBase {
   /// The sm_90a kernel's choice: TMA (kTma) where a k-tile is 64 channels of one filter
   /// tap and the driver takes both tensor maps, else its cp.async paths.
   void emitTensorMaps(const TensorCoreLaunch &l) {
+    emitOperandMaps(l);
+    if (!l.persistentName.empty())
+      emitPersistentLaunch(l);
+    const std::string &name = l.name;
+    w.comment("<kVec, kTma, kVecStore>: kVecStore false where only the output's rows are not "
+              "whole chunks");
+    w.line("auto kernel = !vec ? " + name + "<false, false>");
+    w.line("              : !vec_store ? (tma ? " + name + "<true, true, false> : " + name +
+           "<true, false, false>)");
+    w.line("              : tma ? " + name + "<true, true> : " + name + "<true, false>;");
+  }
+
+  /// `x_map`, `w_map` and whether TMA applies (`tma`).
+  void emitOperandMaps(const TensorCoreLaunch &l) {
     w.comment("TMA: X in im2col boxes of " + str(l.tileM) +
               " pixels x 64 channels (C % 64 == 0: a k-tile is one filter tap), the filter as "
               "the matrix [K, C*R*S] in boxes of " + str(l.tileN) + " rows x 64");
@@ -458,7 +477,12 @@ struct ConvWriterBase {
            str(l.tileM) + ") &&");
     w.line("    sketch::encode_tensor_map_2d(&w_map, " + p.w->cname + ", depth, shape.k, depth * "
            "2, 64, " + str(l.tileN) + ", 2);");
-    if (!l.persistentName.empty()) {
+  }
+
+  /// The persistent kernel's launch where TMA applies and the output's rows are whole
+  /// chunks (after emitOperandMaps); else the code after it runs.
+  void emitPersistentLaunch(const TensorCoreLaunch &l) {
+    {
       w.comment("persistent and warp-specialized: a block a multiprocessor (at most one a tile)");
       if (l.storesByTma) {
         int64_t outBytes = plan::elementBytes(p.y->type);
@@ -481,18 +505,13 @@ struct ConvWriterBase {
       }
       w.close();
     }
-    const std::string &name = l.name;
-    w.comment("<kVec, kTma, kVecStore>: kVecStore false where only the output's rows are not "
-              "whole chunks");
-    w.line("auto kernel = !vec ? " + name + "<false, false>");
-    w.line("              : !vec_store ? (tma ? " + name + "<true, true, false> : " + name +
-           "<true, false, false>)");
-    w.line("              : tma ? " + name + "<true, true> : " + name + "<true, false>;");
   }
 
   /// The tensor-core paths' host function: the `narrow` kernel (the variant of half
-  /// the channels) where the output channels fit its tile, else the `wide` one.
-  void emitTensorCoreHost(const TensorCoreLaunch &wide, const TensorCoreLaunch *narrow) {
+  /// the channels) where the output channels fit its tile, else the `tall` one's
+  /// persistent kernel where it moves fewer operand rows an SM, else the `wide` one.
+  void emitTensorCoreHost(const TensorCoreLaunch &wide, const TensorCoreLaunch *narrow,
+                          const TensorCoreLaunch *tall) {
     w.open(hostPrototype(p.sig));
     emitHostShape();
     int64_t outChunk = 16 / plan::elementBytes(p.y->type);
@@ -511,7 +530,30 @@ struct ConvWriterBase {
       emitTensorCoreLaunch(*narrow);
       w.close();
     }
+    if (tall)
+      emitTallLaunch(*tall, wide);
     emitTensorCoreLaunch(wide);
+    w.close();
+  }
+
+  /// The tall variant (kTallVariantAttr): its persistent TMA kernel where its tiles move
+  /// fewer operand rows an SM than the wide kernel's (sketch::wave_rows); else the code
+  /// after it runs.
+  void emitTallLaunch(const TensorCoreLaunch &tall, const TensorCoreLaunch &wide) {
+    auto rows = [&](const TensorCoreLaunch &l) {
+      return "sketch::wave_rows(pixels, " + dim(p.k) + ", 1, sms, " + str(l.tileM) + ", " +
+             str(l.tileN) + ")";
+    };
+    w.comment("a stride above 1: tiles of " + str(tall.tileM) + " x " + str(tall.tileN) +
+              " where they move fewer operand rows an SM than " + str(wide.tileM) + " x " +
+              str(wide.tileN) + " (docs/backend.md)");
+    w.open("if (vec_store)");
+    w.line("const int sms = std::max(sketch::sm_count(), 1);");
+    w.open("if (" + rows(tall) + " < " + rows(wide) + ")");
+    emitBlockCount(tall);
+    emitOperandMaps(tall);
+    emitPersistentLaunch(tall);
+    w.close();
     w.close();
   }
 
@@ -941,10 +983,12 @@ struct WgmmaConvWriter : ConvWriterBase {
   WgmmaBlock block;
   int64_t smemBytes = 0;
   int64_t persistentStages = 0; // the persistent kernel's (block.stages, or more: plan)
+  bool persistentOnly = false;  // the tall variant: its persistent kernel alone
 
   std::string kernelName() const { return p.sig.name + "_wg" + suffix; }
 
-  /// Whether the wgmma block applies: BM 64 or 128, BN 64, 128 or 256, the planned
+  /// Whether the wgmma block applies: plan::wgmmaConvTileShape (BM 64 to 256, BN 64, 128
+  /// or 256, the accumulators within the registers), the planned
   /// staging tile BM x BN, and the stages and staging within `smemLimit`. `deepest` (the
   /// narrow variant, the compiler's own choice): its persistent kernel takes as many
   /// stages as fit beside its staging tile, so that the loads run further ahead of a
@@ -1024,7 +1068,9 @@ struct WgmmaConvWriter : ConvWriterBase {
       w.line("#include \"sketch/split.cuh\"  // the split tail's reduction over a cluster");
       w.line();
     }
-    w.comment("The persistent, warp-specialized form of " + kernelName() + "<true, true> " +
+    w.comment((persistentOnly ? "The taller tile's persistent, warp-specialized TMA kernel "
+                              : "The persistent, warp-specialized form of " + kernelName() +
+                                    "<true, true> ") +
               persistentText());
     if (folded.folds())
       w.comment(folded.describe());
@@ -1424,19 +1470,46 @@ struct WinogradConvWriter : ConvWriterBase {
   }
 };
 
+/// `p` with a tile of bm x bn (bk deep, `warps`), its staging tile resized.
+ConvPlan retiled(const ConvPlan &p, int64_t bm, int64_t bn, int64_t bk, int64_t warps) {
+  ConvPlan q = p;
+  q.tileM = bm, q.tileN = bn, q.tileK = bk, q.warps = warps;
+  q.staging.rows = q.tileM;
+  q.staging.cols = q.tileN;
+  q.staging.ld = plan::stagingLd(q.tileN, q.staging.elementBytes);
+  return q;
+}
+
 /// The convolution with sketch-choose-defaults' narrow variant's tile (the
 /// host launches it where the output channels fit), its staging tile resized.
 std::optional<ConvPlan> narrowPlan(KernelOp kernel, const ConvPlan &p) {
   auto variant = kernel->getAttrOfType<ArrayAttr>(plan::kNarrowVariantAttr);
   if (!variant || variant.size() != 4)
     return std::nullopt;
-  ConvPlan q = p;
   auto value = [&](int i) { return cast<IntegerAttr>(variant[i]).getInt(); };
-  q.tileM = value(0), q.tileN = value(1), q.tileK = value(2), q.warps = value(3);
-  q.staging.rows = q.tileM;
-  q.staging.cols = q.tileN;
-  q.staging.ld = plan::stagingLd(q.tileN, q.staging.elementBytes);
-  return q;
+  return retiled(p, value(0), value(1), value(2), value(3));
+}
+
+/// The convolution with sketch-choose-defaults' tall variant's tile (kTallVariantAttr).
+std::optional<ConvPlan> tallPlan(KernelOp kernel, const ConvPlan &p) {
+  auto variant = kernel->getAttrOfType<ArrayAttr>(plan::kTallVariantAttr);
+  if (!variant || variant.size() != 2)
+    return std::nullopt;
+  auto value = [&](int i) { return cast<IntegerAttr>(variant[i]).getInt(); };
+  return retiled(p, value(0), value(1), p.tileK, p.warps);
+}
+
+/// The tall variant's (`q`, tallPlan) persistent TMA kernel where the wide kernel has one
+/// too and the taller tile's fits with its own staging tile stored by TMA.
+std::optional<WgmmaConvWriter> tallWriter(const ConvPlan &q, const TensorCoreConvKernel &wide,
+                                          const EpilogueEmitter &epilogue, CudaWriter &w) {
+  if (!wide.wgmma || !wide.wgmma->persistentFits())
+    return std::nullopt;
+  WgmmaConvWriter tall{{q, epilogue, w}, "_tall", {}, 0, 0, true};
+  if (!tall.plan(plan::smemLimitBytes("sm_90a"), false) || !tall.persistentFits() ||
+      !tall.persistentStoresByTma())
+    return std::nullopt;
+  return tall;
 }
 
 } // namespace
@@ -1529,6 +1602,14 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
     narrow.emitKernel();
     w.line();
   }
+  std::optional<ConvPlan> tallened = tallPlan(kernel, p);
+  std::optional<WgmmaConvWriter> tall =
+      tallened ? tallWriter(*tallened, wide, *epilogue, w) : std::nullopt;
+  if (tall) {
+    tall->emitPersistentKernel();
+    w.line();
+  }
+  TensorCoreLaunch tallLaunch = tall ? tall->launch() : TensorCoreLaunch{};
   TensorCoreLaunch narrowLaunch = narrowed ? narrow.launch() : TensorCoreLaunch{};
   if (std::optional<HaloConvWriter> halo = HaloConvWriter::of(narrowed, narrow, *epilogue, w)) {
     halo->emitKernel();
@@ -1537,8 +1618,8 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
     narrowLaunch.haloThreads = halo->block().launchThreads();
     narrowLaunch.haloStagingBytes = halo->stagingBytes();
   }
-  ConvWriterBase{p, *epilogue, w}.emitTensorCoreHost(wide.launch(),
-                                                     narrowed ? &narrowLaunch : nullptr);
+  ConvWriterBase{p, *epilogue, w}.emitTensorCoreHost(
+      wide.launch(), narrowed ? &narrowLaunch : nullptr, tall ? &tallLaunch : nullptr);
   w.line();
   return p.sig;
 }

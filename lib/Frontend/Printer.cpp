@@ -258,6 +258,12 @@ private:
                 << value(0) << ", BN = " << value(1) << ", BK = " << value(2) << ", warps "
                 << value(3) << "\n";
     }
+    auto tall = kernel->getAttrOfType<ArrayAttr>(plan::kTallVariantAttr);
+    if (tall && tall.size() == 2 && kernel->hasAttr(plan::kSmemBytesAttr)) {
+      auto value = [&](int i) { return std::to_string(cast<IntegerAttr>(tall[i]).getInt()); };
+      indent(1) << "# where tiles of " << value(0) << " x " << value(1)
+                << " move fewer operand rows an SM (TMA path): the host launches those\n";
+    }
   }
 
 

@@ -174,7 +174,15 @@ bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor) {
 }
 
 bool wgmmaConvTileShape(int64_t tileM, int64_t tileN) {
-  return (tileM == 64 || tileM == 128) && (tileN == 64 || tileN == 128 || tileN == 256);
+  if (tileM < 64 || tileM > 256 || tileM % 64 != 0)
+    return false;
+  if (tileN != 64 && tileN != 128 && tileN != 256)
+    return false;
+  // ptxas compiles the warp-specialized kernel (a producer warpgroup beside the tileM / 64
+  // consumer ones) under 65536 registers over its threads, in steps of 8
+  int64_t threads = tileM * 2 + 128;
+  int64_t cap = std::min<int64_t>(65536 / threads, 255) / 8 * 8;
+  return tileN / 2 + kWgmmaConvReservedRegisters <= cap;
 }
 
 int64_t stagingLd(int64_t cols, int64_t elementBytes) {

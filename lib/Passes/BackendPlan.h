@@ -51,6 +51,14 @@ constexpr llvm::StringLiteral kSimtSplitAttr = "sketch.simt_split";
 /// default's BN (I64 array: BM pixels, BN channels, BK, warps).
 constexpr llvm::StringLiteral kNarrowVariantAttr = "sketch.narrow_variant";
 
+/// On an sm_90a f16/bf16 nhwc convolution with a stride above 1 (no halo form) and a tile of
+/// 128 pixels: the taller tile (I64 array: BM pixels, BN channels) whose persistent TMA
+/// kernel the host function launches where it moves fewer operand rows an SM
+/// (sketch::wave_rows; docs/backend.md).
+constexpr llvm::StringLiteral kTallVariantAttr = "sketch.tall_variant";
+/// The tall variant's pixels: three consumer warpgroups.
+inline constexpr int64_t kTallConvRows = 192;
+
 /// On an attention kernel whose sm_90a kernel may share a row tile's key tiles among the
 /// blocks of a cluster where the grid is short of the SMs (EmitAttention.cpp's splitsKeys,
 /// the host's sketch::key_splits): the Hopper kernel takes its tiles and the statements on
@@ -252,8 +260,14 @@ bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM
 /// 64 where B is MN-major (`bKMajor` false: B stored [K, N], read as 64-column swizzle
 /// blocks). Shared memory is its emitter's check.
 bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor);
-/// Whether the nhwc convolution's wgmma block takes this tile: 64 or 128 pixels by 64,
-/// 128 or 256 output channels.
+/// Registers a consumer thread of the nhwc convolution's wgmma kernels needs beside its
+/// tileN / 2 f32 accumulators (addresses, descriptors, the epilogue's values): 256 x 128
+/// (96 registers at 640 threads) spilled 16 bytes, 128 x 256 (168 at 384) none.
+inline constexpr int64_t kWgmmaConvReservedRegisters = 40;
+/// Whether the nhwc convolution's wgmma block takes this tile: 64 to 256 pixels in steps
+/// of 64 (a consumer warpgroup each) by 64, 128 or 256 output channels, whose
+/// accumulators and kWgmmaConvReservedRegisters fit the registers a thread of the
+/// warp-specialized kernel gets.
 bool wgmmaConvTileShape(int64_t tileM, int64_t tileN);
 
 /// Elements a staging row holds (`cols` and padding), so that a warp's fragment

@@ -52,6 +52,7 @@ struct Problem {
   bool masked = false;   // attention: a Mask step (causal) between the GEMMs
   plan::ScoreWork scoreWork = plan::ScoreWork::scaling; // attention: the loop's statements
   bool rhsKMajor = false; // gemm: B written B^T (stored [N, K], K contiguous)
+  bool strided = false;   // conv: a stride above 1 (no halo form)
   /// f16 / bf16 operands on tensor cores; f32, and nchw convolutions of any type,
   /// run on the CUDA cores (the tensor-core convolution takes nhwc/krsc).
   bool tensorCores = true;
@@ -138,6 +139,7 @@ Problem classifyOperands(KernelOp kernel) {
   if (conv) {
     problem.kind = ProblemKind::conv;
     problem.element = elementOf(kernel, {conv.getInput()}, problem.element);
+    problem.strided = llvm::any_of(conv.getStride(), [](int64_t v) { return v > 1; });
     // Back-to-back convolutions: the b2b kernel over output pixels, N0 and N1 the filters' K.
     if (Conv2dOp second = consumingConv(kernel, conv)) {
       auto first = convDims(kernel, conv), next = convDims(kernel, second);
@@ -441,6 +443,22 @@ void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch, 
   kernel->setAttr(plan::kNarrowVariantAttr, b.getI64ArrayAttr({bm, bn, bk, warps}));
 }
 
+/// A strided f16/bf16 nhwc convolution on sm_90a whose tile has 128 pixels: its operands
+/// take 32 KB a 64-deep k-tile for 128 x BN MMAs, the taller tile's 40 KB (BN = 128) 1.5x
+/// those. The host function launches the taller tile's persistent kernel where it moves
+/// fewer operand rows an SM (C128 56x56 K128 3x3 s2, N = 64 and 128: 2-3.5% faster; ResNet's
+/// deep strided layers at N = 128 5-15%; H200, docs/backend.md). Stride 1 keeps 128 rows,
+/// which the halo form needs. A function of the tile, like the narrow variant.
+void chooseTallVariant(KernelOp kernel, const Config &config, StringRef arch,
+                       const Problem &problem) {
+  int64_t bn = config.values[kBN];
+  if (arch != "sm_90a" || !problem.strided || config.values[kBM] != 128 ||
+      !plan::wgmmaConvTileShape(128, bn) || !plan::wgmmaConvTileShape(plan::kTallConvRows, bn))
+    return;
+  Builder b(kernel.getContext());
+  kernel->setAttr(plan::kTallVariantAttr, b.getI64ArrayAttr({plan::kTallConvRows, bn}));
+}
+
 /// An f32 convolution the implicit GEMM computes (not Winograd: the
 /// `algorithm` directive, else wherever Winograd does not apply).
 bool isSimtConv(KernelOp kernel, const Problem &problem) {
@@ -715,6 +733,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false, "f32 GEMM")))
       return failure();
     kernel->removeAttr(plan::kNarrowVariantAttr);
+    kernel->removeAttr(plan::kTallVariantAttr);
     markHopperAttention(kernel, problem, *config, arch);
     if (isSimtConv(kernel, problem)) {
       bool nchw = !isNhwcConv(kernel); // nhwc tiles are dealt like the GEMM's, no narrow variant
@@ -726,6 +745,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
         chooseNarrowVariant(kernel, *config, arch, true);
     } else if (problem.kind == ProblemKind::conv && problem.tensorCores) {
       chooseNarrowVariant(kernel, *config, arch, false);
+      chooseTallVariant(kernel, *config, arch, problem);
     }
     Builder b(kernel.getContext());
     kernel.setTileMAttr(b.getI64IntegerAttr(config->values[kBM]));

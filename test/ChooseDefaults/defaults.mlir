@@ -70,6 +70,19 @@ sketch.kernel @conv_f16 {
   }
 }
 
+// A strided f16 NHWC convolution: on sm_90a also the taller tile (192 pixels x 128) whose
+// persistent kernel the host launches where it moves fewer operand rows an SM.
+// SM80: sketch.kernel @conv_f16_strided attributes {sketch.narrow_variant = [128, 64, 32, 4], stages = 3 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @conv_f16_strided attributes {sketch.narrow_variant = [128, 64, 32, 4], sketch.tall_variant = [192, 128], stages = 4 : i64, tile_k = 32 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 4 : i64}
+sketch.kernel @conv_f16_strided {
+  sketch.tensor "In" : f16 ["N", "H", "W", "C"] layout nhwc
+  sketch.tensor "Wei" : f16 ["K", "R", "S", "C"] layout krsc
+  sketch.tensor "Out" : f16 ["N", "P", "Q", "K"] layout nhwc
+  sketch.for "i" in "0" : "C*R*S" {
+    sketch.conv2d "In", "Wei" -> "Out" accumulate stride [1, 2] pad [1, 1] dilation [1, 1]
+  }
+}
+
 // b2b, N0 = 64 and N1 = 128: BN = N0; 4 warps split the rows only, each
 // keeping 16 rows of both accumulators (16 x 192 / 32 = 96 registers per
 // thread; 32 rows would need 192), so BM = 64.

@@ -298,6 +298,51 @@ def test_nhwc_halo():
             assert names is None or ran == halo, f"{name} {shape}: halo {halo} expected: {names}"
 
 
+def tall_shapes():
+    """(N, C, H, W, K, R, S) for the strided kernels' tall variant (192 x 128 tiles where they
+    move fewer operand rows an SM than 128 x 128, sketch::wave_rows): one image row of
+    192 SMs - 37 output pixels at stride 2 (a round of ragged 192-row tiles against two of
+    128); two rows of 96 SMs with 136 output channels (a second, partial channel tile);
+    ResNet's C128 56x56 layer at N = 64 (bench_conv.py's); and a short grid that keeps 128
+    rows (6 tall tiles against 8, both one round). Shapes a kernel's window does not fit
+    are skipped for it."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return [(1, 64, 1, 2 * (192 * sms - 37) - 1, 128, 3, 3), (1, 64, 3, 2 * (96 * sms) - 1, 136, 3, 3),
+            (64, 128, 56, 56, 128, 3, 3), (2, 64, 28, 28, 256, 3, 3)]
+
+
+def wave_rows(pixels, k, sms, bm, bn):
+    """sketch::wave_rows: the operand rows a bm x bn tiling moves an SM."""
+    tiles = -(-pixels // bm) * -(-k // bn)
+    return -(-tiles // sms) * (bm + bn)
+
+
+def test_nhwc_tall_tiles():
+    """The strided kernels (stride 2, 3; every one with a tall variant on sm_90a) on
+    tall_shapes, whole and with every base misaligned (the wide kernels' element paths); on
+    sm_90a, `_ws_tall` runs exactly where its tiles move fewer operand rows an SM."""
+    strided = [n for n in NHWC() if max(kernels()[n]["stride"]) > 1]
+    sweep(strided, tall_shapes())
+    sweep(strided, tall_shapes()[:1], misalign=True)
+    if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
+        return
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    checked = 0
+    for name in ("cv_nhwc_f16_s2p1_bias_relu", "cv_nhwc_bf16_s3p0"):
+        for shape in tall_shapes():
+            sizes = sizes_for(name, shape)
+            if sizes is None:
+                continue
+            pixels = sizes["N"] * sizes["P"] * sizes["Q"]
+            tall = wave_rows(pixels, sizes["K"], sms, 192, 128) < wave_rows(pixels, sizes["K"], sms, 128, 128)
+            values, _ = make_inputs(name, sizes)
+            names = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
+            ran = names is not None and any(name + "_ws_tall(" in n for n in names)
+            assert names is None or ran == tall, f"{name} {shape}: tall {tall} expected: {names}"
+            checked += tall
+    assert checked >= 2, "no shape took the tall kernel"
+
+
 def tail_shapes():
     """(N, C, H, W, K, R, S) whose tile counts put a split tail on this device's SMs
     (sketch::tail_split, docs/backend.md): for a stride-1 kernel, 2 (SMs + 5) tiles of
