@@ -446,8 +446,8 @@ void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch, 
 /// A strided f16/bf16 nhwc convolution on sm_90a whose tile has 128 pixels: its operands
 /// take 32 KB a 64-deep k-tile for 128 x BN MMAs, the taller tile's 40 KB (BN = 128) 1.5x
 /// those. The host function launches the taller tile's persistent kernel where it moves
-/// fewer operand rows an SM (C128 56x56 K128 3x3 s2, N = 64 and 128: 2-3.5% faster; ResNet's
-/// deep strided layers at N = 128 5-15%; H200, docs/backend.md). Stride 1 keeps 128 rows,
+/// fewer operand rows an SM (C128 56x56 K128 3x3 s2 at N = 64: 1-3% faster; ResNet's
+/// strided layers at N = 128: 1-15%; H200, docs/backend.md). Stride 1 keeps 128 rows,
 /// which the halo form needs. A function of the tile, like the narrow variant.
 void chooseTallVariant(KernelOp kernel, const Config &config, StringRef arch,
                        const Problem &problem) {
