@@ -482,29 +482,27 @@ struct ConvWriterBase {
   /// The persistent kernel's launch where TMA applies and the output's rows are whole
   /// chunks (after emitOperandMaps); else the code after it runs.
   void emitPersistentLaunch(const TensorCoreLaunch &l) {
-    {
-      w.comment("persistent and warp-specialized: a block a multiprocessor (at most one a tile)");
-      if (l.storesByTma) {
-        int64_t outBytes = plan::elementBytes(p.y->type);
-        std::string ob = str(outBytes);
-        w.comment("its tiles stored by TMA: the output as the matrix [N*P*Q, K] in boxes of " +
-                  str(l.tileM) + " pixels x 128 bytes");
-        w.line("CUtensorMap y_map{};");
-        w.open("if (tma && vec_store && sketch::encode_tensor_map_2d(&y_map, " + p.y->cname + ", shape.k, pixels, shape.k * " +
-               ob + ", " + str(128 / outBytes) + ", " + str(l.tileM) + ", " + ob + "))");
-      } else {
-        w.open("if (tma && vec_store)");
-      }
-      if (l.splitTail)
-        emitTailSplitLaunch(l);
-      else {
-        w.line("const int64_t grid = std::min<int64_t>(blocks, std::max(sketch::sm_count(), 1));");
-        emitAllowSmem(l.persistentName, l.persistentSmemBytes);
-        emitLaunchCall(l.persistentName, "grid", l.persistentThreads, true, "blocks <= grid", "1",
-                       l.storesByTma);
-      }
-      w.close();
+    w.comment("persistent and warp-specialized: a block a multiprocessor (at most one a tile)");
+    if (l.storesByTma) {
+      int64_t outBytes = plan::elementBytes(p.y->type);
+      std::string ob = str(outBytes);
+      w.comment("its tiles stored by TMA: the output as the matrix [N*P*Q, K] in boxes of " +
+                str(l.tileM) + " pixels x 128 bytes");
+      w.line("CUtensorMap y_map{};");
+      w.open("if (tma && vec_store && sketch::encode_tensor_map_2d(&y_map, " + p.y->cname + ", shape.k, pixels, shape.k * " +
+             ob + ", " + str(128 / outBytes) + ", " + str(l.tileM) + ", " + ob + "))");
+    } else {
+      w.open("if (tma && vec_store)");
     }
+    if (l.splitTail)
+      emitTailSplitLaunch(l);
+    else {
+      w.line("const int64_t grid = std::min<int64_t>(blocks, std::max(sketch::sm_count(), 1));");
+      emitAllowSmem(l.persistentName, l.persistentSmemBytes);
+      emitLaunchCall(l.persistentName, "grid", l.persistentThreads, true, "blocks <= grid", "1",
+                     l.storesByTma);
+    }
+    w.close();
   }
 
   /// The tensor-core paths' host function: the `narrow` kernel (the variant of half

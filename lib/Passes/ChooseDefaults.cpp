@@ -452,8 +452,9 @@ void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch, 
 void chooseTallVariant(KernelOp kernel, const Config &config, StringRef arch,
                        const Problem &problem) {
   int64_t bn = config.values[kBN];
+  // (a 192 x BN wgmma tile has BN 64 or 128, which a 128-row one takes too)
   if (arch != "sm_90a" || !problem.strided || config.values[kBM] != 128 ||
-      !plan::wgmmaConvTileShape(128, bn) || !plan::wgmmaConvTileShape(plan::kTallConvRows, bn))
+      !plan::wgmmaConvTileShape(plan::kTallConvRows, bn))
     return;
   Builder b(kernel.getContext());
   kernel->setAttr(plan::kTallVariantAttr, b.getI64ArrayAttr({plan::kTallConvRows, bn}));

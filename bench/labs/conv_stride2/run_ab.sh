@@ -1,7 +1,8 @@
 #!/bin/bash
-# One device call (README.md): the 192-pixel default of strided nhwc convolutions
-# against the 128 x 128 one it replaced (.gen/ab: NAME new, NAME_ab old; carry .gen/ab), on
-# ResNet-50's strided layers at batch 32, 64 and 128, CUDA-graph replays.
+# One device call (README.md): the strided nhwc convolutions' host functions with their
+# tall variant (192-pixel tiles) against the same with the tall branch turned off (.gen/ab:
+# NAME new, NAME_ab old; carry .gen/ab), on ResNet-50's strided layers at batch 32, 64 and
+# 128, CUDA-graph replays.
 set -uo pipefail
 out=${OUT:-/tmp}
 JOBS=16 test/gpu/build_generated.sh .gen/ab /tmp/ab libab.so > "$out/ab_build.log" 2>&1 || { tail -20 "$out/ab_build.log"; exit 1; }
