@@ -51,6 +51,7 @@ EPILOGUES = {
     "cv_nchw_s1p1_same": lambda y, t, s, nhwc: F.gelu(y),
     "cv_nhwc_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_f16_halo_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nhwc_bf16_s2p1_t128x64x64": lambda y, t, s, nhwc: F.gelu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_f16_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
                                                               + channel(t["bias"], nhwc) + t["Res"]),
     "cv_nhwc_f16_s1p1_t128x256x64_residual": lambda y, t, s, nhwc: relu(
@@ -320,7 +321,8 @@ def wave_rows(pixels, k, sms, bm, bn):
 def test_nhwc_tall_tiles():
     """The strided kernels (stride 2, 3; every one with a tall variant on sm_90a) on
     tall_shapes, whole and with every base misaligned (the wide kernels' element paths); on
-    sm_90a, `_ws_tall` runs exactly where its tiles move fewer operand rows an SM."""
+    sm_90a, `_ws_tall` (192 x BN) runs exactly where its tiles move fewer operand rows an SM
+    than 128 x BN, for BN 128 and 64."""
     strided = [n for n in NHWC() if max(kernels()[n]["stride"]) > 1]
     sweep(strided, tall_shapes())
     sweep(strided, tall_shapes()[:1], misalign=True)
@@ -328,13 +330,14 @@ def test_nhwc_tall_tiles():
         return
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     checked = 0
-    for name in ("cv_nhwc_f16_s2p1_bias_relu", "cv_nhwc_bf16_s3p0"):
+    for name, bn in (("cv_nhwc_f16_s2p1_bias_relu", 128), ("cv_nhwc_bf16_s3p0", 128),
+                     ("cv_nhwc_bf16_s2p1_t128x64x64", 64)):
         for shape in tall_shapes():
             sizes = sizes_for(name, shape)
             if sizes is None:
                 continue
             pixels = sizes["N"] * sizes["P"] * sizes["Q"]
-            tall = wave_rows(pixels, sizes["K"], sms, 192, 128) < wave_rows(pixels, sizes["K"], sms, 128, 128)
+            tall = wave_rows(pixels, sizes["K"], sms, 192, bn) < wave_rows(pixels, sizes["K"], sms, 128, bn)
             values, _ = make_inputs(name, sizes)
             names = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
             ran = names is not None and any(name + "_ws_tall(" in n for n in names)
