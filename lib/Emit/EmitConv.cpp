@@ -1481,20 +1481,18 @@ ConvPlan retiled(const ConvPlan &p, int64_t bm, int64_t bn, int64_t bk, int64_t 
 /// The convolution with sketch-choose-defaults' narrow variant's tile (the
 /// host launches it where the output channels fit), its staging tile resized.
 std::optional<ConvPlan> narrowPlan(KernelOp kernel, const ConvPlan &p) {
-  auto variant = kernel->getAttrOfType<ArrayAttr>(plan::kNarrowVariantAttr);
-  if (!variant || variant.size() != 4)
+  auto v = plan::variantTile(kernel, plan::kNarrowVariantAttr, 4);
+  if (!v)
     return std::nullopt;
-  auto value = [&](int i) { return cast<IntegerAttr>(variant[i]).getInt(); };
-  return retiled(p, value(0), value(1), value(2), value(3));
+  return retiled(p, (*v)[0], (*v)[1], (*v)[2], (*v)[3]);
 }
 
 /// The convolution with sketch-choose-defaults' tall variant's tile (kTallVariantAttr).
 std::optional<ConvPlan> tallPlan(KernelOp kernel, const ConvPlan &p) {
-  auto variant = kernel->getAttrOfType<ArrayAttr>(plan::kTallVariantAttr);
-  if (!variant || variant.size() != 2)
+  auto v = plan::variantTile(kernel, plan::kTallVariantAttr, 2);
+  if (!v)
     return std::nullopt;
-  auto value = [&](int i) { return cast<IntegerAttr>(variant[i]).getInt(); };
-  return retiled(p, value(0), value(1), p.tileK, p.warps);
+  return retiled(p, (*v)[0], (*v)[1], p.tileK, p.warps);
 }
 
 /// The tall variant's (`q`, tallPlan) persistent TMA kernel where the wide kernel has one

@@ -251,17 +251,15 @@ private:
       if (kernel->hasAttr(plan::kShortGridRowsAttr))
         indent(1) << "#   (a grid whose 64-row kernel splits the keys as many ways takes that kernel)\n";
     }
-    auto narrow = kernel->getAttrOfType<ArrayAttr>(plan::kNarrowVariantAttr);
-    if (narrow && narrow.size() == 4 && kernel->hasAttr(plan::kSmemBytesAttr)) {
-      auto value = [&](int i) { return std::to_string(cast<IntegerAttr>(narrow[i]).getInt()); };
-      indent(1) << "# K <= " << value(1) << " output channels: the host launches tile BM = "
-                << value(0) << ", BN = " << value(1) << ", BK = " << value(2) << ", warps "
-                << value(3) << "\n";
+    auto narrow = plan::variantTile(kernel, plan::kNarrowVariantAttr, 4);
+    if (narrow && kernel->hasAttr(plan::kSmemBytesAttr)) {
+      const SmallVector<int64_t, 4> &v = *narrow;
+      indent(1) << "# K <= " << v[1] << " output channels: the host launches tile BM = " << v[0]
+                << ", BN = " << v[1] << ", BK = " << v[2] << ", warps " << v[3] << "\n";
     }
-    auto tall = kernel->getAttrOfType<ArrayAttr>(plan::kTallVariantAttr);
-    if (tall && tall.size() == 2 && kernel->hasAttr(plan::kSmemBytesAttr)) {
-      auto value = [&](int i) { return std::to_string(cast<IntegerAttr>(tall[i]).getInt()); };
-      indent(1) << "# where tiles of " << value(0) << " x " << value(1)
+    auto tall = plan::variantTile(kernel, plan::kTallVariantAttr, 2);
+    if (tall && kernel->hasAttr(plan::kSmemBytesAttr)) {
+      indent(1) << "# where tiles of " << (*tall)[0] << " x " << (*tall)[1]
                 << " move fewer operand rows an SM (TMA path): the host launches those\n";
     }
   }

@@ -173,6 +173,16 @@ bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor) {
   return (tileM == 64 || tileM == 128) && tileN >= step && tileN <= 256 && tileN % step == 0;
 }
 
+std::optional<SmallVector<int64_t, 4>> variantTile(Operation *kernel, StringRef name, size_t size) {
+  auto variant = kernel->getAttrOfType<ArrayAttr>(name);
+  if (!variant || variant.size() != size)
+    return std::nullopt;
+  SmallVector<int64_t, 4> values;
+  for (Attribute value : variant)
+    values.push_back(cast<IntegerAttr>(value).getInt());
+  return values;
+}
+
 bool wgmmaConvTileShape(int64_t tileM, int64_t tileN) {
   if (tileM < 64 || tileM > 256 || tileM % 64 != 0)
     return false;

@@ -58,6 +58,10 @@ constexpr llvm::StringLiteral kNarrowVariantAttr = "sketch.narrow_variant";
 constexpr llvm::StringLiteral kTallVariantAttr = "sketch.tall_variant";
 /// The tall variant's pixels: three consumer warpgroups.
 inline constexpr int64_t kTallConvRows = 192;
+/// A variant's tile on `kernel` (the I64 array attribute `name`: kNarrowVariantAttr,
+/// kTallVariantAttr) where it holds `size` values; else none.
+std::optional<llvm::SmallVector<int64_t, 4>> variantTile(mlir::Operation *kernel,
+                                                         llvm::StringRef name, size_t size);
 
 /// On an attention kernel whose sm_90a kernel may share a row tile's key tiles among the
 /// blocks of a cluster where the grid is short of the SMs (EmitAttention.cpp's splitsKeys,
