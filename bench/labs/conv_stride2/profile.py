@@ -13,7 +13,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "test", "gpu"))
 import sketch_gpu  # noqa: E402
 
-N, C, HW, K, R, STRIDE, PAD = 64, 128, 56, 128, 3, 2, 1
+N = int(os.environ.get("LAB_N", "64"))  # the batch
+C, HW, K, R, STRIDE, PAD = 128, 56, 128, 3, 2, 1
 
 
 def main():
