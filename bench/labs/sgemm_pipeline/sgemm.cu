@@ -5,6 +5,8 @@
 //              16-byte cp.async, two shared stages, one barrier a k tile (tiles dynamic here)
 //   asyncS     A by 4-byte cp.async straight to its transposed place, S stages
 //              (first call; no longer timed)
+//   kfrag_bkBK_sS  A k-contiguous in shared memory (no transposition), both operands by
+//              16-byte cp.async, S stages; 4 k values of a row in one 16-byte read
 //   [snake_]cross/plain_RxCxBK_tTMxTN  other block and thread tiles, the fragments of the
 //              next tile read before the last FMAs of this one (cross), FMA order (snake)
 // Each output is checked against cuBLAS's (max relative error); times are medians of
@@ -160,6 +162,97 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
   }
 }
 
+
+/// kfrag: A stays k-contiguous in shared memory (no transposition: 16-byte cp.async for both
+/// operands, Stages deep, no registers for loads). A thread reads each of its 8 rows' 4
+/// consecutive k values with one 16-byte load and uses them over 4 k steps; the row's
+/// 16-byte chunks are XOR-swizzled by (row / 4) so a warp's 4 row groups hit distinct banks.
+template <int BK, int Stages, int MinBlocks>
+__global__ void __launch_bounds__(THREADS, MinBlocks)
+    sgemm_kfrag(const float *__restrict__ A, const float *__restrict__ B, float *D, int M, int N, int K) {
+  constexpr int CH = BK / 4, LDB = COLS + 4;
+  extern __shared__ __align__(16) float smem[];
+  float *a_s = smem;                          // [Stages][ROWS][BK], chunks swizzled
+  float *b_s = smem + Stages * ROWS * BK;     // [Stages][BK][LDB]
+  const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int tx = (warp % 2) * 8 + lane % 8, ty = (warp / 2) * 4 + lane / 8;
+  auto load = [&](int kt, int s) {
+    const int k0 = kt * BK;
+#pragma unroll
+    for (int i = 0; i < ROWS * CH / THREADS; ++i) {
+      const int idx = tid + i * THREADS, r = idx / CH, c = idx % CH;
+      const bool p = m0 + r < M && k0 + c * 4 < K;
+      const uint32_t dst = sketch::smem_addr(a_s + (s * ROWS + r) * BK + ((c ^ ((r >> 2) & (CH - 1))) * 4));
+      sketch::cp_async_16(dst, p ? A + int64_t(m0 + r) * K + k0 + c * 4 : A, p);
+    }
+#pragma unroll
+    for (int i = 0; i < BK * (COLS / 4) / THREADS; ++i) {
+      const int idx = tid + i * THREADS, r = idx / (COLS / 4), c = idx % (COLS / 4);
+      const bool p = k0 + r < K && n0 + c * 4 < N;
+      const uint32_t dst = sketch::smem_addr(b_s + (s * BK + r) * LDB + c * 4);
+      sketch::cp_async_16(dst, p ? B + int64_t(k0 + r) * N + n0 + c * 4 : B, p);
+    }
+  };
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      acc[i][j] = 0.f;
+  const int ktiles = (K + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) {
+    if (s < ktiles) load(s, s);
+    sketch::cp_async_commit();
+  }
+  for (int kt = 0; kt < ktiles; ++kt) {
+    sketch::cp_async_wait<Stages - 2>();
+    __syncthreads();
+    const int next = kt + Stages - 1;
+    if (next < ktiles) load(next, next % Stages);
+    sketch::cp_async_commit();
+    const float *at = a_s + (kt % Stages) * ROWS * BK;
+    const float *bt = b_s + (kt % Stages) * BK * LDB;
+#pragma unroll(MinBlocks == 2 ? 1 : CH)  // two blocks an SM: rolled, or ptxas spills
+    for (int c = 0; c < CH; ++c) {
+      float a[8][4];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int r = (i / 4) * 64 + ty * 4 + i % 4;
+        const float4 v = *reinterpret_cast<const float4 *>(at + r * BK + ((c ^ ((r >> 2) & (CH - 1))) * 4));
+        a[i][0] = v.x, a[i][1] = v.y, a[i][2] = v.z, a[i][3] = v.w;
+      }
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        float b[8];
+        const float4 b0 = *reinterpret_cast<const float4 *>(bt + (c * 4 + kk) * LDB + tx * 4);
+        const float4 b1 = *reinterpret_cast<const float4 *>(bt + (c * 4 + kk) * LDB + 64 + tx * 4);
+        b[0] = b0.x, b[1] = b0.y, b[2] = b0.z, b[3] = b0.w, b[4] = b1.x, b[5] = b1.y, b[6] = b1.z, b[7] = b1.w;
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+            acc[i][j] = fmaf(a[i][kk], b[j], acc[i][j]);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = m0 + (i / 4) * 64 + ty * 4 + i % 4;
+    if (row >= M) continue;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int col = n0 + h * 64 + tx * 4;
+      float *dst = D + int64_t(row) * N + col;
+      if (col + 4 <= N)
+        *reinterpret_cast<float4 *>(dst) = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+      else
+        for (int e = 0; e < 4 && col + e < N; ++e) dst[e] = acc[i][4 * h + e];
+    }
+  }
+}
+
 struct Variant {
   std::string name;
   std::function<void(const float *, const float *, float *, int, int, int)> run;
@@ -188,6 +281,18 @@ Variant cross_variant() {
   return {name, [kernel](const float *a, const float *b, float *d, int m, int n, int k) {
             dim3 grid((n + Cols - 1) / Cols, (m + Rows - 1) / Rows);
             kernel<<<grid, THREADS, bytes>>>(a, b, d, m, n, k);
+          }};
+}
+
+
+template <int BK, int Stages, int MinBlocks>
+Variant kfrag_variant() {
+  constexpr int bytes = Stages * BK * (ROWS + COLS + 4) * 4;
+  cudaFuncSetAttribute(sgemm_kfrag<BK, Stages, MinBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  return {"kfrag_bk" + std::to_string(BK) + "_s" + std::to_string(Stages) + "_b" + std::to_string(MinBlocks),
+          [](const float *a, const float *b, float *d, int m, int n, int k) {
+            dim3 grid((n + COLS - 1) / COLS, (m + ROWS - 1) / ROWS);
+            sgemm_kfrag<BK, Stages, MinBlocks><<<grid, THREADS, bytes>>>(a, b, d, m, n, k);
           }};
 }
 
@@ -247,7 +352,9 @@ int main(int argc, char **argv) {
       cross_variant<128, 128, 8, 8, 16, 2, false, true>(), cross_variant<128, 128, 8, 8, 16, 2, true, true>(),
       cross_variant<256, 128, 16, 8, 8, 1, true>(), cross_variant<256, 128, 16, 8, 16, 1, true>(),
       cross_variant<256, 128, 16, 8, 8, 1, true, true>(), cross_variant<256, 128, 16, 8, 16, 1, true, true>(),
-      cross_variant<128, 256, 8, 16, 8, 1, true, true>(), cross_variant<256, 128, 16, 8, 12, 1, true>()};
+      cross_variant<128, 256, 8, 16, 8, 1, true, true>(), cross_variant<256, 128, 16, 8, 12, 1, true>(),
+      kfrag_variant<16, 3, 1>(), kfrag_variant<16, 4, 1>(), kfrag_variant<32, 3, 1>(), kfrag_variant<16, 4, 2>(),
+      kfrag_variant<32, 3, 2>(), kfrag_variant<16, 3, 2>()};
   vs[0].run(a, b, ref, m, n, k);
   std::vector<float> r(size_t(m) * n), o(r.size());
   cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
