@@ -109,30 +109,16 @@ __global__ void __launch_bounds__(128 + BM * 2, 1) conv(const T *__restrict__ X,
   if (tid == 0) sketch::tma_store_wait_read();
 }
 
-/// encode_tensor_map's rank-4 nhwc map with the given element strides along W and H.
+/// The rank-4 nhwc map of X read in boxes {64, box_w, box_h, 1} traversed at the given
+/// strides along W and H.
 inline bool encode_strided_nhwc(CUtensorMap *map, const void *base, int64_t n, int64_t h, int64_t w,
                                 int64_t c, uint32_t box_w, uint32_t box_h, uint32_t stride_w, uint32_t stride_h) {
-  using Encode = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                              const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                              const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-  static const Encode encode = [] {
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      fn = nullptr;
-    return reinterpret_cast<Encode>(fn);
-  }();
-  if (encode == nullptr) return false;
   const cuuint64_t dims[4] = {(cuuint64_t)c, (cuuint64_t)w, (cuuint64_t)h, (cuuint64_t)n};
   const cuuint64_t pixel = (cuuint64_t)c * 2;
   const cuuint64_t strides[3] = {pixel, pixel * w, pixel * w * h};
   const cuuint32_t box[4] = {64, box_w, box_h, 1};
   const cuuint32_t element_strides[4] = {1, stride_w, stride_h, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void *>(base), dims, strides, box,
-                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  return sketch::encode_tensor_map(map, base, 2, 4, dims, strides, box, element_strides);
 }
 
 inline int env_int(const char *name, int fallback) {

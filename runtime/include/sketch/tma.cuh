@@ -231,10 +231,13 @@ struct Swizzle128 {
 
 /// Encodes `map` for a tensor of `rank` dimensions (innermost first: `dims`; bytes between
 /// consecutive indices of dimensions 1.. in `strides`) read in `box` boxes with
-/// SWIZZLE_128B; elements past the tensor read as zero. False when the driver refuses it.
+/// SWIZZLE_128B; elements past the tensor read as zero. `element_strides` (1 each where
+/// null): a box traverses dimension i at that step, ceil(box[i] / step) elements. False
+/// when the driver refuses it.
 inline bool encode_tensor_map(CUtensorMap *map, const void *base, int elem_bytes, uint32_t rank,
                               const cuuint64_t *dims, const cuuint64_t *strides,
-                              const cuuint32_t *box) {
+                              const cuuint32_t *box,
+                              const cuuint32_t *element_strides = nullptr) {
   using Encode = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                               const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
                               const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -258,8 +261,9 @@ inline bool encode_tensor_map(CUtensorMap *map, const void *base, int elem_bytes
                                                      : CU_TENSOR_MAP_DATA_TYPE_UINT32;
   if (rank < 1 || rank > 5)
     return false;
-  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
-  return encode(map, type, rank, const_cast<void *>(base), dims, strides, box, element_strides,
+  const cuuint32_t unit_strides[5] = {1, 1, 1, 1, 1};
+  return encode(map, type, rank, const_cast<void *>(base), dims, strides, box,
+                element_strides ? element_strides : unit_strides,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
