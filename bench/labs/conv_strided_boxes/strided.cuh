@@ -127,13 +127,14 @@ inline int env_int(const char *name, int fallback) {
 }
 
 /// Launches the lab kernel for this call; false where it does not apply (the caller goes on
-/// with the generated path): LAB_BM = 128 or 192 (default 192), LAB_STAGES = 4 or 6 (BM 128).
+/// with the generated path): LAB_BM = 128 or 192 (default 192), LAB_STAGES = 4 or 6 (BM 128),
+/// LAB_ROWS = output rows a tile (at most BM / Q, the default).
 template <typename T>
 bool launch(const T *X, const T *Wt, T *Y, const sketch::ConvShape &shape, cudaStream_t stream,
             cudaError_t *status) {
   if (getenv("LAB_OFF")) return false;
   const int bm = env_int("LAB_BM", 192) == 128 ? 128 : 192;
-  const int rows = bm / shape.q;
+  const int rows = std::min(bm / shape.q, env_int("LAB_ROWS", 1 << 20));  // LAB_ROWS: fewer rows a tile
   if (rows < 1 || shape.c % 64 != 0 || shape.k % 8 != 0 || (shape.q - 1) * shape.stride_w + 1 > 256 ||
       (rows - 1) * shape.stride_h + 1 > 256)
     return false;
