@@ -134,8 +134,12 @@ bool launch(const T *X, const T *Wt, T *Y, const sketch::ConvShape &shape, cudaS
             cudaError_t *status) {
   if (getenv("LAB_OFF")) return false;
   const int bm = env_int("LAB_BM", 192) == 128 ? 128 : 192;
-  const int rows = std::min(bm / shape.q, env_int("LAB_ROWS", 1 << 20));  // LAB_ROWS: fewer rows a tile
-  if (rows < 1 || shape.c % 64 != 0 || shape.k % 8 != 0 || (shape.q - 1) * shape.stride_w + 1 > 256 ||
+  // output rows a tile: at most BM / Q (and LAB_ROWS), as even over the image's P rows as that allows
+  const int most = std::min(bm / shape.q, env_int("LAB_ROWS", 1 << 20));
+  if (most < 1) return false;
+  const int tiles_image = (shape.p + most - 1) / most, rows = (shape.p + tiles_image - 1) / tiles_image;
+  if (rows * shape.q * 2 < bm ||  // under half the tile's rows pixels: the generated kernels
+      shape.c % 64 != 0 || shape.k % 8 != 0 || (shape.q - 1) * shape.stride_w + 1 > 256 ||
       (rows - 1) * shape.stride_h + 1 > 256)
     return false;
   const int64_t depth = (int64_t)shape.c * shape.r * shape.s;
