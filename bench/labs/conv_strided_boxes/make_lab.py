@@ -1,5 +1,5 @@
 """Writes the strided-box lab's new.cu from .gen/ab/new.cu (README.md): lab_sb (strided.cuh)
-goes before the first convolution host function, and the 3x3 host functions
+goes with the row tiles of rows.cuh before the first convolution host function, and the 3x3 host functions
 (`bc_*_s1p1_default`, `bc_*_s2p1_default`) launch lab_sb::conv where it applies (16-byte rows,
 C % 64 == 0; at stride 1 only for K > 64, where the generated code has no halo form) before
 anything else; LAB_OFF=1 at run time keeps the generated path."""
@@ -9,7 +9,8 @@ import sys
 
 path = sys.argv[1] if len(sys.argv) > 1 else ".gen/ab/new.cu"
 src = open(path).read()
-kernel = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "strided.cuh")).read()
+here = os.path.dirname(os.path.abspath(__file__))
+kernel = open(os.path.join(here, "rows.cuh")).read() + open(os.path.join(here, "strided.cuh")).read()
 VEC_STORE = "  const bool vec_store = vec && K % 8 == 0 && sketch::aligned_to(Y, 16);\n"
 CALL = ("  if (vec_store && (shape.stride_h > 1 || shape.k > 64)) {  // lab: the strided-box kernel\n"
         "    cudaError_t lab_status = cudaSuccess;\n"

@@ -109,47 +109,23 @@ __global__ void __launch_bounds__(128 + BM * 2, 1) conv(const T *__restrict__ X,
   if (tid == 0) sketch::tma_store_wait_read();
 }
 
-/// The rank-4 nhwc map of X read in boxes {64, box_w, box_h, 1} traversed at the given
-/// strides along W and H.
-inline bool encode_strided_nhwc(CUtensorMap *map, const void *base, int64_t n, int64_t h, int64_t w,
-                                int64_t c, uint32_t box_w, uint32_t box_h, uint32_t stride_w, uint32_t stride_h) {
-  const cuuint64_t dims[4] = {(cuuint64_t)c, (cuuint64_t)w, (cuuint64_t)h, (cuuint64_t)n};
-  const cuuint64_t pixel = (cuuint64_t)c * 2;
-  const cuuint64_t strides[3] = {pixel, pixel * w, pixel * w * h};
-  const cuuint32_t box[4] = {64, box_w, box_h, 1};
-  const cuuint32_t element_strides[4] = {1, stride_w, stride_h, 1};
-  return sketch::encode_tensor_map(map, base, 2, 4, dims, strides, box, element_strides);
-}
-
-inline int env_int(const char *name, int fallback) {
-  const char *v = getenv(name);
-  return v ? atoi(v) : fallback;
-}
-
 /// Launches the lab kernel for this call; false where it does not apply (the caller goes on
 /// with the generated path): LAB_BM = 128 or 192 (default 192), LAB_STAGES = 4 or 6 (BM 128),
-/// LAB_ROWS = output rows a tile (at most BM / Q, the default).
+/// LAB_ROWS and LAB_OFF as lab_rows::rows reads them.
 template <typename T>
 bool launch(const T *X, const T *Wt, T *Y, const sketch::ConvShape &shape, cudaStream_t stream,
             cudaError_t *status) {
-  if (getenv("LAB_OFF")) return false;
-  const int bm = env_int("LAB_BM", 192) == 128 ? 128 : 192;
-  // output rows a tile: at most BM / Q (and LAB_ROWS), as even over the image's P rows as that allows
-  const int most = std::min(bm / shape.q, env_int("LAB_ROWS", 1 << 20));
-  if (most < 1) return false;
-  const int tiles_image = (shape.p + most - 1) / most, rows = (shape.p + tiles_image - 1) / tiles_image;
-  if (rows * shape.q * 2 < bm ||  // under half the tile's rows pixels: the generated kernels
-      shape.c % 64 != 0 || shape.k % 8 != 0 || (shape.q - 1) * shape.stride_w + 1 > 256 ||
-      (rows - 1) * shape.stride_h + 1 > 256)
+  const int bm = lab_rows::env_int("LAB_BM", 192) == 128 ? 128 : 192;
+  const int rows = lab_rows::rows(shape, bm);  // 0: the generated kernels
+  if (rows == 0 || shape.c % 64 != 0 || shape.k % 8 != 0)
     return false;
   const int64_t depth = (int64_t)shape.c * shape.r * shape.s;
   CUtensorMap x_map{}, y_map{}, w_map{};
   if (!sketch::encode_tensor_map_2d(&w_map, Wt, depth, shape.k, depth * 2, 64, 128, 2) ||
-      !encode_strided_nhwc(&x_map, X, shape.n, shape.h, shape.w, shape.c, (shape.q - 1) * shape.stride_w + 1,
-                           (rows - 1) * shape.stride_h + 1, shape.stride_w, shape.stride_h) ||
+      !lab_rows::encode_x(&x_map, X, shape, rows) ||
       !sketch::encode_tensor_map_nhwc(&y_map, Y, 2, shape.n, shape.p, shape.q, shape.k, 64, shape.q, rows))
     return false;
-  const int stages = bm == 192 ? 4 : env_int("LAB_STAGES", 4) == 6 ? 6 : 4;
+  const int stages = bm == 192 ? 4 : lab_rows::env_int("LAB_STAGES", 4) == 6 ? 6 : 4;
   auto kernel = bm == 192 ? conv<T, 192, 4> : stages == 6 ? conv<T, 128, 6> : conv<T, 128, 4>;
   const int smem = 1024 + stages * (bm + 128) * 128 + bm * 256 + 16 * stages;
   *status = sketch::allow_dynamic_smem(kernel, smem);
