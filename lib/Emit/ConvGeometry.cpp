@@ -68,15 +68,40 @@ void emitConvTmaWindowStart(CudaWriter &w) {
   w.line("const int x_w = x_pq % shape.q * shape.stride_w - shape.pad_w;");
 }
 
+void emitConvTapStart(CudaWriter &w, llvm::StringRef first) {
+  w.comment("k-tile " + first + "'s filter tap (r, s) and channel c0, stepped from there");
+  if (first == "0") {
+    w.line("int c0 = 0, r = 0, s = 0;");
+    return;
+  }
+  w.line("const int first_tap = " + first.str() + " * BK / shape.c;");
+  w.line("int c0 = " + first.str() + " * BK - first_tap * shape.c, r = first_tap / shape.s, "
+         "s = first_tap - r * shape.s;");
+}
+
 void emitConvTmaLoads(CudaWriter &w, llvm::StringRef step, llvm::StringRef filterMap,
-                      llvm::StringRef filterRow) {
+                      llvm::StringRef filterRow, bool stepped) {
   std::string stage = "(" + step.str() + " % STAGES)";
-  w.line("const int k = kt * BK, tap = k / shape.c, c0 = k - tap * shape.c;  // (r, s, c)");
-  w.line("const int r = tap / shape.s, s = tap - r * shape.s;");
+  if (stepped) {
+    w.line("const int k = kt * BK;");
+  } else {
+    w.line("const int k = kt * BK, tap = k / shape.c, c0 = k - tap * shape.c;  // (r, s, c)");
+    w.line("const int r = tap / shape.s, s = tap - r * shape.s;");
+  }
   w.line("sketch::tma_load_im2col_4d(a_smem + " + stage + " * A_STAGE_BYTES, &x_map, c0, "
          "x_w, x_h, x_n, (uint16_t)(s * shape.dil_w), (uint16_t)(r * shape.dil_h), full);");
   w.line("sketch::tma_load_2d(b_smem + " + stage + " * B_STAGE_BYTES, &" + filterMap.str() +
          ", k, " + filterRow.str() + ", full);");
+  if (!stepped)
+    return;
+  w.comment("the next k-tile's tap and channel (BK divides C): c0, then s, then r");
+  w.open("if ((c0 += BK) == shape.c)");
+  w.line("c0 = 0;");
+  w.open("if (++s == shape.s)");
+  w.line("s = 0;");
+  w.line("++r;");
+  w.close();
+  w.close();
 }
 
 } // namespace sketch

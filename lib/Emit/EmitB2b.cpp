@@ -1570,12 +1570,14 @@ private:
     w.line("int k_step = 0, b1_step = 0;");
     w.open("for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)");
     w.line("const int64_t m0 = (int64_t)tile * BM;");
-    if (plan.conv)
+    if (plan.conv) {
       emitConvTmaWindowStart(w);
+      emitConvTapStart(w, "0");
+    }
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
     emitWgmmaProducerStep(w, "k_step", [&] {
       if (plan.conv)
-        return emitConvTmaLoads(w, "k_step", "w_map", "0");
+        return emitConvTmaLoads(w, "k_step", "w_map", "0", /*stepped=*/true);
       emitGemmTmaLoads();
     });
     w.close();

@@ -1123,8 +1123,11 @@ struct WgmmaConvWriter : ConvWriterBase {
     auto loadTile = [&](StringRef tile, StringRef first, StringRef end) {
       emitTileOrigin(tile);
       emitConvTmaWindowStart(w);
+      emitConvTapStart(w, first);
       w.open(("for (int kt = " + first + "; kt < " + end + "; ++kt, ++k_step)").str());
-      emitWgmmaProducerStep(w, "k_step", [&] { emitConvTmaLoads(w, "k_step", "w_map", "(int)n0"); });
+      emitWgmmaProducerStep(w, "k_step", [&] {
+        emitConvTmaLoads(w, "k_step", "w_map", "(int)n0", /*stepped=*/true);
+      });
       w.close();
     };
     sketch::emitPersistentProducer(
