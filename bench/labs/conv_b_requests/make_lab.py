@@ -5,16 +5,13 @@ the B requests and bytes); 2 the filter box of 64 rows instead of 128 on every k
 same request count, half the rows and bytes). Asks whether the copy engine's work on the
 filter sets part of the kernel's pace, i.e. whether a multicast of B over a cluster of two
 would pay."""
-import re
+import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rewrite import S2P1_HOSTS, S2P1_WS_KERNELS, add_launch_argument, rewrite, sub_exact  # noqa: E402
+
 path = sys.argv[1] if len(sys.argv) > 1 else ".gen/ab/new.cu"
-src = open(path).read()
-
-
-def sub_exact(text, old, new, count):
-    assert text.count(old) == count, (old[:90], text.count(old))
-    return text.replace(old, new)
 
 
 def kernel(part):
@@ -28,27 +25,9 @@ def kernel(part):
 
 
 def host(part, name):
-    n = part.count("sketch::encode_tensor_map_2d(&w_map, Wt, depth, shape.k, depth * 2, 64, 128, 2)")
     part = part.replace("sketch::encode_tensor_map_2d(&w_map, Wt, depth, shape.k, depth * 2, 64, 128, 2)",
                         "sketch::encode_tensor_map_2d(&w_map, Wt, depth, shape.k, depth * 2, 64, getenv(\"LAB_B\") && atoi(getenv(\"LAB_B\")) == 2 ? 64 : 128, 2)")
-    launches = re.findall(rf"launch_kernel\({name}_ws(?:_tall|_narrow)?, [^;]*x_map, w_map, y_map\);", part)
-    for l in launches:
-        part = part.replace(l, l.replace("x_map, w_map, y_map)", "x_map, w_map, y_map, getenv(\"LAB_B\") ? atoi(getenv(\"LAB_B\")) : 0)"))
-    return part, len(launches)
+    return add_launch_argument(part, name, "getenv(\"LAB_B\") ? atoi(getenv(\"LAB_B\")) : 0")
 
 
-out, kernels, branches = [], 0, 0
-for part in re.split(r'(?=^__global__ |^extern "C" cudaError_t )', src, flags=re.M):
-    m = re.match(r"__global__ void __launch_bounds__\(\d+, 1\) bc_(f16|bf16)_s2p1_default_ws(_tall|_narrow)?\(", part)
-    h = re.match(r'extern "C" cudaError_t (bc_(f16|bf16)_s2p1_default)\(', part)
-    if m:
-        part = kernel(part)
-        kernels += 1
-    elif h:
-        part, n = host(part, h.group(1))
-        branches += n
-    out.append(part)
-src = "".join(out)
-assert kernels == branches > 0, (kernels, branches)
-open(path, "w").write(src)
-print(f"{path}: {kernels} kernels, {branches} launches")
+rewrite(path, S2P1_WS_KERNELS, kernel, S2P1_HOSTS, host, what="launches")

@@ -4,16 +4,14 @@ k-tile's A operand as `parts` im2col boxes of BM / parts pixels (LAB_PARTS = 1, 
 the host encodes the map's box for it), each from its own first pixel, into consecutive rows
 of the stage. The same bytes in more copy-engine operations: does the engine's cost go with
 operations or with pixels?"""
+import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rewrite import S2P1_HOSTS, S2P1_WS_KERNELS, rewrite, sub_exact  # noqa: E402
+
 path = sys.argv[1] if len(sys.argv) > 1 else ".gen/ab/new.cu"
-src = open(path).read()
-
-
-def sub_exact(text, old, new, count):
-    assert text.count(old) == count, (old[:90], text.count(old))
-    return text.replace(old, new)
 
 
 def kernel(part):
@@ -52,20 +50,4 @@ static inline int lab_parts(int bm) {
   return bm && bm % parts ? 1 : parts;
 }
 """
-out, kernels, branches = [], 0, 0
-for part in re.split(r'(?=^__global__ |^extern "C" cudaError_t )', src, flags=re.M):
-    m = re.match(r"__global__ void __launch_bounds__\(\d+, 1\) bc_(f16|bf16)_s2p1_default_ws(_tall|_narrow)?\(", part)
-    h = re.match(r'extern "C" cudaError_t (bc_(f16|bf16)_s2p1_default)\(', part)
-    if m:
-        part = kernel(part)
-        kernels += 1
-    elif h:
-        part, n = host(part, h.group(1))
-        branches += n
-    out.append(part)
-src = "".join(out)
-first = src.index("\n", src.index('#include "sketch/tma.cuh"')) + 1
-src = src[:first] + HELPER + src[first:]
-assert kernels == branches > 0, (kernels, branches)
-open(path, "w").write(src)
-print(f"{path}: {kernels} kernels, {branches} launches")
+rewrite(path, S2P1_WS_KERNELS, kernel, S2P1_HOSTS, host, HELPER, "launches")

@@ -5,17 +5,13 @@ a tile (before its k-loop, like the tile's own), its taps are stepped like the l
 (k_tiles - pf_start)), once a kernel). Rewrites the generated warp-specialized kernels of
 the stride-2 layers in .gen/ab/new.cu; LAB_PF as before."""
 import os
-import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rewrite import S2P1_HOSTS, S2P1_WS_KERNELS, add_launch_argument, rewrite, sub_exact  # noqa: E402
+
 path = sys.argv[1] if len(sys.argv) > 1 else ".gen/ab/new.cu"
-src = open(path).read()
 HELPER = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prefetch.cuh")).read()
-
-
-def sub_exact(text, old, new, count):
-    assert text.count(old) == count, (old[:90], text.count(old))
-    return text.replace(old, new)
 
 
 START = "        // k-tile 0's filter tap (r, s) and channel c0, stepped from there\n        int c0 = 0, r = 0, s = 0;\n        for (int kt = 0; kt < k_tiles; ++kt, ++k_step) {\n"
@@ -59,26 +55,7 @@ def kernel(part):
 
 
 def host(part, name):
-    launches = re.findall(rf"launch_kernel\({name}_ws(?:_tall|_narrow)?, [^;]*x_map, w_map, y_map\);", part)
-    for l in launches:
-        part = part.replace(l, l.replace("x_map, w_map, y_map)", "x_map, w_map, y_map, lab_pf::start(depth, 64))"))
-    return part, len(launches)
+    return add_launch_argument(part, name, "lab_pf::start(depth, 64)")
 
 
-out, kernels, branches = [], 0, 0
-for part in re.split(r'(?=^__global__ |^extern "C" cudaError_t )', src, flags=re.M):
-    m = re.match(r"__global__ void __launch_bounds__\(\d+, 1\) bc_(f16|bf16)_s2p1_default_ws(_tall|_narrow)?\(", part)
-    h = re.match(r'extern "C" cudaError_t (bc_(f16|bf16)_s2p1_default)\(', part)
-    if m:
-        part = kernel(part)
-        kernels += 1
-    elif h:
-        part, n = host(part, h.group(1))
-        branches += n
-    out.append(part)
-src = "".join(out)
-first = src.index("\n", src.index('#include "sketch/tma.cuh"')) + 1
-src = src[:first] + HELPER + src[first:]
-assert kernels == branches > 0, (kernels, branches)
-open(path, "w").write(src)
-print(f"{path}: {kernels} kernels, {branches} launches")
+rewrite(path, S2P1_WS_KERNELS, kernel, S2P1_HOSTS, host, HELPER, "launches")

@@ -13,18 +13,14 @@ The host's tall branch takes it where lab_rows::rows (rows.cuh, shared with the 
 finds a row count (else the 128 x 128 path
 as generated)."""
 import os
-import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from rewrite import rewrite, sub_exact  # noqa: E402
+
 path = sys.argv[1] if len(sys.argv) > 1 else ".gen/ab/new.cu"
-src = open(path).read()
 
 HELPER = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "rows.cuh")).read()
-
-
-def sub_exact(text, old, new, count):
-    assert text.count(old) == count, (old[:80], text.count(old))
-    return text.replace(old, new)
 
 
 def kernel(part):
@@ -68,23 +64,8 @@ def host(part, name):
                            "stream, X, Wt, Y, N, H, W, C, K, shape, x_map, w_map, y_map);",
                      f"launch_kernel({name}_ws_tall, dim3(unsigned(grid)), 512, smem_bytes, split.slices, blocks <= grid, "
                      "stream, X, Wt, Y, N, H, W, C, K, shape, x_map, w_map, y_map, rows);", 1)
-    return part
+    return part, 1
 
 
-out, kernels, hosts = [], 0, 0
-for part in re.split(r'(?=^__global__ |^extern "C" cudaError_t )', src, flags=re.M):
-    m = re.match(r"__global__ void __launch_bounds__\(512, 1\) (bc_(f16|bf16)_s2p1_default)_ws_tall\(", part)
-    h = re.match(r'extern "C" cudaError_t (bc_(f16|bf16)_s2p1_default)\(', part)
-    if m:
-        part = kernel(part)
-        kernels += 1
-    elif h:
-        part = host(part, h.group(1))
-        hosts += 1
-    out.append(part)
-src = "".join(out)
-first = src.index("\n", src.index('#include "sketch/tma.cuh"')) + 1
-src = src[:first] + HELPER + src[first:]
-assert kernels == hosts > 0, (kernels, hosts)
-open(path, "w").write(src)
-print(f"{path}: {kernels} kernels, {hosts} host functions")
+rewrite(path, r"__global__ void __launch_bounds__\(512, 1\) (bc_(f16|bf16)_s2p1_default)_ws_tall\(", kernel,
+        r'extern "C" cudaError_t (bc_(f16|bf16)_s2p1_default)\(', host, HELPER, "host functions")
