@@ -755,9 +755,7 @@ FailureOr<SplitForm> splitFormOf(const GemmAnalysis &g, StringRef arch) {
     split.slices = plan::SplitRule::warpSlices;
   // warp groups of one block: the block's warps, registers and shared memory
   int64_t warps = s.warps * split.slices;
-  int64_t accumulators = (s.tileM / s.warpsM) * (s.tileN / s.warpsN) / 32;
-  int64_t fragments = 2 * ((s.tileM / s.warpsM / 16) * 4 + (s.tileN / s.warpsN / 8) * 2);
-  int64_t registers = accumulators + fragments + 40;
+  int64_t registers = plan::mmaSyncThreadRegisters(s.tileM / s.warpsM, s.tileN / s.warpsN);
   if (warps > 32 || registers * 32 * warps > 65536)
     return kernel.emitError() << "split_k: " << split.slices << " K slices of " << s.warps
                               << " warps in one block are " << warps << " warps of about "

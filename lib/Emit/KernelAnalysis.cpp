@@ -248,9 +248,7 @@ struct GemmReader {
                            << " needs " << accumulators
                            << " f32 accumulators per thread (at most 128 fit in registers): "
                               "use more warps or a smaller tile";
-    // accumulators, two fragment buffers and ~40 registers of addresses and indices
-    int64_t fragments = 2 * ((g.tileM / g.warpsM / 16) * 4 + (g.tileN / g.warpsN / 8) * 2);
-    int64_t registers = accumulators + fragments + 40;
+    int64_t registers = plan::mmaSyncThreadRegisters(g.tileM / g.warpsM, g.tileN / g.warpsN);
     if (registers * 32 * g.warps > 65536)
       return error(kernel) << g.warps << " warps of " << g.tileM / g.warpsM << "x"
                            << g.tileN / g.warpsN << " tiles need about " << registers

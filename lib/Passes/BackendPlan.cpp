@@ -168,6 +168,12 @@ bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM
   return best >= 0;
 }
 
+int64_t mmaSyncThreadRegisters(int64_t warpM, int64_t warpN) {
+  int64_t accumulators = warpM * warpN / 32;
+  int64_t fragments = 2 * ((warpM / 16) * 4 + (warpN / 8) * 2);
+  return accumulators + fragments + 40;
+}
+
 bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor) {
   int64_t step = bKMajor ? 16 : 64;
   return (tileM == 64 || tileM == 128) && tileN >= step && tileN <= 256 && tileN % step == 0;

@@ -259,6 +259,12 @@ struct SplitRule {
 /// 16 x 16 and as square as possible; false when no split works.
 bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM, int64_t &warpsN);
 
+/// The registers a thread of an mma.sync kernel needs for a warp tile of warpM x warpN:
+/// its f32 accumulators (warpM warpN / 32), two buffers of A and B fragments (4 registers
+/// a 16-row tile, 2 a 8-column one) and about 40 of addresses and indices. A block of
+/// `warps` such warps fits when 32 warps times this is at most 65536.
+int64_t mmaSyncThreadRegisters(int64_t warpM, int64_t warpN);
+
 /// Whether sm_90a's wgmma path takes a GEMM of this block tile: 64 or 128 rows (a
 /// warpgroup's m64 each 64) by a multiple of 16 columns from 16 to 256 (wgmma's N), of
 /// 64 where B is MN-major (`bKMajor` false: B stored [K, N], read as 64-column swizzle
