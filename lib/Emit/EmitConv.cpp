@@ -923,13 +923,9 @@ struct TensorCoreConvWriter : ConvWriterBase {
                                 << p.tileN / config.warpsN << " needs " << accumulators
                                 << " f32 accumulators per thread (at most 128 fit): use more "
                                    "warps or a smaller tile";
-    int64_t registers =
-        plan::mmaSyncThreadRegisters(p.tileM / config.warpsM, p.tileN / config.warpsN);
-    if (registers * 32 * p.warps > 65536)
-      return p.conv.emitError() << p.warps << " warps of " << p.tileM / config.warpsM << "x"
-                                << p.tileN / config.warpsN << " tiles need about " << registers
-                                << " registers a thread, more than a block of " << 32 * p.warps
-                                << " threads can have (65536 in all): use fewer warps";
+    if (failed(checkMmaSyncRegisters(p.conv, p.warps, p.tileM / config.warpsM,
+                                     p.tileN / config.warpsN)))
+      return failure();
     if (config.threads() % (p.tileK / 8))
       return p.conv.emitError() << "BK = " << p.tileK << " gives " << p.tileK / 8
                                 << " 16-byte chunks a row, which must divide the block's "

@@ -248,13 +248,7 @@ struct GemmReader {
                            << " needs " << accumulators
                            << " f32 accumulators per thread (at most 128 fit in registers): "
                               "use more warps or a smaller tile";
-    int64_t registers = plan::mmaSyncThreadRegisters(g.tileM / g.warpsM, g.tileN / g.warpsN);
-    if (registers * 32 * g.warps > 65536)
-      return error(kernel) << g.warps << " warps of " << g.tileM / g.warpsM << "x"
-                           << g.tileN / g.warpsN << " tiles need about " << registers
-                           << " registers a thread, more than a block of " << 32 * g.warps
-                           << " threads can have (65536 in all): use fewer warps";
-    return success();
+    return checkMmaSyncRegisters(kernel, g.warps, g.tileM / g.warpsM, g.tileN / g.warpsN);
   }
 
   LogicalResult readOperand(ForOp loop, GemmOp gemm, StringRef name, bool transposed, bool isA,
@@ -418,6 +412,16 @@ FailureOr<EpilogueStatements> readEpilogueStatements(KernelOp kernel, ForOp loop
     return kernel.emitError() << "kernel '" << kernel.getSymName()
                               << "' never stores its result (Copy X from register to global)";
   return result;
+}
+
+LogicalResult checkMmaSyncRegisters(Operation *at, int64_t warps, int64_t warpM,
+                                    int64_t warpN) {
+  int64_t registers = plan::mmaSyncThreadRegisters(warpM, warpN);
+  if (registers * 32 * warps <= 65536)
+    return success();
+  return at->emitError() << warps << " warps of " << warpM << "x" << warpN << " tiles need about "
+                         << registers << " registers a thread, more than a block of "
+                         << 32 * warps << " threads can have (65536 in all): use fewer warps";
 }
 
 FailureOr<GemmAnalysis> analyzeGemm(KernelOp kernel) {

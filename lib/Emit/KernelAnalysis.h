@@ -206,6 +206,11 @@ struct GemmAnalysis {
 /// Reads a GEMM kernel; located errors for what the tensor-core path cannot do.
 mlir::FailureOr<GemmAnalysis> analyzeGemm(KernelOp kernel);
 
+/// The mma.sync kernels' register rule (plan::mmaSyncThreadRegisters): `warps` warps of
+/// warpM x warpN tiles fit 65536 registers; otherwise a located error at `at`.
+mlir::LogicalResult checkMmaSyncRegisters(mlir::Operation *at, int64_t warps, int64_t warpM,
+                                          int64_t warpN);
+
 } // namespace sketch
 
 #endif // SKETCH_EMIT_KERNELANALYSIS_H
