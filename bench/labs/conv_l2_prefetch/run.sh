@@ -4,11 +4,12 @@
 # layer at N = 64 and 128 under CUDA graphs, the prefetch from 2, 4 and 6 eighths of the tile.
 set -uo pipefail
 source bench/labs/lab_run.sh
-lab_build ab
+d=${LAB_DIR:-ab}  # .gen/$d
+lab_build $d
 odd="128,57,128,3,2,1;64,31,72,3,2,1;128,14,256,3,2,1;64,9,64,3,2,1;64,2,64,3,2,1;128,3,128,3,2,1"
-lab_ab ab odd --only s2p1 --graph --rounds 1 --conv-batch 3 --conv-layers "$odd"
+lab_ab $d ${d}_odd --only s2p1 --graph --rounds 1 --conv-batch 3 --conv-layers "$odd"
 for pf in 4 2 6; do
-  LAB_PF=$pf lab_ab ab n64_pf$pf --only s2p1 --graph --rounds 2
-  LAB_PF=$pf lab_ab ab n128_pf$pf --only s2p1 --graph --rounds 2 --conv-batch 128
+  LAB_PF=$pf lab_ab $d ${d}_n64_pf$pf --only s2p1 --graph --rounds 2
+  LAB_PF=$pf lab_ab $d ${d}_n128_pf$pf --only s2p1 --graph --rounds 2 --conv-batch 128
 done
 lab_summary

@@ -3,10 +3,11 @@
 # stride-2 layer at N = 32, 64 and 128 under CUDA graphs.
 set -uo pipefail
 source bench/labs/lab_run.sh
-lab_build ab
+d=${LAB_DIR:-ab}  # .gen/$d
+lab_build $d
 odd="128,57,128,3,2,1;64,31,72,3,2,1;128,14,256,3,2,1;64,9,64,3,2,1"
-lab_ab ab odd --only s2p1 --graph --rounds 1 --conv-batch 3 --conv-layers "$odd"
+lab_ab $d ${d}_odd --only s2p1 --graph --rounds 1 --conv-batch 3 --conv-layers "$odd"
 for n in 32 64 128; do
-  lab_ab ab n$n --only s2p1 --graph --rounds 2 --conv-batch $n
+  lab_ab $d ${d}_n$n --only s2p1 --graph --rounds 2 --conv-batch $n
 done
 lab_summary
