@@ -80,20 +80,13 @@ void emitConvTapStart(CudaWriter &w, llvm::StringRef first) {
 }
 
 void emitConvTmaLoads(CudaWriter &w, llvm::StringRef step, llvm::StringRef filterMap,
-                      llvm::StringRef filterRow, bool stepped) {
+                      llvm::StringRef filterRow) {
   std::string stage = "(" + step.str() + " % STAGES)";
-  if (stepped) {
-    w.line("const int k = kt * BK;");
-  } else {
-    w.line("const int k = kt * BK, tap = k / shape.c, c0 = k - tap * shape.c;  // (r, s, c)");
-    w.line("const int r = tap / shape.s, s = tap - r * shape.s;");
-  }
+  w.line("const int k = kt * BK;");
   w.line("sketch::tma_load_im2col_4d(a_smem + " + stage + " * A_STAGE_BYTES, &x_map, c0, "
          "x_w, x_h, x_n, (uint16_t)(s * shape.dil_w), (uint16_t)(r * shape.dil_h), full);");
   w.line("sketch::tma_load_2d(b_smem + " + stage + " * B_STAGE_BYTES, &" + filterMap.str() +
          ", k, " + filterRow.str() + ", full);");
-  if (!stepped)
-    return;
   w.comment("the next k-tile's tap and channel (BK divides C): c0, then s, then r");
   w.open("if ((c0 += BK) == shape.c)");
   w.line("c0 = 0;");

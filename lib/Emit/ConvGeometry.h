@@ -42,17 +42,17 @@ void emitConvHostShape(CudaWriter &w, const ConvGeometry &g, const KernelSignatu
 /// filter tap): where the window of the tile's first output pixel `m0` starts, as
 /// x_n, x_h, x_w (expects `shape`).
 void emitConvTmaWindowStart(CudaWriter &w);
-/// Before a producer loop over k-tiles `first` ..: k-tile `first`'s filter tap (r, s) and
-/// channel c0, divided once; emitConvTmaLoads' stepped form advances them.
+/// Before the loads of k-tiles `first`, `first` + 1, ... (in that order, by one thread):
+/// k-tile `first`'s filter tap (r, s) and channel c0, divided once; emitConvTmaLoads
+/// advances them.
 void emitConvTapStart(CudaWriter &w, llvm::StringRef first);
 /// The TMA requests of k-tile `kt` into stage `step` % STAGES, completing on `full`: X's
 /// im2col box into a_smem (`x_map`), the filter's box (`filterMap`, rows from
-/// `filterRow`) into b_smem. `stepped` (a producer loop after emitConvTapStart, k-tiles in
-/// order): the tap and channel come from the loop's counters, advanced after the requests,
-/// rather than two divisions a k-tile (a single producer thread is on the pipeline's
-/// critical path: docs/backend.md, "Producer arithmetic").
+/// `filterRow`) into b_smem. The tap and channel are emitConvTapStart's counters, advanced
+/// after the requests, rather than two divisions a k-tile (the one loading thread is on
+/// the pipeline's critical path: docs/backend.md, "Producer arithmetic").
 void emitConvTmaLoads(CudaWriter &w, llvm::StringRef step, llvm::StringRef filterMap,
-                      llvm::StringRef filterRow, bool stepped = false);
+                      llvm::StringRef filterRow);
 
 } // namespace sketch
 

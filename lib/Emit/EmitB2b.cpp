@@ -1577,7 +1577,7 @@ private:
     w.open("for (int kt = 0; kt < k_tiles; ++kt, ++k_step)");
     emitWgmmaProducerStep(w, "k_step", [&] {
       if (plan.conv)
-        return emitConvTmaLoads(w, "k_step", "w_map", "0", /*stepped=*/true);
+        return emitConvTmaLoads(w, "k_step", "w_map", "0");
       emitGemmTmaLoads();
     });
     w.close();

@@ -1129,7 +1129,7 @@ struct WgmmaConvWriter : ConvWriterBase {
       emitConvTapStart(w, first);
       w.open(("for (int kt = " + first + "; kt < " + end + "; ++kt, ++k_step)").str());
       emitWgmmaProducerStep(w, "k_step", [&] {
-        emitConvTmaLoads(w, "k_step", "w_map", "(int)n0", /*stepped=*/true);
+        emitConvTmaLoads(w, "k_step", "w_map", "(int)n0");
       });
       w.close();
     };
@@ -1198,7 +1198,9 @@ struct WgmmaConvWriter : ConvWriterBase {
   /// kernel does not fit).
   void emitTmaLoop() {
     emitConvTmaWindowStart(w);
-    emitWgmmaTmaLoop(w, block, barriersOffset(), [&] { emitConvTmaLoads(w, "kt", "w_map", "(int)n0"); });
+    emitConvTapStart(w, "0");  // thread 0 calls load_stage in k order
+    emitWgmmaTmaLoop(w, block, barriersOffset(),
+                     [&] { emitConvTmaLoads(w, "kt", "w_map", "(int)n0"); });
   }
 
   TensorCoreLaunch launch() const {
