@@ -22,7 +22,8 @@ list_files() {
   for pattern in ${SKETCH_FILES:-*}; do set +f; ls "$gen"/$pattern.cu; set -f; done
   set +f
 }
-files=$(list_files)
+# largest first, so that the biggest file (about a minute of ptxas) does not start last
+files=$(list_files | xargs -r ls -S)
 echo "building $(echo "$files" | wc -l) files for $arch with $jobs jobs"
 echo "$files" | xargs -P "$jobs" -I{} sh -c \
   'nvcc -std=c++17 -O3 $4 -I"$0/runtime/include" -I"$1" $(sed -n "3s/.*runtime\/include \(.*\) -c FILE.cu/\1/p" "{}" | grep . || echo $2) -Xcompiler -fPIC -Xptxas -v -c "{}" -o "$3/$(basename {} .cu).o" 2> "$3/$(basename {} .cu).ptxas" || { cat "$3/$(basename {} .cu).ptxas"; echo "BUILD FAILED: {}"; }' \
