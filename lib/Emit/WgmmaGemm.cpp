@@ -349,16 +349,7 @@ void emitWgmmaTmaLoop(CudaWriter &w, const WgmmaBlock &b, int64_t barriersOffset
                       llvm::function_ref<void()> writeLoads, StringRef stageBytes) {
   w.comment("TMA: thread 0 asks for a stage's boxes, which complete on its full barrier; each");
   w.comment("warp arrives on its empty barrier once the stage's wgmma group is done");
-  w.line("const uint32_t bars = smem_base + " + str(barriersOffset) +
-         ";  // full[s] at bars + 8 s, empty[s] at bars + 8 (STAGES + s)");
-  w.open("if (tid == 0)");
-  w.open("for (int s = 0; s < STAGES; ++s)");
-  w.line("sketch::mbarrier_init(bars + 8 * s, 1);");
-  w.line("sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);");
-  w.close();
-  w.line("sketch::fence_mbarrier_init();");
-  w.close();
-  w.line("__syncthreads();");
+  emitWgmmaStageBarriers(w, barriersOffset, "");
   w.open("auto load_stage = [&](int kt)");
   w.line("const uint32_t full = bars + 8 * (kt % STAGES);");
   w.line("sketch::mbarrier_arrive_expect_tx(full, " + stageBytes.str() + ");");
