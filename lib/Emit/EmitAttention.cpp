@@ -803,6 +803,34 @@ std::vector<std::string> tensorMapNames(const AttentionPlan &plan) {
   return maps;
 }
 
+/// The leading dimensions where K's differs from Q's (grouped heads: K's divides Q's).
+std::vector<size_t> groupedDims(const AttentionPlan &plan) {
+  auto q = plan.q.leading(), k = plan.k.leading();
+  std::vector<size_t> dims;
+  for (size_t i = 0; i < std::min(q.size(), k.size()); ++i)
+    if (q[i] != k[i])
+      dims.push_back(i);
+  return dims;
+}
+
+/// The kernel's group size of each grouped dimension i, `group<i>`: Q's size over K's.
+std::string groupParameters(const AttentionPlan &plan) {
+  std::string params;
+  for (size_t i : groupedDims(plan))
+    params += formatv(", const sketch::FastDivmod group{0}", i).str();
+  return params;
+}
+
+/// The host's arguments for groupParameters (after its check that K's sizes divide Q's).
+std::string groupArguments(const AttentionPlan &plan) {
+  std::string args;
+  for (size_t i : groupedDims(plan))
+    args += formatv(", sketch::FastDivmod(int({0} / {1}))", plan.dim(plan.q.leading()[i]),
+                    plan.dim(plan.k.leading()[i]))
+                .str();
+  return args;
+}
+
 /// Whether the sm_90a kernel may split a row tile's keys over the blocks of a cluster (the
 /// host's sketch::key_splits, for grids short of the SMs): sketch-choose-defaults' rule
 /// (plan::kKeySplitsAttr: the statements on the scores read no tensor at a key index, so a
@@ -826,7 +854,7 @@ public:
         maps += ", const __grid_constant__ CUtensorMap " + t + "_map";
     w.open(plan.name + "_kernel(" +
            kernelParameterList(plan.sig, [](const ParamInfo &) { return true; }) + maps +
-           (plan.causal ? ", int row_base" : "") + ")");
+           groupParameters(plan) + (plan.causal ? ", int row_base" : "") + ")");
     w.line("using namespace " + ns() + ";");
     w.line("using namespace sketch;");
     if (plan.tiles.wgmma) {
@@ -1405,9 +1433,12 @@ private:
     return formatv("{0}{1}", prefix, i).str();
   }
 
-  /// Query head index `index` as the index of a grouped dimension: over the group size.
-  std::string groupedIndex(StringRef index, StringRef queryDim, StringRef ownDim) const {
-    return (index + " / (int(" + plan.dim(queryDim) + ") / int(" + plan.dim(ownDim) + "))").str();
+  /// Query index `index` of leading dimension `dim` as the index of K's grouped one: over the
+  /// group size, by the kernel's `group<dim>` (a multiply-shift ptxas recomputes where
+  /// registers are short; it kept an integer division's quotient, and the mma.sync kernel at
+  /// d = 128 spilled 48-52 bytes).
+  static std::string groupedIndex(StringRef index, size_t dim) {
+    return formatv("group{0}.div({1})", dim, index).str();
   }
 
   /// Flattened leading indices of `info` (grouped: the query index / group size).
@@ -1418,11 +1449,11 @@ private:
         return "int64_t(head)";
       // grouped in the last one only (it divides Q's: the host checks): head / the group size
       if (!leading.empty() && leading.drop_back() == q.drop_back())
-        return "int64_t(" + groupedIndex("head", q.back(), leading.back()) + ")";
+        return "int64_t(" + groupedIndex("head", q.size() - 1) + ")";
     }
     auto index = [&](size_t i) { // grouped: query index / (group size)
       std::string name = indexName(i, prefix);
-      return leading[i] == q[i] ? name : "(" + groupedIndex(name, q[i], leading[i]) + ")";
+      return leading[i] == q[i] ? name : groupedIndex(name, i);
     };
     if (takesOuterIndex(info))
       return "(int64_t(" + prefix.str() + "_outer) * " + plan.dim(leading.back()) + " + " +
@@ -2242,7 +2273,7 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   std::string launch = split ? "sketch::launch_kernel(" + plan.name +
                                    "_kernel, grid, THREADS, SMEM, splits, false, stream, "
                              : plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(";
-  launch += kernelArgumentList(plan.sig) + maps;
+  launch += kernelArgumentList(plan.sig) + maps + groupArguments(plan);
   if (plan.causal) {
     writeCausalLaunches(plan, w, launch, heads, split);
   } else if (split) {

@@ -1,6 +1,5 @@
 // sketch/conv.cuh - implicit-GEMM convolution helpers (forward conv2d).
 //
-//   FastDivmod               n / d and n % d by a precomputed multiply-shift (n < 2^31)
 //   ConvShape                sizes, stride, pad, dilation; make_conv_shape(...) derives P, Q
 //   Im2colNchwLoader<...>    the SIMT mainloop's loader of nchw activations (see simt.cuh)
 //   PointwiseNchwLoader<...> the same for a 1x1, stride-1, pad-0 convolution: 16-byte copies
@@ -24,37 +23,10 @@
 #include <type_traits>
 
 #include "sketch/copy.cuh"
+#include "sketch/host.h" // FastDivmod
 #include "sketch/simt.cuh"
 
 namespace sketch {
-
-/// Division by a run-time constant d >= 1 for dividends 0 <= n < 2^31:
-/// q = (umulhi(n, mul) + n) >> shift (Granlund-Montgomery, the round-up multiplier).
-struct FastDivmod {
-  int divisor;
-  uint32_t mul, shift;
-
-  FastDivmod() = default;
-  /// d < 1 is taken as 1 (such a divisor is never used: nothing is reduced).
-  __host__ explicit FastDivmod(int d) : divisor(d < 1 ? 1 : d) {
-    d = divisor;
-    shift = 0;
-    while ((1ull << shift) < static_cast<uint64_t>(d))
-      ++shift;
-    const uint64_t two32 = 1ull << 32;
-    mul = static_cast<uint32_t>(two32 * ((1ull << shift) - d) / d + 1);
-  }
-  __device__ __forceinline__ int div(int n) const {
-    return static_cast<int>((__umulhi(static_cast<uint32_t>(n), mul) + static_cast<uint32_t>(n)) >>
-                            shift);
-  }
-  /// quotient, and n - quotient * d in `rem`.
-  __device__ __forceinline__ int divmod(int n, int &rem) const {
-    const int q = div(n);
-    rem = n - q * divisor;
-    return q;
-  }
-};
 
 /// A forward convolution's sizes. P, Q follow from the others.
 struct ConvShape {

@@ -1,6 +1,9 @@
 // sketch/host.h - small host-side helpers of the generated host functions.
 //
 //   ceil_div(a, b)                 tiles of size b covering a (host and device)
+//   FastDivmod(d)                  n / d and n % d on the device by a multiply-shift the host
+//                                  computes (n < 2^31): ptxas recomputes it where registers
+//                                  are short, as it would not an integer division
 //   aligned_to(ptr, bytes)         ptr is a multiple of `bytes` (null counts as aligned)
 //   all_nonnull(p, ...)            no pointer is null
 //   valid_pointer(p, count)        p is not null, or the tensor has no elements
@@ -42,6 +45,34 @@
 namespace sketch {
 
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Division by a run-time constant d >= 1 for dividends 0 <= n < 2^31:
+/// q = (umulhi(n, mul) + n) >> shift (Granlund-Montgomery, the round-up multiplier).
+struct FastDivmod {
+  int divisor;
+  uint32_t mul, shift;
+
+  FastDivmod() = default;
+  /// d < 1 is taken as 1 (such a divisor is never used: nothing is reduced).
+  __host__ explicit FastDivmod(int d) : divisor(d < 1 ? 1 : d) {
+    d = divisor;
+    shift = 0;
+    while ((1ull << shift) < static_cast<uint64_t>(d))
+      ++shift;
+    const uint64_t two32 = 1ull << 32;
+    mul = static_cast<uint32_t>(two32 * ((1ull << shift) - d) / d + 1);
+  }
+  __device__ __forceinline__ int div(int n) const {
+    return static_cast<int>((__umulhi(static_cast<uint32_t>(n), mul) + static_cast<uint32_t>(n)) >>
+                            shift);
+  }
+  /// quotient, and n - quotient * d in `rem`.
+  __device__ __forceinline__ int divmod(int n, int &rem) const {
+    const int q = div(n);
+    rem = n - q * divisor;
+    return q;
+  }
+};
 
 inline bool aligned_to(const void *ptr, size_t bytes) {
   return reinterpret_cast<uintptr_t>(ptr) % bytes == 0;
