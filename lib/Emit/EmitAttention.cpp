@@ -813,22 +813,54 @@ std::vector<size_t> groupedDims(const AttentionPlan &plan) {
   return dims;
 }
 
-/// The kernel's group size of each grouped dimension i, `group<i>`: Q's size over K's.
-std::string groupParameters(const AttentionPlan &plan) {
-  std::string params;
-  for (size_t i : groupedDims(plan))
-    params += formatv(", const sketch::FastDivmod group{0}", i).str();
-  return params;
+/// Whether C++ expression `expr` names no variable (numbers and operators only).
+bool namesNoVariable(StringRef expr) {
+  for (size_t i = 0; i < expr.size();) {
+    char c = expr[i];
+    if (llvm::isDigit(c) || c == '.') { // 1.5f, 2e-3f
+      while (i < expr.size() && (llvm::isDigit(expr[i]) || expr[i] == '.'))
+        ++i;
+      if (i < expr.size() && (expr[i] == 'e' || expr[i] == 'E')) {
+        ++i;
+        if (i < expr.size() && (expr[i] == '+' || expr[i] == '-'))
+          ++i;
+        while (i < expr.size() && llvm::isDigit(expr[i]))
+          ++i;
+      }
+      if (i < expr.size() && (expr[i] == 'f' || expr[i] == 'F'))
+        ++i;
+    } else if (llvm::isAlpha(c) || c == '_') {
+      return false;
+    } else {
+      ++i;
+    }
+  }
+  return true;
 }
 
-/// The host's arguments for groupParameters (after its check that K's sizes divide Q's).
-std::string groupArguments(const AttentionPlan &plan) {
-  std::string args;
+/// Whether the kernel takes P_scale as a parameter (derivedValues): a factor of the scores
+/// that names a scalar; a constant one stays in the kernel.
+bool scaleIsParameter(const AttentionPlan &plan) {
+  std::string scale = scaleExpr(plan);
+  return !scale.empty() && !namesNoVariable(scale);
+}
+
+/// What the host derives from the sizes and scalars for the kernel, in its parameters'
+/// constant bank (ptxas recomputes from there, or reads in place, what a register would
+/// hold through the key loop; the mma.sync kernel at d = 128 has none to spare): each grouped
+/// dimension i's group size `group<i>` (Q's size over K's, a multiply-shift), and the scores'
+/// factor `P_scale` (scaleExpr). `arguments`: the host's expressions, else the kernel's
+/// parameters.
+std::string derivedValues(const AttentionPlan &plan, bool arguments) {
+  std::string list;
   for (size_t i : groupedDims(plan))
-    args += formatv(", sketch::FastDivmod(int({0} / {1}))", plan.dim(plan.q.leading()[i]),
-                    plan.dim(plan.k.leading()[i]))
-                .str();
-  return args;
+    list += arguments ? formatv(", sketch::FastDivmod(int({0} / {1}))",
+                                plan.dim(plan.q.leading()[i]), plan.dim(plan.k.leading()[i]))
+                            .str()
+                      : formatv(", const sketch::FastDivmod group{0}", i).str();
+  if (scaleIsParameter(plan))
+    list += arguments ? ", float(" + scaleExpr(plan) + ")" : ", const float P_scale";
+  return list;
 }
 
 /// Whether the sm_90a kernel may split a row tile's keys over the blocks of a cluster (the
@@ -854,7 +886,7 @@ public:
         maps += ", const __grid_constant__ CUtensorMap " + t + "_map";
     w.open(plan.name + "_kernel(" +
            kernelParameterList(plan.sig, [](const ParamInfo &) { return true; }) + maps +
-           groupParameters(plan) + (plan.causal ? ", int row_base" : "") + ")");
+           derivedValues(plan, false) + (plan.causal ? ", int row_base" : "") + ")");
     w.line("using namespace " + ns() + ";");
     w.line("using namespace sketch;");
     if (plan.tiles.wgmma) {
@@ -1680,8 +1712,10 @@ private:
       w.comment("The scaling of " + p + ", with log2(e) folded in: the softmax uses exp2.");
     else if (!scale.empty())
       w.comment("The scaling of " + p + " (no Softmax: " + p + " times the values as scaled).");
-    if (!scale.empty())
-      w.line("const float P_scale = " + scale + ";");
+    if (scaleIsParameter(plan))
+      w.comment("P_scale = " + scale + " (a parameter: the host computes it).");
+    else if (!scale.empty())
+      w.line("constexpr float P_scale = " + scale + ";");
     if (foldsScale()) {
       w.comment("It is folded into the softmax's exponent (2^(" + p +
                 " * P_fold - max): one FFMA a score); one that is not");
@@ -2273,7 +2307,7 @@ void writeHost(const AttentionPlan &plan, CudaWriter &w, const AttentionPlan *fa
   std::string launch = split ? "sketch::launch_kernel(" + plan.name +
                                    "_kernel, grid, THREADS, SMEM, splits, false, stream, "
                              : plan.name + "_kernel<<<grid, THREADS, SMEM, stream>>>(";
-  launch += kernelArgumentList(plan.sig) + maps + groupArguments(plan);
+  launch += kernelArgumentList(plan.sig) + maps + derivedValues(plan, true);
   if (plan.causal) {
     writeCausalLaunches(plan, w, launch, heads, split);
   } else if (split) {

@@ -10,7 +10,7 @@
 // CHECK: constexpr int WARPS = 4, THREADS = 32 * WARPS;
 // CHECK: constexpr bool CAUSAL = false;
 // CHECK: __global__ void __launch_bounds__(attention_tiles::THREADS, 1)
-// CHECK-NEXT: attention_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V, __half *__restrict__ O, float scale, int64_t B, int64_t H, int64_t S, int64_t L)
+// CHECK-NEXT: attention_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V, __half *__restrict__ O, float scale, int64_t B, int64_t H, int64_t S, int64_t L, const float P_scale)
 // CHECK: const T *Q_g = Q + (int64_t(i0) * H + i1) * S * DQK;
 // CHECK: const int64_t KV_head = (int64_t(i0) * H + i1);
 // CHECK: const T *K_g = K + KV_head * L * DQK;
@@ -18,7 +18,7 @@
 // CHECK: copy_tile_async<BM, DQK, THREADS>(Q_s, Q_g, m0, S_rows);
 // CHECK: float O_r[MT][NT_O][4] = {};
 // CHECK: P_max[m][0] = P_max[m][1] = -CUDART_INF_F;
-// CHECK: const float P_scale = scale * 1.4426950408889634f;
+// CHECK: // P_scale = scale * 1.4426950408889634f (a parameter: the host computes it).
 // The loop over keys: double-buffered K and V, prefetched one step ahead.
 // CHECK: for (int j = 0; j < tiles; ++j) {
 // CHECK: cp_async_wait<1>();
@@ -43,7 +43,7 @@
 // CHECK: __syncwarp(); // these rows lie in
 // CHECK: store_rows_global<MT * 16, DV>(O_g, Q_s, warp_row, m0 + warp_row, S_rows);
 // CHECK: extern "C" cudaError_t attention(const __half *Q, const __half *K, const __half *V, __half *O, float scale, int64_t B, int64_t H, int64_t S, int64_t L, cudaStream_t stream) {
-// CHECK: attention_kernel<<<grid, THREADS, SMEM, stream>>>(Q, K, V, O, scale, B, H, S, L);
+// CHECK: attention_kernel<<<grid, THREADS, SMEM, stream>>>(Q, K, V, O, scale, B, H, S, L, float(scale * 1.4426950408889634f));
 
 sketch.kernel @attention attributes {tile_m = 128 : i64, tile_n = 64 : i64, tile_k = 128 : i64, warps = 4 : i64, stages = 2 : i64} {
   sketch.tensor "Q" : f16 ["B", "H", "S", "128"]
