@@ -4,10 +4,5 @@
 set -uo pipefail
 source bench/labs/lab_run.sh
 lab_build ab ab_count
-odd="128,57,128,3,2,1;64,31,72,3,2,1;128,14,256,3,2,1;64,9,64,3,2,1;128,15,136,3,1,1;64,7,128,3,1,1;128,9,192,1,1,0;64,13,128,1,1,0"
-for f in ab ab_count; do
-  lab_ab $f odd_$f --graph --rounds 1 --only bc_ --conv-batch 3 --conv-layers "$odd"
-  lab_ab $f n64_$f --graph --rounds 2 --only bc_
-  lab_ab $f n128_$f --graph --rounds 2 --only s2p1 --conv-batch 128
-done
+lab_conv_layers ab ab_count
 lab_summary
