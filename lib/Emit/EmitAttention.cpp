@@ -2160,17 +2160,16 @@ void writeCausalLaunches(const AttentionPlan &plan, CudaWriter &w, const std::st
 void writeKeySplitsFunction(const AttentionPlan &plan, CudaWriter &w) {
   w.comment("Key splits of " + plan.name + "_kernel: a grid short of the SMs shares each row "
             "tile's key tiles among the blocks");
-  w.comment("of a cluster (2, 4, 8 or 16, all resident at once; the same sizes give the same "
+  w.comment("of a cluster (2, 4 or 8, all resident at once; the same sizes give the same "
             "splits).");
   w.open("static int " + plan.name + "_key_splits(int64_t row_tiles, int64_t keys)");
   w.line("using namespace ::" + plan.name + "_tiles;");
   w.line("if (!KEY_SPLITS)");
   w.line("  return 1;");
-  w.line("static sketch::PerDevice resident_2, resident_4, resident_8, resident_16;");
+  w.line("static sketch::PerDevice resident_2, resident_4, resident_8;");
   w.open("const auto resident = [](int cluster)");
   w.line("return sketch::cluster_resident_blocks(" + plan.name + "_kernel, THREADS, SMEM, "
-         "cluster, cluster == 2 ? resident_2 : cluster == 4 ? resident_4 : cluster == 8 ? "
-         "resident_8 : resident_16);");
+         "cluster, cluster == 2 ? resident_2 : cluster == 4 ? resident_4 : resident_8);");
   w.close(";");
   w.line("return sketch::key_splits(row_tiles, sketch::ceil_div(keys, BN), resident);");
   w.close();

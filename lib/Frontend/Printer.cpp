@@ -246,7 +246,7 @@ private:
     }
     if (kernel->hasAttr(plan::kKeySplitsAttr) && kernel->hasAttr(plan::kSmemBytesAttr)) {
       indent(1) << "# key splits (sm_90a): with fewer row tiles than SMs, the host shares each\n";
-      indent(1) << "#   row tile's key tiles among 2, 4, 8 or 16 blocks of a cluster (all resident\n";
+      indent(1) << "#   row tile's key tiles among 2, 4 or 8 blocks of a cluster (all resident\n";
       indent(1) << "#   at once, 4 key tiles a block or more), which sum their rows in rank order\n";
       if (kernel->hasAttr(plan::kShortGridRowsAttr))
         indent(1) << "#   (a grid whose 64-row kernel splits the keys as many ways takes that kernel)\n";

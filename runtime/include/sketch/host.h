@@ -25,8 +25,8 @@
 //                                  a persistent kernel's split tail: the K slices of the
 //                                  tiles past its last whole round, and its grid
 //   key_splits(blocks, key_tiles, resident)
-//                                  attention's key splits: the most blocks of a cluster (2, 4,
-//                                  8 or 16) that share each of `blocks` row tiles' keys in one
+//                                  attention's key splits: the most blocks of a cluster (2, 4
+//                                  or 8) that share each of `blocks` row tiles' keys in one
 //                                  wave, at least kMinSplitKeyTiles key tiles a block; else 1
 //   launch_kernel(kernel, grid, block, smem, cluster, dependent, stream, args...)
 //                                  a launch in clusters of `cluster` blocks along x; with
@@ -222,16 +222,6 @@ inline int64_t wave_rows(int64_t m, int64_t n, int64_t batch, int sms, int bm, i
   return ceil_div(tiles, (int64_t)(sms < 1 ? 1 : sms)) * (bm + bn);
 }
 
-/// Clusters of up to 8 blocks are portable; sm_90 devices take up to 16 where the kernel
-/// allows the non-portable size (cudaFuncAttributeNonPortableClusterSizeAllowed).
-constexpr int kPortableClusterBlocks = 8, kMostClusterBlocks = 16;
-template <typename Kernel>
-inline cudaError_t allow_cluster(Kernel kernel, int cluster) {
-  if (cluster <= kPortableClusterBlocks)
-    return cudaSuccess;
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-}
-
 /// How many blocks of `kernel` (`threads` a block, `smem` bytes of dynamic shared memory)
 /// run at once when launched in clusters of `cluster` blocks: the driver's
 /// cudaOccupancyMaxActiveClusters times `cluster`, asked once a device (after allowing the
@@ -241,7 +231,7 @@ template <typename Kernel>
 inline int cluster_resident_blocks(Kernel kernel, int threads, int smem, int cluster,
                                    PerDevice &cache) {
   int blocks = cache.get([&](int) {
-    if (allow_dynamic_smem(kernel, smem) != cudaSuccess || allow_cluster(kernel, cluster) != cudaSuccess) {
+    if (allow_dynamic_smem(kernel, smem) != cudaSuccess) {
       (void)cudaGetLastError();
       return -1;
     }
@@ -314,7 +304,7 @@ inline TailSplit tail_split(int64_t tiles, int64_t k_tiles, int sms, Resident re
 
 /// Attention's key splits (docs/backend.md): a grid of `blocks` row tiles (one block an SM)
 /// short of the SMs leaves most of them idle, so each row tile's `key_tiles` may be shared
-/// by the blocks of a cluster. The most blocks a cluster, 2, 4, 8 or 16, for which every cluster
+/// by the blocks of a cluster. The most blocks a cluster, 2, 4 or 8, for which every cluster
 /// is resident at once (`resident(cluster)`: cluster_resident_blocks) and each block keeps
 /// at least kMinSplitKeyTiles key tiles; 1 (no split) where none does. The same sizes on the
 /// same device give the same splits, so the same bits.
@@ -324,8 +314,7 @@ inline int key_splits(int64_t blocks, int64_t key_tiles, Resident resident) {
   int splits = 1;
   if (!tail_split_allowed()) // SKETCH_TAIL_SPLIT=0: no splits over clusters
     return splits;
-  for (int cluster = 2; cluster <= kMostClusterBlocks && key_tiles >= cluster * kMinSplitKeyTiles;
-       cluster *= 2)
+  for (int cluster = 2; cluster <= 8 && key_tiles >= cluster * kMinSplitKeyTiles; cluster *= 2)
     if (blocks * cluster <= resident(cluster))
       splits = cluster;
   return splits;
@@ -341,8 +330,6 @@ template <typename... Params, typename... Args>
 inline cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, int smem,
                                  int cluster, bool dependent, cudaStream_t stream,
                                  Args &&...args) {
-  if (const cudaError_t allowed = allow_cluster(kernel, cluster); allowed != cudaSuccess)
-    return allowed;
   cudaLaunchAttribute attributes[2];
   unsigned count = 0;
   if (cluster > 1) {

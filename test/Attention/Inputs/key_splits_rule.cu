@@ -1,16 +1,15 @@
 // sketch::key_splits (runtime/include/sketch/host.h) on made-up devices: prints
-// "blocks key_tiles resident2 resident4 resident8 resident16 -> splits" for
+// "blocks key_tiles resident2 resident4 resident8 -> splits" for
 // test/Attention/key-splits-rule.test.
 #include <cstdio>
 
 #include "sketch/host.h"
 
-static void show(long blocks, long key_tiles, int pairs, int quads, int octets, int sixteens = 0) {
+static void show(long blocks, long key_tiles, int pairs, int quads, int octets) {
   int splits = sketch::key_splits(blocks, key_tiles, [&](int cluster) {
-    return cluster == 2 ? pairs : cluster == 4 ? quads : cluster == 8 ? octets : sixteens;
+    return cluster == 2 ? pairs : cluster == 4 ? quads : octets;
   });
-  std::printf("%ld %ld %d %d %d %d -> %d\n", blocks, key_tiles, pairs, quads, octets, sixteens,
-              splits);
+  std::printf("%ld %ld %d %d %d -> %d\n", blocks, key_tiles, pairs, quads, octets, splits);
 }
 
 int main() {
@@ -25,8 +24,5 @@ int main() {
   show(16, 32, 0, 0, 0);         // no clusters resident: no split
   show(1, 1000, 133, 132, 120);  // one row tile: octets
   show(0, 32, 132, 132, 128);    // nothing to do
-  show(8, 64, 132, 132, 128, 128); // decode, 8 key/value heads: clusters of 16 (non-portable)
-  show(8, 64, 132, 132, 128, 112); // 16-block clusters not all resident: octets
-  show(8, 63, 132, 132, 128, 128); // 63 key tiles: 16 would keep 3 a block
   return 0;
 }
