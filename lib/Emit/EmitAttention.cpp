@@ -33,6 +33,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <optional>
@@ -813,44 +814,19 @@ std::vector<size_t> groupedDims(const AttentionPlan &plan) {
   return dims;
 }
 
-/// Whether C++ expression `expr` names no variable (numbers and operators only).
-bool namesNoVariable(StringRef expr) {
-  for (size_t i = 0; i < expr.size();) {
-    char c = expr[i];
-    if (llvm::isDigit(c) || c == '.') { // 1.5f, 2e-3f
-      while (i < expr.size() && (llvm::isDigit(expr[i]) || expr[i] == '.'))
-        ++i;
-      if (i < expr.size() && (expr[i] == 'e' || expr[i] == 'E')) {
-        ++i;
-        if (i < expr.size() && (expr[i] == '+' || expr[i] == '-'))
-          ++i;
-        while (i < expr.size() && llvm::isDigit(expr[i]))
-          ++i;
-      }
-      if (i < expr.size() && (expr[i] == 'f' || expr[i] == 'F'))
-        ++i;
-    } else if (llvm::isAlpha(c) || c == '_') {
-      return false;
-    } else {
-      ++i;
-    }
-  }
-  return true;
-}
-
-/// Whether the kernel takes P_scale as a parameter (derivedValues): a factor of the scores
-/// that names a scalar; a constant one stays in the kernel.
-bool scaleIsParameter(const AttentionPlan &plan) {
-  std::string scale = scaleExpr(plan);
-  return !scale.empty() && !namesNoVariable(scale);
+/// Whether generated C++ expression `expr` names a variable: an identifier's first letter
+/// that is not inside a number (the `e` and `f` of 2e-3f follow a digit).
+bool namesVariable(StringRef expr) {
+  static const llvm::Regex identifier("(^|[^0-9.A-Za-z_])[A-Za-z_]");
+  return identifier.match(expr);
 }
 
 /// What the host derives from the sizes and scalars for the kernel, in its parameters'
 /// constant bank (ptxas recomputes from there, or reads in place, what a register would
 /// hold through the key loop; the mma.sync kernel at d = 128 has none to spare): each grouped
 /// dimension i's group size `group<i>` (Q's size over K's, a multiply-shift), and the scores'
-/// factor `P_scale` (scaleExpr). `arguments`: the host's expressions, else the kernel's
-/// parameters.
+/// factor `P_scale` (scaleExpr) where it names a scalar (a constant one stays `constexpr` in the
+/// kernel). `arguments`: the host's expressions, else the kernel's parameters.
 std::string derivedValues(const AttentionPlan &plan, bool arguments) {
   std::string list;
   for (size_t i : groupedDims(plan))
@@ -858,8 +834,8 @@ std::string derivedValues(const AttentionPlan &plan, bool arguments) {
                                 plan.dim(plan.q.leading()[i]), plan.dim(plan.k.leading()[i]))
                             .str()
                       : formatv(", const sketch::FastDivmod group{0}", i).str();
-  if (scaleIsParameter(plan))
-    list += arguments ? ", float(" + scaleExpr(plan) + ")" : ", const float P_scale";
+  if (std::string scale = scaleExpr(plan); namesVariable(scale))
+    list += arguments ? ", float(" + scale + ")" : ", const float P_scale";
   return list;
 }
 
@@ -1712,7 +1688,7 @@ private:
       w.comment("The scaling of " + p + ", with log2(e) folded in: the softmax uses exp2.");
     else if (!scale.empty())
       w.comment("The scaling of " + p + " (no Softmax: " + p + " times the values as scaled).");
-    if (scaleIsParameter(plan))
+    if (namesVariable(scale))
       w.comment("P_scale = " + scale + " (a parameter: the host computes it).");
     else if (!scale.empty())
       w.line("constexpr float P_scale = " + scale + ";");
@@ -1974,10 +1950,9 @@ KernelSignature hostConditions(const AttentionPlan &plan) {
                                                          ? "a softmax over no keys is undefined"
                                                          : "the loop over the keys runs at least once"});
   auto leadQ = plan.q.leading(), leadK = plan.k.leading();
-  for (size_t i = 0; i < leadK.size(); ++i)
-    if (leadK[i] != leadQ[i])
-      sig.requirements.push_back({leadK[i] + " > 0 && " + leadQ[i] + " % " + leadK[i] + " == 0",
-                                  "key/value heads must divide the query heads"});
+  for (size_t i : groupedDims(plan))
+    sig.requirements.push_back({leadK[i] + " > 0 && " + leadQ[i] + " % " + leadK[i] + " == 0",
+                                "key/value heads must divide the query heads"});
   return sig;
 }
 
