@@ -7,12 +7,16 @@
 //              (first call; no longer timed)
 //   kfrag_bkBK_sS  A k-contiguous in shared memory (no transposition), both operands by
 //              16-byte cp.async, S stages; 4 k values of a row in one 16-byte read
+//   mbar[w]_bkBK_sS[_staticX]  the default's loaders and FMAs over S stages synchronised by
+//              a full and an empty mbarrier a stage instead of __syncthreads (README.md)
 //   [snake_]cross/plain_RxCxBK_tTMxTN  other block and thread tiles, the fragments of the
 //              next tile read before the last FMAs of this one (cross), FMA order (snake)
-// Each output is checked against cuBLAS's (max relative error); times are medians of
+// main() times cuBLAS, generated, regs2 and the mbar variants (the others' results are in
+// README.md). Each output is checked against cuBLAS's (max relative error); times are medians of
 // CUDA-event timings of 20 runs, in alternating rounds.
 //   nvcc -std=c++17 -O3 -I runtime/include -gencode arch=compute_90a,code=sm_90a sgemm.cu -lcublas
 #include "sketch/simt.cuh"
+#include "sketch/tma.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cublas_v2.h>
@@ -253,6 +257,103 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
   }
 }
 
+/// One arrival on `bar` when this thread's earlier cp.async copies have landed (counted in the
+/// barrier's expected arrivals: .noinc).
+__device__ __forceinline__ void cp_async_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
+/// The default's loaders and FMAs over Stages >= 3 shared stages with a pair of mbarriers a
+/// stage instead of a block barrier a k tile: a thread waits for its tile's data (full: every
+/// thread's A stores and B copies) and, before refilling a stage, for every thread (or warp,
+/// WarpArrive) to have read it (empty). The fastest warp may run Stages - 2 tiles ahead of the
+/// slowest; the default's __syncthreads allows none.
+/// StaticMask: bit 0, A's tiles a static array (else dynamic shared memory); bit 1, B's.
+template <int BK, int Stages, int StaticMask>
+__device__ __forceinline__ void mbar_tiles(float *&a, float *&b) {
+  constexpr int kA = Stages * BK * padded(ROWS), kB = Stages * BK * padded(COLS);
+  extern __shared__ __align__(16) float smem[];
+  float *dynamic = smem;
+  if constexpr (StaticMask & 1) {
+    __shared__ __align__(16) float a_static[kA];
+    a = a_static;
+  } else {
+    a = dynamic;
+    dynamic += kA;
+  }
+  if constexpr (StaticMask & 2) {
+    __shared__ __align__(16) float b_static[kB];
+    b = b_static;
+  } else {
+    b = dynamic;
+  }
+}
+
+template <int BK, int Stages, bool WarpArrive, int StaticMask = 0>
+__global__ void __launch_bounds__(THREADS, 2)
+    sgemm_mbar(const float *__restrict__ A, const float *__restrict__ B, float *D, int M, int N, int K) {
+  float *a_base, *b_base;
+  mbar_tiles<BK, Stages, StaticMask>(a_base, b_base);
+  auto *a_tile = reinterpret_cast<float(*)[BK][padded(ROWS)]>(a_base);
+  auto *b_tile = reinterpret_cast<float(*)[BK][padded(COLS)]>(b_base);
+  __shared__ __align__(8) uint64_t bars[2 * Stages];
+  const uint32_t full = sketch::smem_addr(&bars[0]), empty = full + 8 * Stages;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Stages; ++s) {
+      sketch::mbarrier_init(full + 8 * s, 2 * THREADS);
+      sketch::mbarrier_init(empty + 8 * s, WarpArrive ? THREADS / 32 : THREADS);
+    }
+    sketch::fence_mbarrier_init();
+  }
+  __syncthreads();
+  const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;
+  const MicroTile<ROWS, COLS, 8, 8> micro;
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      acc[i][j] = 0.f;
+  {
+    KContiguousLoader<ROWS, BK, THREADS, true> load_a(A, K, m0, M, K);
+    RowContiguousLoader<COLS, BK, THREADS, true> load_b(B, N, n0, N, K);
+    const int ktiles = (K + BK - 1) / BK;
+    auto publish = [&](int kt) {  // A's staged floats stored, B's copies issued, two arrivals
+      const int s = kt % Stages;
+      load_a.stash(a_tile[s]);
+      load_b.fetch(kt, b_tile[s]);
+      sketch::mbarrier_arrive(full + 8 * s);
+      cp_async_arrive_noinc(full + 8 * s);
+    };
+    for (int t = 0; t < Stages - 1 && t < ktiles; ++t) {
+      load_a.fetch(t, a_tile[t]);
+      publish(t);
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+      const int s = kt % Stages, next = kt + Stages - 1;
+      if (next < ktiles)
+        load_a.fetch(next, a_tile[next % Stages]);  // global -> registers during the math
+      sketch::mbarrier_wait(full + 8 * s, (kt / Stages) & 1);
+      multiply_tile<ROWS, COLS, BK>(a_tile[s], b_tile[s], micro, acc);
+      if constexpr (WarpArrive)
+        sketch::mbarrier_arrive_by_warp(empty + 8 * s);
+      else
+        sketch::mbarrier_arrive(empty + 8 * s);
+      if (next < ktiles) {
+        if (next >= Stages)  // tile next - Stages (= kt - 1) read by everyone
+          sketch::mbarrier_wait(empty + 8 * (next % Stages), (next / Stages - 1) & 1);
+        publish(next);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = m0 + micro.row(i);
+    if (row < M)
+      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
+  }
+}
+
 struct Variant {
   std::string name;
   std::function<void(const float *, const float *, float *, int, int, int)> run;
@@ -293,6 +394,19 @@ Variant kfrag_variant() {
           [](const float *a, const float *b, float *d, int m, int n, int k) {
             dim3 grid((n + COLS - 1) / COLS, (m + ROWS - 1) / ROWS);
             sgemm_kfrag<BK, Stages, MinBlocks><<<grid, THREADS, bytes>>>(a, b, d, m, n, k);
+          }};
+}
+
+template <int BK, int Stages, bool WarpArrive, int StaticMask = 0>
+Variant mbar_variant() {
+  constexpr int bytes = Stages * BK * ((StaticMask & 1 ? 0 : padded(ROWS)) + (StaticMask & 2 ? 0 : padded(COLS))) * 4;
+  auto kernel = sgemm_mbar<BK, Stages, WarpArrive, StaticMask>;
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  return {std::string("mbar") + (WarpArrive ? "w" : "") + "_bk" + std::to_string(BK) + "_s" + std::to_string(Stages) +
+              (StaticMask ? "_static" + std::to_string(StaticMask) : ""),
+          [kernel](const float *a, const float *b, float *d, int m, int n, int k) {
+            dim3 grid((n + COLS - 1) / COLS, (m + ROWS - 1) / ROWS);
+            kernel<<<grid, THREADS, bytes>>>(a, b, d, m, n, k);
           }};
 }
 
@@ -347,14 +461,9 @@ int main(int argc, char **argv) {
       {"generated", [](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
          bg_f32_sgemm(a_, b_, d, m_, k_, n_, 0);
        }},
-      variant<16, 2, false>("regs2"),
-      cross_variant<128, 128, 8, 8, 16, 2, false>(), cross_variant<128, 128, 8, 8, 16, 2, true>(),
-      cross_variant<128, 128, 8, 8, 16, 2, false, true>(), cross_variant<128, 128, 8, 8, 16, 2, true, true>(),
-      cross_variant<256, 128, 16, 8, 8, 1, true>(), cross_variant<256, 128, 16, 8, 16, 1, true>(),
-      cross_variant<256, 128, 16, 8, 8, 1, true, true>(), cross_variant<256, 128, 16, 8, 16, 1, true, true>(),
-      cross_variant<128, 256, 8, 16, 8, 1, true, true>(), cross_variant<256, 128, 16, 8, 12, 1, true>(),
-      kfrag_variant<16, 3, 1>(), kfrag_variant<16, 4, 1>(), kfrag_variant<32, 3, 1>(), kfrag_variant<16, 4, 2>(),
-      kfrag_variant<32, 3, 2>(), kfrag_variant<16, 3, 2>()};
+      variant<16, 2, false>("regs2"), mbar_variant<16, 3, false>(), mbar_variant<16, 3, false, 1>(),
+      mbar_variant<16, 3, false, 2>(), mbar_variant<8, 4, false>(), mbar_variant<8, 4, false, 3>(),
+      mbar_variant<8, 5, false, 3>(), mbar_variant<8, 5, true, 3>()};
   vs[0].run(a, b, ref, m, n, k);
   std::vector<float> r(size_t(m) * n), o(r.size());
   cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
