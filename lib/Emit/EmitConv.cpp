@@ -570,6 +570,7 @@ struct ConvWriterBase {
            "shape.r * shape.s;");
     w.line("CUtensorMap x_map{}, w_map{}, y_map{};");
     w.line("const bool halo_maps = halo_stages > 0 && tiles <= INT32_MAX && depth < INT32_MAX &&");
+    w.line("    sketch::halo_pays(shape, halo, " + bm + ", " + bn + ", sketch::sm_count()) &&");
     w.line("    sketch::encode_tensor_map_nhwc(&x_map, " + p.x->cname + ", 2, shape.n, shape.h, "
            "shape.w, shape.c, 64, halo.slots, halo.patch_rows) &&");
     w.line("    sketch::encode_tensor_map_2d(&w_map, " + p.w->cname + ", depth, shape.k, depth * 2, "
@@ -1542,7 +1543,8 @@ std::optional<WgmmaDescription> wgmmaConvFormOf(KernelOp kernel, StringRef arch)
     if (std::optional<HaloConvWriter> halo = HaloConvWriter::of(narrowed, narrow, *epilogue, w))
       persistent += ". For K <= " + str(narrowed->tileN) + ", where C % 64 == 0, Q + (S - 1) "
                     "dil_w <= 128 and the filter, two patches and the staging tile fit in shared "
-                    "memory (sketch::halo_stages), the host launches " + halo->formText();
+                    "memory (sketch::halo_stages) and its tiles take at most 4/3 the rounds of the "
+                    "128-pixel ones (sketch::halo_pays), the host launches " + halo->formText();
   return WgmmaDescription{"implicit GEMM, " + form.formText() + persistent, "",
                           form.smemBytes};
 }

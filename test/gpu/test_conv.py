@@ -274,25 +274,37 @@ HALO_SHAPES = [(2, 64, 56, 56, 64, 3, 3), (1, 64, 1, 1, 8, 3, 3), (2, 64, 7, 13,
 HALO_KERNELS = ["cv_nhwc_f16_s1p1", "cv_nhwc_f16_halo_bias_relu", "cv_nhwc_bf16_halo_p20d21"]
 
 
+def halo_pays(sizes, slots, sms):
+    """sketch::halo_pays (conv.cuh) for BM 128, BN 64: the halo tiles' rounds on `sms`
+    multiprocessors at most 4/3 of the 128-pixel im2col tiles'."""
+    channel_tiles = -(-sizes["K"] // 64)
+    halo_tiles = sizes["N"] * -(-sizes["P"] // (128 // slots)) * channel_tiles
+    im2col_tiles = -(-sizes["N"] * sizes["P"] * sizes["Q"] // 128) * channel_tiles
+    return 3 * -(-halo_tiles // sms) <= 4 * -(-im2col_tiles // sms)
+
+
 def test_nhwc_halo():
     """The halo form's kernels (f16 and bf16, f32 output, pads 0-2, dilation (2, 1), bias
     + ReLU) on HALO_SHAPES, then with the output's base misaligned (the im2col kernels);
     on sm_90a, which kernel ran is checked by name: `_halo` where it applies, not where
-    the slots exceed the tile, C is not whole panels of 64 or K > 64. Misaligned bases (the
-    output's, then every tensor's) take the im2col kernels."""
+    the slots exceed the tile, C is not whole panels of 64, K > 64 or its tiles would take
+    more rounds than halo_pays allows (7x7 at N = 256). Misaligned bases (the output's, then
+    every tensor's) take the im2col kernels."""
     sweep(HALO_KERNELS, HALO_SHAPES)
     sweep(HALO_KERNELS, HALO_SHAPES[:3], misalign="Y")
     sweep(HALO_KERNELS, HALO_SHAPES[:3], misalign=True)
     if torch.cuda.get_device_capability() != (9, 0) or sketch_gpu.generated_arch() != "sm_90a":
         return
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for name in HALO_KERNELS:
         wide = 127 if name != "cv_nhwc_bf16_halo_p20d21" else 129  # 129 slots (pad 0)
         for shape, halo in [((2, 64, 56, 56, 64, 3, 3), True), ((2, 128, 9, 11, 64, 1, 3), True),
                             ((1, 64, 5, wide, 64, 3, 3), False), ((2, 72, 9, 9, 64, 3, 3), False),
-                            ((2, 64, 9, 9, 72, 3, 3), False)]:
+                            ((2, 64, 9, 9, 72, 3, 3), False), ((256, 64, 7, 7, 64, 3, 3), sms > 256)]:
             sizes = sizes_for(name, shape)
             slots = sizes["Q"] + (sizes["S"] - 1) * kernels()[name]["dilation"][1]
-            assert halo == (slots <= 128 and sizes["C"] % 64 == 0 and sizes["K"] <= 64), shape
+            fits = slots <= 128 and sizes["C"] % 64 == 0 and sizes["K"] <= 64
+            assert halo == (fits and halo_pays(sizes, slots, sms)), shape
             values, _ = make_inputs(name, sizes)
             names = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
             ran = names is not None and any(name + "_halo(" in n for n in names)

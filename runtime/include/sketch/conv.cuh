@@ -10,6 +10,7 @@
 //   Im2colNhwcLoader<...>    the SIMT mainloop's loader of f32 nhwc activations
 //   HaloPlan, halo_stages    the halo convolution's tiles and shared memory (stride 1: each
 //                            input row comes into shared memory once a tile, not once a tap)
+//   halo_pays                whether its tiles end no later than the im2col kernels'
 //
 // The implicit GEMM: output pixels (N*P*Q) by output channels (K), reduced over
 // C*R*S. Input element for pixel (n, oh, ow) and reduction index (c, r, s):
@@ -432,6 +433,22 @@ inline int halo_stages(const ConvShape &cs, int bm, int bn, int64_t staging_byte
     if (HaloPlan(cs, bm, bn, staging_bytes, stages).smem_bytes <= limit)
       return stages;
   return 0;
+}
+
+/// Whether the halo form's tiles end no later than the im2col kernels' BM x BN tiles on `sms`
+/// multiprocessors (each runs a tile at a time): a round of halo tiles, which load each input
+/// row once and not once a tap, took about 3/4 the time of a round of im2col tiles (H200,
+/// C64 K64 3x3, 7x7 to 56x56 images, N = 64 and 256, CUDA graphs), so the halo form is taken
+/// where its rounds are at most 4/3 of theirs. Small images at large N fail it: 7x7 at N = 256
+/// pads 49 pixels to a 63-row tile, 256 halo tiles (2 rounds) against 98 im2col ones (1), and
+/// the halo kernel ran 1.22x the im2col kernels' time there.
+inline bool halo_pays(const ConvShape &cs, const HaloPlan &halo, int bm, int bn, int sms) {
+  if (sms < 1 || halo.row_tiles < 1)
+    return false;
+  const int64_t channel_tiles = ceil_div(cs.k, bn);
+  const int64_t halo_tiles = (int64_t)cs.n * halo.row_tiles * channel_tiles;
+  const int64_t im2col_tiles = ceil_div((int64_t)cs.n * cs.p * cs.q, bm) * channel_tiles;
+  return 3 * ceil_div(halo_tiles, sms) <= 4 * ceil_div(im2col_tiles, sms);
 }
 
 } // namespace sketch
