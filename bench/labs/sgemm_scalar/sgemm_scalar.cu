@@ -1,0 +1,212 @@
+// Lab: the f32 SIMT GEMM's scalar path (sizes whose rows are not 16-byte chunks: 4095^3 ran
+// 0.81x cuBLAS against 0.93x at 4096^3). Its loaders (sketch/simt.cuh, Vec = false) deal
+// 4-float chunks and copy them a float at a time by 4-byte cp.async, so a warp's copy
+// touches 16 sectors for 128 bytes (4 floats a 16-byte stride) and the next three re-read
+// them from L1. The variants deal single floats instead, consecutive threads on consecutive
+// elements (A: along k, B: along the columns), the same 8 copies a thread:
+//   generated  the bench's default kernel as sketchc writes it (.gen/sgl, run.sh)
+//   ctrl       its 128 x 128 x 16 scalar kernel rebuilt here from the runtime's pieces
+//   a_elem / b_elem / ab_elem  A's, B's or both loaders dealing single floats
+// Each output is checked against cuBLAS's (pedantic math: no TF32); times are medians of 20
+// CUDA-event timings in three alternating rounds.
+#include "sketch/simt.cuh"
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cublas_v2.h>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace sketch::simt;
+
+namespace {
+constexpr int ROWS = 128, COLS = 128, DEPTH = 16, THREADS = 256;
+
+/// Lines of Width floats dealt a float at a time: thread t at line t / G, float t % G
+/// (G = gcd(Threads, Width)), then G floats along the line, then Threads / G lines.
+template <int Lines, int Width, int Threads>
+struct ElementDeal {
+  static constexpr int kColumns = gcd(Threads, Width), kAcross = Width / kColumns;
+  static constexpr int kLineStep = Threads / kColumns, kChunks = Lines * Width / Threads;
+  static_assert(Lines * Width % Threads == 0 && Lines % kLineStep == 0, "whole lines a step");
+  __device__ static int line(unsigned t) { return t / kColumns; }
+  __device__ static int offset(unsigned t) { return t % kColumns; }
+  __host__ __device__ static constexpr int line_step(int c) { return c / kAcross * kLineStep; }
+  __host__ __device__ static constexpr int offset_step(int c) { return c % kAcross * kColumns; }
+};
+
+/// A [row][k] by 4-byte cp.async into tile[k][row], consecutive threads on consecutive k.
+template <int Rows, int BK, int Threads>
+struct KElementLoader {
+  using Deal = ElementDeal<Rows, BK, Threads>;
+  static constexpr bool kAsync = true;
+  const float *ptr;
+  int ld, row, koff, rows_left, depth;
+  __device__ KElementLoader(const float *base, int ld_, int row0, int extent, int depth_)
+      : ld(ld_), depth(depth_) {
+    row = Deal::line(threadIdx.x);
+    koff = Deal::offset(threadIdx.x);
+    rows_left = extent - row0 - row;
+    ptr = base + int64_t(row0 + row) * ld_ + koff;
+  }
+  __device__ __forceinline__ void fetch(int kt, float (*tile)[padded(Rows)]) {
+#pragma unroll
+    for (int c = 0; c < Deal::kChunks; ++c) {
+      const int dr = Deal::line_step(c), dk = Deal::offset_step(c);
+      const bool in = dr < rows_left && kt * BK + koff + dk < depth;
+      sketch::cp_async_4(sketch::smem_addr(&tile[koff + dk][row + dr]),
+                         in ? ptr + int64_t(dr) * ld + kt * BK + dk : ptr, in);
+    }
+  }
+  __device__ __forceinline__ void stash(float (*)[padded(Rows)]) const {}
+};
+
+/// B [k][col] by 4-byte cp.async into tile[k][col], consecutive threads on consecutive columns.
+template <int Cols, int BK, int Threads>
+struct RowElementLoader {
+  using Deal = ElementDeal<BK, Cols, Threads>;
+  static constexpr bool kAsync = true;
+  const float *ptr;
+  int ld, krow, col, cols_left, depth;
+  __device__ RowElementLoader(const float *base, int ld_, int col0, int extent, int depth_)
+      : ld(ld_), depth(depth_) {
+    krow = Deal::line(threadIdx.x);
+    col = Deal::offset(threadIdx.x);
+    cols_left = extent - col0 - col;
+    ptr = base + int64_t(krow) * ld_ + col0 + col;
+  }
+  __device__ __forceinline__ void fetch(int kt, float (*tile)[padded(Cols)]) {
+#pragma unroll
+    for (int c = 0; c < Deal::kChunks; ++c) {
+      const int dk = Deal::line_step(c), dc = Deal::offset_step(c);
+      const bool in = kt * BK + krow + dk < depth && dc < cols_left;
+      sketch::cp_async_4(sketch::smem_addr(&tile[krow + dk][col + dc]),
+                         in ? ptr + int64_t(kt * BK + dk) * ld + dc : ptr, in);
+    }
+  }
+  __device__ __forceinline__ void stash(float (*)[padded(Cols)]) const {}
+};
+
+template <bool AElem, bool BElem>
+__global__ void __launch_bounds__(THREADS, 2)
+    sgemm_scalar(const float *__restrict__ A, const float *__restrict__ B, float *D, int M, int N, int K) {
+  const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;
+  const MicroTile<ROWS, COLS, 8, 8> micro;
+  float acc[8][8];
+  {
+    using LoadA = std::conditional_t<AElem, KElementLoader<ROWS, DEPTH, THREADS>,
+                                     KContiguousLoader<ROWS, DEPTH, THREADS, false>>;
+    using LoadB = std::conditional_t<BElem, RowElementLoader<COLS, DEPTH, THREADS>,
+                                     RowContiguousLoader<COLS, DEPTH, THREADS, false>>;
+    LoadA load_a(A, K, m0, M, K);
+    LoadB load_b(B, N, n0, N, K);
+    mainloop<ROWS, COLS, DEPTH, 2>(load_a, load_b, (K + DEPTH - 1) / DEPTH, micro, acc);
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = m0 + micro.row(i);
+    if (row < M)
+      store_row<false>(D + int64_t(row) * N, micro, n0, N, acc[i]);
+  }
+}
+
+struct Variant {
+  std::string name;
+  std::function<void(const float *, const float *, float *, int, int, int)> run;
+};
+
+template <bool AElem, bool BElem>
+Variant variant(const char *name) {
+  return {name, [](const float *a, const float *b, float *d, int m, int n, int k) {
+            dim3 grid((n + COLS - 1) / COLS, (m + ROWS - 1) / ROWS);
+            sgemm_scalar<AElem, BElem><<<grid, THREADS>>>(a, b, d, m, n, k);
+          }};
+}
+
+float median_ms(const std::function<void()> &f, int reps) {
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<float> t;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(e0);
+    f();
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+} // namespace
+
+extern "C" cudaError_t bg_f32_sgemm(const float *A, const float *B, float *D, int64_t M, int64_t K,
+                                    int64_t N, cudaStream_t stream);
+
+int main() {
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH);  // no TF32
+  const float one = 1.f, zero = 0.f;
+  std::vector<Variant> vs = {
+      {"cublas", [&](const float *a, const float *b, float *d, int m, int n, int k) {
+         cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, d, n);
+       }},
+      {"generated", [](const float *a, const float *b, float *d, int m, int n, int k) {
+         bg_f32_sgemm(a, b, d, m, k, n, 0);
+       }},
+      variant<false, false>("ctrl"), variant<true, false>("a_elem"), variant<false, true>("b_elem"),
+      variant<true, true>("ab_elem")};
+  const int shapes[][3] = {{4095, 4095, 4095}, {4001, 3001, 2001}, {4096, 4096, 4095}, {4095, 4095, 4096}};
+  for (const auto &shape : shapes) {
+    const int m = shape[0], n = shape[1], k = shape[2];
+    std::vector<float> ha(size_t(m) * k), hb(size_t(k) * n);
+    uint32_t seed = 12345;
+    for (auto *h : {&ha, &hb})
+      for (auto &x : *h) {
+        seed = seed * 1664525u + 1013904223u;
+        x = float(seed >> 8) / float(1 << 24) - 0.5f;
+      }
+    float *a, *b, *ref, *out;
+    cudaMalloc(&a, ha.size() * 4);
+    cudaMalloc(&b, hb.size() * 4);
+    cudaMalloc(&ref, size_t(m) * n * 4);
+    cudaMalloc(&out, size_t(m) * n * 4);
+    cudaMemcpy(a, ha.data(), ha.size() * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice);
+    vs[0].run(a, b, ref, m, n, k);
+    std::vector<float> r(size_t(m) * n), o(r.size());
+    cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
+    printf("== %d x %d x %d\n", m, n, k);
+    for (size_t v = 1; v < vs.size(); ++v) {
+      cudaMemset(out, 0xff, o.size() * 4);  // NaN poison
+      vs[v].run(a, b, out, m, n, k);
+      cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost);
+      double worst = 0;
+      for (size_t i = 0; i < o.size(); ++i) {
+        const double e = std::abs(double(o[i]) - r[i]) / std::max(1.0, std::abs(double(r[i])));
+        worst = std::isnan(o[i]) ? 1e9 : std::max(worst, e);
+      }
+      printf("%-10s max rel err %.2e %s\n", vs[v].name.c_str(), worst, worst < 1e-4 ? "ok" : "WRONG");
+    }
+    std::vector<std::vector<float>> times(vs.size());
+    for (int round = 0; round < 3; ++round)
+      for (size_t v = 0; v < vs.size(); ++v) {
+        auto f = [&] { vs[v].run(a, b, out, m, n, k); };
+        f(), f();
+        times[v].push_back(median_ms(f, 20));
+      }
+    const float lib = *std::min_element(times[0].begin(), times[0].end());
+    for (size_t v = 0; v < vs.size(); ++v) {
+      auto t = times[v];
+      std::sort(t.begin(), t.end());
+      printf("%-10s %8.3f %8.3f %8.3f ms  cuBLAS/x %.3f\n", vs[v].name.c_str(), times[v][0],
+             times[v][1], times[v][2], lib / t[1]);
+    }
+    cudaFree(a), cudaFree(b), cudaFree(ref), cudaFree(out);
+  }
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
