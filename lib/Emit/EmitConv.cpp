@@ -846,17 +846,29 @@ struct SimtConvWriter : ConvWriterBase {
 /// The A operand of an nhwc convolution: tile row r is output pixel m0 + r, its
 /// 16-byte chunk c holds reduction indices kt * BK + 8c .. +7 (8 channels of one
 /// filter tap when C % 8 == 0). Each thread's chunks share one c, so the
-/// reduction split is computed once per k-tile; the pixels' windows once.
+/// reduction split is computed once per k-tile; the pixels' windows once, where a thread
+/// has at most kMostKeptWindows of them (3 registers each, held across the main loop: 16
+/// beside 64 x 64 warp tiles spilled 48-68 bytes), else again at every k-tile.
 class Im2colNhwcLoader : public TileLoader {
 public:
+  static constexpr int64_t kMostKeptWindows = 8;
+
   Im2colNhwcLoader(const plan::SmemBuffer &smem, int64_t threads, std::string x)
       : smem(smem), threads(threads), x(std::move(x)) {}
 
   int64_t chunksPerRow() const { return smem.cols / 8; }
   int64_t iterations() const { return (smem.rows * chunksPerRow() + threads - 1) / threads; }
   int64_t rowStep() const { return threads / chunksPerRow(); }
+  bool keepsWindows() const { return iterations() <= kMostKeptWindows; }
 
   void emitSetup(CudaWriter &w) const override {
+    if (!keepsWindows()) {
+      w.comment("im2col: this thread copies chunk x_chunk of tile rows tid / " +
+                str(chunksPerRow()) + " + i * " + str(rowStep()) + " (" + str(iterations()) +
+                " windows, found again at every k-tile: fewer registers)");
+      w.line("const int x_chunk = tid % " + str(chunksPerRow()) + ";");
+      return;
+    }
     w.comment("im2col: this thread copies chunk x_chunk of tile rows tid / " +
               str(chunksPerRow()) + " + i * " + str(rowStep()) + "; their input windows:");
     w.line("const int x_chunk = tid % " + str(chunksPerRow()) + ";");
@@ -883,8 +895,8 @@ public:
       w.open("if (r < " + str(rows) + ")");
     std::string dst = "dst + " + swizzleOffset(smem, "r", "x_chunk");
     w.line("if constexpr (kVec)");
-    w.line("  sketch::load_im2col_nhwc_16<true>(" + dst + ", " + x +
-           ", shape, x_win[i], x_red, k);");
+    w.line("  sketch::load_im2col_nhwc_16<true>(" + dst + ", " + x + ", shape, " +
+           (keepsWindows() ? "x_win[i]" : "sketch::window_nhwc(shape, m0 + r)") + ", x_red, k);");
     w.line("else");
     w.line("  sketch::load_im2col_nhwc_16<false>(" + dst + ", " + x +
            ", shape, sketch::window_nhwc(shape, m0 + r), x_red, k);");

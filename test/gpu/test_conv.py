@@ -51,6 +51,7 @@ EPILOGUES = {
     "cv_nchw_s1p1_same": lambda y, t, s, nhwc: F.gelu(y),
     "cv_nhwc_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_f16_halo_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nhwc_f16_s1p1_t256x64x64": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_bf16_s2p1_t128x64x64": lambda y, t, s, nhwc: F.gelu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_f16_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y
                                                               + channel(t["bias"], nhwc) + t["Res"]),

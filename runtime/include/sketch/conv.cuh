@@ -5,7 +5,8 @@
 //   PointwiseNchwLoader<...> the same for a 1x1, stride-1, pad-0 convolution: 16-byte copies
 //   PixelCoord               output pixel -> (image, oh, ow) and its input window origin
 //   nchw_offset, store_nchw_row<Vec>(...)  one micro-tile row of an nchw output (SIMT path)
-//   WindowNhwc / window_nhwc, ReductionNhwc / reduction_nhwc, load_im2col_nhwc_16<kVec>
+//   WindowNhwc / window_nhwc, ReductionNhwc / reduction_nhwc, ReductionIndex,
+//   load_im2col_nhwc_16<kVec>
 //                            the tensor-core path's im2col A-tile loader for nhwc input
 //   Im2colNhwcLoader<...>    the SIMT mainloop's loader of f32 nhwc activations
 //   HaloPlan, halo_stages    the halo convolution's tiles and shared memory (stride 1: each
@@ -288,6 +289,25 @@ __device__ __forceinline__ ReductionNhwc reduction_nhwc(const ConvShape &cs, int
   return red;
 }
 
+/// Reduction index k = (r * S + s) * C + c of an nhwc/krsc convolution as (c, s, r), and
+/// the next index's by one step (no division).
+struct ReductionIndex {
+  int c, s, r;
+  __host__ __device__ void next(int channels, int filter_w) {
+    if (++c == channels) {
+      c = 0;
+      if (++s == filter_w)
+        s = 0, ++r;
+    }
+  }
+};
+
+__device__ __forceinline__ ReductionIndex reduction_index(const ConvShape &cs, int k) {
+  ReductionIndex at;
+  at.r = cs.div_s.divmod(cs.div_c.divmod(k, at.c), at.s);
+  return at;
+}
+
 /// Copies reduction indices k .. k+7 of one im2col row (the pixel of `win`) to
 /// the 16 bytes at shared address `dst`; zero in the padding and past the end.
 ///   kVec = true:  one cp.async (C % 8 == 0 and `x` 16-byte aligned: the 8
@@ -307,13 +327,19 @@ __device__ __forceinline__ void load_im2col_nhwc_16(uint32_t dst, const T *x, co
       Bits e[8];
       uint4 v;
     } chunk;
+    // index k split once, then stepped: 8 divisions a chunk held 20-40 more registers
+    // (ptxas spilled beside a 64 x 64 mma.sync warp tile)
+    ReductionIndex at = reduction_index(cs, k);
+    const int depth = cs.c * cs.r * cs.s;
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
-      const ReductionNhwc one = reduction_nhwc(cs, k + e);
-      const bool in = one.live &&
-                      static_cast<unsigned>(win.h0 + one.dy) < static_cast<unsigned>(cs.h) &&
-                      static_cast<unsigned>(win.w0 + one.dx) < static_cast<unsigned>(cs.w);
-      chunk.e[e] = in ? reinterpret_cast<const Bits *>(x)[win.offset + one.delta] : Bits(0);
+      const int dy = at.r * cs.dil_h, dx = at.s * cs.dil_w;
+      const bool in = k + e < depth &&
+                      static_cast<unsigned>(win.h0 + dy) < static_cast<unsigned>(cs.h) &&
+                      static_cast<unsigned>(win.w0 + dx) < static_cast<unsigned>(cs.w);
+      const int delta = (dy * cs.w + dx) * cs.c + at.c;
+      chunk.e[e] = in ? reinterpret_cast<const Bits *>(x)[win.offset + delta] : Bits(0);
+      at.next(cs.c, cs.s);
     }
     st_shared_128(dst, chunk.v);
   }
