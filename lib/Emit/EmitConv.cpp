@@ -862,16 +862,14 @@ public:
   bool keepsWindows() const { return iterations() <= kMostKeptWindows; }
 
   void emitSetup(CudaWriter &w) const override {
-    if (!keepsWindows()) {
-      w.comment("im2col: this thread copies chunk x_chunk of tile rows tid / " +
-                str(chunksPerRow()) + " + i * " + str(rowStep()) + " (" + str(iterations()) +
-                " windows, found again at every k-tile: fewer registers)");
-      w.line("const int x_chunk = tid % " + str(chunksPerRow()) + ";");
-      return;
-    }
-    w.comment("im2col: this thread copies chunk x_chunk of tile rows tid / " +
-              str(chunksPerRow()) + " + i * " + str(rowStep()) + "; their input windows:");
+    std::string rows = "im2col: this thread copies chunk x_chunk of tile rows tid / " +
+                       str(chunksPerRow()) + " + i * " + str(rowStep());
+    w.comment(keepsWindows() ? rows + "; their input windows:"
+                             : rows + " (" + str(iterations()) +
+                                   " windows, found again at every k-tile: fewer registers)");
     w.line("const int x_chunk = tid % " + str(chunksPerRow()) + ";");
+    if (!keepsWindows())
+      return;
     w.line("sketch::WindowNhwc x_win[" + str(iterations()) + "];");
     w.line("#pragma unroll");
     w.open("for (int i = 0; i < " + str(iterations()) + "; ++i)");
