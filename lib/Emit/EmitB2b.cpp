@@ -316,9 +316,7 @@ __device__ __forceinline__ void copy_im2col_tile_async(E *dst, const E *x,
     if (ROWS % kRowStep != 0 && r >= ROWS)
       break;
     const sketch::WindowNhwc win = sketch::window_nhwc(cs, row0 + r);
-    const bool inside = red.live &&
-                        static_cast<unsigned>(win.h0 + red.dy) < static_cast<unsigned>(cs.h) &&
-                        static_cast<unsigned>(win.w0 + red.dx) < static_cast<unsigned>(cs.w);
+    const bool inside = sketch::im2col_reads(cs, win, red);
     cp_async_16_l2<PREFETCH>(sketch::smem_addr(dst + r * DST_LD + col),
                              inside ? x + win.offset + red.delta : x, inside);
   }

@@ -5,7 +5,7 @@
 //   PointwiseNchwLoader<...> the same for a 1x1, stride-1, pad-0 convolution: 16-byte copies
 //   PixelCoord               output pixel -> (image, oh, ow) and its input window origin
 //   nchw_offset, store_nchw_row<Vec>(...)  one micro-tile row of an nchw output (SIMT path)
-//   WindowNhwc / window_nhwc, ReductionNhwc / reduction_nhwc, ReductionIndex,
+//   WindowNhwc / window_nhwc, ReductionIndex, ReductionNhwc / reduction_nhwc, im2col_reads,
 //   load_im2col_nhwc_16<kVec>
 //                            the tensor-core path's im2col A-tile loader for nhwc input
 //   Im2colNhwcLoader<...>    the SIMT mainloop's loader of f32 nhwc activations
@@ -270,25 +270,6 @@ __device__ __forceinline__ WindowNhwc window_nhwc(const ConvShape &cs, int64_t p
   return win;
 }
 
-/// Reduction index k = (r * S + s) * C + c of an nhwc/krsc convolution (c fastest):
-/// the window offsets (dy, dx), and the element offset `delta` from a window's corner.
-struct ReductionNhwc {
-  int dy, dx, delta;
-  bool live; // k < C*R*S
-};
-
-__device__ __forceinline__ ReductionNhwc reduction_nhwc(const ConvShape &cs, int k) {
-  int c, s;
-  const int rs = cs.div_c.divmod(k, c);
-  const int r = cs.div_s.divmod(rs, s);
-  ReductionNhwc red;
-  red.dy = r * cs.dil_h;
-  red.dx = s * cs.dil_w;
-  red.delta = (red.dy * cs.w + red.dx) * cs.c + c;
-  red.live = k < cs.c * cs.r * cs.s;
-  return red;
-}
-
 /// Reduction index k = (r * S + s) * C + c of an nhwc/krsc convolution as (c, s, r), and
 /// the next index's by one step (no division).
 struct ReductionIndex {
@@ -308,6 +289,36 @@ __device__ __forceinline__ ReductionIndex reduction_index(const ConvShape &cs, i
   return at;
 }
 
+/// Reduction index k of an nhwc/krsc convolution (c fastest): the window offsets (dy, dx),
+/// and the element offset `delta` from a window's corner.
+struct ReductionNhwc {
+  int dy, dx, delta;
+  bool live; // k < C*R*S
+};
+
+/// The offsets of index k, split as `at`.
+__device__ __forceinline__ ReductionNhwc reduction_offsets(const ConvShape &cs,
+                                                           const ReductionIndex &at, int k) {
+  ReductionNhwc red;
+  red.dy = at.r * cs.dil_h;
+  red.dx = at.s * cs.dil_w;
+  red.delta = (red.dy * cs.w + red.dx) * cs.c + at.c;
+  red.live = k < cs.c * cs.r * cs.s;
+  return red;
+}
+
+__device__ __forceinline__ ReductionNhwc reduction_nhwc(const ConvShape &cs, int k) {
+  return reduction_offsets(cs, reduction_index(cs, k), k);
+}
+
+/// Whether index `red` of the pixel of `win` reads the input: inside the reduction and
+/// not in the padding.
+__device__ __forceinline__ bool im2col_reads(const ConvShape &cs, const WindowNhwc &win,
+                                             const ReductionNhwc &red) {
+  return red.live && static_cast<unsigned>(win.h0 + red.dy) < static_cast<unsigned>(cs.h) &&
+         static_cast<unsigned>(win.w0 + red.dx) < static_cast<unsigned>(cs.w);
+}
+
 /// Copies reduction indices k .. k+7 of one im2col row (the pixel of `win`) to
 /// the 16 bytes at shared address `dst`; zero in the padding and past the end.
 ///   kVec = true:  one cp.async (C % 8 == 0 and `x` 16-byte aligned: the 8
@@ -318,8 +329,7 @@ __device__ __forceinline__ void load_im2col_nhwc_16(uint32_t dst, const T *x, co
                                                     const WindowNhwc &win,
                                                     const ReductionNhwc &red, int k) {
   if constexpr (kVec) {
-    const bool in = red.live && static_cast<unsigned>(win.h0 + red.dy) < static_cast<unsigned>(cs.h) &&
-                    static_cast<unsigned>(win.w0 + red.dx) < static_cast<unsigned>(cs.w);
+    const bool in = im2col_reads(cs, win, red);
     cp_async_16(dst, in ? x + win.offset + red.delta : x, in);
   } else {
     using Bits = element_bits<T>;
@@ -330,15 +340,12 @@ __device__ __forceinline__ void load_im2col_nhwc_16(uint32_t dst, const T *x, co
     // index k split once, then stepped: 8 divisions a chunk held 20-40 more registers
     // (ptxas spilled beside a 64 x 64 mma.sync warp tile)
     ReductionIndex at = reduction_index(cs, k);
-    const int depth = cs.c * cs.r * cs.s;
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
-      const int dy = at.r * cs.dil_h, dx = at.s * cs.dil_w;
-      const bool in = k + e < depth &&
-                      static_cast<unsigned>(win.h0 + dy) < static_cast<unsigned>(cs.h) &&
-                      static_cast<unsigned>(win.w0 + dx) < static_cast<unsigned>(cs.w);
-      const int delta = (dy * cs.w + dx) * cs.c + at.c;
-      chunk.e[e] = in ? reinterpret_cast<const Bits *>(x)[win.offset + delta] : Bits(0);
+      const ReductionNhwc one = reduction_offsets(cs, at, k + e);
+      chunk.e[e] = im2col_reads(cs, win, one)
+                       ? reinterpret_cast<const Bits *>(x)[win.offset + one.delta]
+                       : Bits(0);
       at.next(cs.c, cs.s);
     }
     st_shared_128(dst, chunk.v);
