@@ -247,8 +247,11 @@ void MatrixTileLoader::emitLoad(CudaWriter &w) const {
     unrolledFor(w, "i", str(iterations));
   }
   w.line("const bool pred = row + i * " + rs + " < " + spec.rows + " && col < " + spec.cols + ";");
-  w.line("sketch::cp_async_16(dst + " + swizzleOffset(s, "r + i * " + rs, "c") +
-         ", pred ? src + i * step : " + spec.base + ", pred);");
+  // kVec rows are under 2^24 elements: 32-bit offsets reach a thread's last row of a tile
+  // of up to 128 + rs rows, 64-bit ones beyond (256 rows: 2^32 elements on)
+  bool wideOffsets = s.rows - rowStep > 128;
+  w.line("sketch::cp_async_16(dst + " + swizzleOffset(s, "r + i * " + rs, "c") + ", pred ? src + " +
+         (wideOffsets ? "(int64_t)" : "") + "i * step : " + spec.base + ", pred);");
   w.close();
   w.close();
   w.open("else");

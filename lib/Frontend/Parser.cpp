@@ -1031,6 +1031,31 @@ static std::optional<BinaryKind> binaryKindOf(TokenKind kind) {
   }
 }
 
+/// The value of an expression of numbers alone (negations and arithmetic on them),
+/// as the C++ compiler folds it; nullopt where it reads a tensor, a scalar or a call.
+static std::optional<double> constantValue(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (auto constant = dyn_cast_or_null<ConstantOp>(op))
+    return constant.getValue().convertToDouble();
+  if (auto negate = dyn_cast_or_null<NegateOp>(op)) {
+    std::optional<double> operand = constantValue(negate.getOperand());
+    return operand ? std::optional<double>(-*operand) : std::nullopt;
+  }
+  auto binary = dyn_cast_or_null<BinaryOp>(op);
+  if (!binary)
+    return std::nullopt;
+  std::optional<double> lhs = constantValue(binary.getLhs()), rhs = constantValue(binary.getRhs());
+  if (!lhs || !rhs)
+    return std::nullopt;
+  switch (binary.getKind()) {
+  case BinaryKind::add: return *lhs + *rhs;
+  case BinaryKind::sub: return *lhs - *rhs;
+  case BinaryKind::mul: return *lhs * *rhs;
+  case BinaryKind::div: return *lhs / *rhs;
+  }
+  return std::nullopt;
+}
+
 /// term (('+' | '-') term)*
 FailureOr<Value> Parser::parseExpr() {
   FailureOr<Value> lhs = parseTerm();
@@ -1057,6 +1082,9 @@ FailureOr<Value> Parser::parseTerm() {
     FailureOr<Value> rhs = parseUnary();
     if (failed(rhs))
       return failure();
+    if (std::optional<double> divisor = constantValue(*rhs);
+        op.is(TokenKind::Slash) && divisor && *divisor == 0)
+      return errorAt(op) << "division by zero: the divisor after '/' is a constant equal to 0";
     lhs = builder.create<BinaryOp>(locationOf(op), f32, *binaryKindOf(op.kind), *lhs, *rhs)
               .getResult();
   }

@@ -7,7 +7,14 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-/tmp/sgemm_scalar}
 mkdir -p "$out"
+gen=$here/../../../.gen/sgl
+old=()  # .gen/sgl/old: the generated file with bg_ renamed bo_ and the runtime it was built with
+if [ -f "$gen/old/bench_f32_gemm_1.cu" ]; then
+  nvcc -std=c++17 -O3 -I"$gen/old/include" -gencode arch=compute_90a,code=sm_90a -Xptxas -v \
+    -c -o "$out/old.o" "$gen/old/bench_f32_gemm_1.cu" > "$out/ptxas_old.txt" 2>&1 || { cat "$out/ptxas_old.txt"; exit 1; }
+  old=(-DSGL_OLD "$out/old.o")
+fi
 nvcc -std=c++17 -O3 -I"$here/../../../runtime/include" -gencode arch=compute_90a,code=sm_90a \
-  -Xptxas -v -o "$out/lab" "$here/sgemm_scalar.cu" "$here/../../../.gen/sgl/bench_f32_gemm_1.cu" -lcublas > "$out/ptxas.txt" 2>&1 || { cat "$out/ptxas.txt"; exit 1; }
+  -Xptxas -v -o "$out/lab" "$here/sgemm_scalar.cu" "$gen/bench_f32_gemm_1.cu" "${old[@]}" -lcublas > "$out/ptxas.txt" 2>&1 || { cat "$out/ptxas.txt"; exit 1; }
 grep -E "registers|spill" "$out/ptxas.txt" | paste - - | sed 's/ptxas info    ://g'
 "$out/lab"

@@ -143,6 +143,10 @@ float median_ms(const std::function<void()> &f, int reps) {
 }
 } // namespace
 
+#ifdef SGL_OLD  // the same sketch compiled against another runtime (run.sh: .gen/sgl/old)
+extern "C" cudaError_t bo_f32_sgemm(const float *A, const float *B, float *D, int64_t M, int64_t K,
+                                    int64_t N, cudaStream_t stream);
+#endif
 extern "C" cudaError_t bg_f32_sgemm(const float *A, const float *B, float *D, int64_t M, int64_t K,
                                     int64_t N, cudaStream_t stream);
 
@@ -158,6 +162,11 @@ int main() {
       {"generated", [](const float *a, const float *b, float *d, int m, int n, int k) {
          bg_f32_sgemm(a, b, d, m, k, n, 0);
        }},
+#ifdef SGL_OLD
+      {"gen_old", [](const float *a, const float *b, float *d, int m, int n, int k) {
+         bo_f32_sgemm(a, b, d, m, k, n, 0);
+       }},
+#endif
       variant<false, false>("ctrl"), variant<true, false>("a_elem"), variant<false, true>("b_elem"),
       variant<true, true>("ab_elem")};
   const int shapes[][3] = {{4095, 4095, 4095}, {4001, 3001, 2001}, {4096, 4096, 4095}, {4095, 4095, 4096}};

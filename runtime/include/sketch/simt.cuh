@@ -171,12 +171,14 @@ __host__ __device__ constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b,
 /// along the line (kAcross times), then by Threads / G lines. Consecutive
 /// threads copy consecutive chunks; every step is a compile-time constant.
 /// (When Threads is a multiple of the chunks a line, G is all of them: a
-/// thread's chunks are kLineStep lines apart at one offset.)
-template <int Lines, int Width, int Threads>
+/// thread's chunks are kLineStep lines apart at one offset.) MaxVector 1 deals
+/// single floats: a warp's copy then reads consecutive floats of a line.
+template <int Lines, int Width, int Threads, int MaxVector = 4>
 struct ChunkDeal {
-  static constexpr int kVector = Lines * Width / 4 % Threads == 0 && Width % 4 == 0   ? 4
-                                 : Lines * Width / 2 % Threads == 0 && Width % 2 == 0 ? 2
-                                                                                      : 1;
+  static constexpr int kVector =
+      MaxVector >= 4 && Lines * Width / 4 % Threads == 0 && Width % 4 == 0   ? 4
+      : MaxVector >= 2 && Lines * Width / 2 % Threads == 0 && Width % 2 == 0 ? 2
+                                                                             : 1;
   static constexpr int kPerLine = Width / kVector;
   static constexpr int kChunks = Lines * kPerLine / Threads; // chunks a thread
   static constexpr int kColumns = gcd(Threads, kPerLine);      // G
@@ -186,8 +188,8 @@ struct ChunkDeal {
                 "each thread copies as many floats of the tile");
   /// Line and float offset of thread t's chunk 0 (t = threadIdx.x; unsigned
   /// arithmetic: the divisions become shifts).
-  __device__ static int line(unsigned t) { return t / kColumns; }
-  __device__ static int offset(unsigned t) { return t % kColumns * kVector; }
+  __host__ __device__ static int line(unsigned t) { return t / kColumns; }
+  __host__ __device__ static int offset(unsigned t) { return t % kColumns * kVector; }
   /// Lines and floats from a thread's chunk 0 to its chunk c.
   __host__ __device__ static constexpr int line_step(int c) { return c / kAcross * kLineStep; }
   __host__ __device__ static constexpr int offset_step(int c) {
@@ -200,16 +202,19 @@ struct ChunkDeal {
 /// (dr, dk: the deal's compile-time steps).
 template <int Rows, int BK, int Threads, bool Vec, typename T = float>
 struct KContiguousLoader {
-  using Deal = ChunkDeal<Rows, BK, Threads>;
+  /// Scalar f32 copies go element by element straight to their transposed place in
+  /// shared memory (4-byte cp.async, zero-filled outside the matrix): no registers.
+  /// They are dealt a float at a time, so a warp's copy reads whole sectors (4-float
+  /// chunks copied a float at a time read 16 sectors for 128 bytes, then again:
+  /// 2.5-4% slower at 4095^3, bench/labs/sgemm_scalar).
+  static constexpr bool kAsync = !Vec && std::is_same<T, float>::value;
+  using Deal = ChunkDeal<Rows, BK, Threads, kAsync ? 1 : 4>;
   static constexpr int V = Deal::kVector, kChunks = Deal::kChunks;
   const T *ptr; // chunk 0 in k tile 0 (f16 / bf16 elements are converted to f32)
   int ld;           // < 2^31: the host checks that every matrix has fewer elements
   int row, koff;
   int rows_left;    // rows of the matrix from this thread's first row on
   int depth;
-  /// Scalar f32 copies go element by element straight to their transposed place in
-  /// shared memory (4-byte cp.async, zero-filled outside the matrix): no registers.
-  static constexpr bool kAsync = !Vec && std::is_same<T, float>::value;
   struct NoStaging {};
   /// The floats a fetch stages for stash (none where cp.async copies).
   std::conditional_t<kAsync, NoStaging, float[kChunks][V]> v;
