@@ -5,7 +5,10 @@
 // them from L1. The variants deal single floats instead, consecutive threads on consecutive
 // elements (A: along k, B: along the columns), the same 8 copies a thread:
 //   generated  the bench's default kernel as sketchc writes it (.gen/sgl, run.sh)
-//   ctrl       its 128 x 128 x 16 scalar kernel rebuilt here from the runtime's pieces
+//   ctrl       its 128 x 128 x 16 kernel rebuilt here from the runtime's pieces (16-byte
+//              instance where the sizes allow), with a 32-bit row in the epilogue
+//   ctrl_e64   the same with the generated epilogue's 64-bit row
+//   ctrl_i32   ctrl with its sizes passed as int instead of int64_t
 //   a_elem / b_elem / ab_elem  A's, B's or both loaders dealing single floats
 // Each output is checked against cuBLAS's (pedantic math: no TF32); times are medians of 20
 // CUDA-event timings in three alternating rounds.
@@ -88,26 +91,39 @@ struct RowElementLoader {
   __device__ __forceinline__ void stash(float (*)[padded(Cols)]) const {}
 };
 
-template <bool AElem, bool BElem>
+/// Vec: the 16-byte loaders and stores (the host's choice, as the generated code's).
+/// Epi64: the generated epilogue's form (64-bit row, `continue` past the matrix) instead
+/// of a 32-bit row (the host checks that M * N fits 32 bits).
+/// Size: the sizes' parameter type (int64_t as the generated kernels', or int).
+template <bool AElem, bool BElem, bool Vec, bool Epi64, typename Size = int64_t>
 __global__ void __launch_bounds__(THREADS, 2)
-    sgemm_scalar(const float *__restrict__ A, const float *__restrict__ B, float *D, int M, int N, int K) {
+    sgemm_scalar(const float *__restrict__ A, const float *__restrict__ B, float *D, Size M_,
+                 Size N_, Size K_) {
+  const int M = static_cast<int>(M_), N = static_cast<int>(N_), K = static_cast<int>(K_);
   const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;
   const MicroTile<ROWS, COLS, 8, 8> micro;
   float acc[8][8];
   {
     using LoadA = std::conditional_t<AElem, KElementLoader<ROWS, DEPTH, THREADS>,
-                                     KContiguousLoader<ROWS, DEPTH, THREADS, false>>;
+                                     KContiguousLoader<ROWS, DEPTH, THREADS, Vec>>;
     using LoadB = std::conditional_t<BElem, RowElementLoader<COLS, DEPTH, THREADS>,
-                                     RowContiguousLoader<COLS, DEPTH, THREADS, false>>;
+                                     RowContiguousLoader<COLS, DEPTH, THREADS, Vec>>;
     LoadA load_a(A, K, m0, M, K);
     LoadB load_b(B, N, n0, N, K);
     mainloop<ROWS, COLS, DEPTH, 2>(load_a, load_b, (K + DEPTH - 1) / DEPTH, micro, acc);
   }
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const int row = m0 + micro.row(i);
-    if (row < M)
-      store_row<false>(D + int64_t(row) * N, micro, n0, N, acc[i]);
+    if constexpr (Epi64) {
+      const int64_t row = m0 + micro.row(i);
+      if (row >= M)
+        continue;
+      store_row<Vec>(D + row * N, micro, n0, N, acc[i]);
+    } else {
+      const int row = m0 + micro.row(i);
+      if (row < M)
+        store_row<Vec>(D + int64_t(row) * N, micro, n0, N, acc[i]);
+    }
   }
 }
 
@@ -116,11 +132,15 @@ struct Variant {
   std::function<void(const float *, const float *, float *, int, int, int)> run;
 };
 
-template <bool AElem, bool BElem>
+template <bool AElem, bool BElem, bool Epi64 = false, typename Size = int64_t>
 Variant variant(const char *name) {
   return {name, [](const float *a, const float *b, float *d, int m, int n, int k) {
             dim3 grid((n + COLS - 1) / COLS, (m + ROWS - 1) / ROWS);
-            sgemm_scalar<AElem, BElem><<<grid, THREADS>>>(a, b, d, m, n, k);
+            const bool vec = !AElem && !BElem && k % 4 == 0 && n % 4 == 0;  // cudaMalloc: aligned
+            if (vec)
+              sgemm_scalar<AElem, BElem, true, Epi64, Size><<<grid, THREADS>>>(a, b, d, m, n, k);
+            else
+              sgemm_scalar<AElem, BElem, false, Epi64, Size><<<grid, THREADS>>>(a, b, d, m, n, k);
           }};
 }
 
@@ -167,9 +187,10 @@ int main() {
          bo_f32_sgemm(a, b, d, m, k, n, 0);
        }},
 #endif
-      variant<false, false>("ctrl"), variant<true, false>("a_elem"), variant<false, true>("b_elem"),
+      variant<false, false>("ctrl"), variant<false, false, true>("ctrl_e64"),
+      variant<false, false, false, int>("ctrl_i32"), variant<true, false>("a_elem"), variant<false, true>("b_elem"),
       variant<true, true>("ab_elem")};
-  const int shapes[][3] = {{4095, 4095, 4095}, {4001, 3001, 2001}, {4096, 4096, 4095}, {4095, 4095, 4096}};
+  const int shapes[][3] = {{4096, 4096, 4096}, {4095, 4095, 4095}, {4001, 3001, 2001}, {4096, 4096, 4095}, {4095, 4095, 4096}};
   for (const auto &shape : shapes) {
     const int m = shape[0], n = shape[1], k = shape[2];
     std::vector<float> ha(size_t(m) * k), hb(size_t(k) * n);
