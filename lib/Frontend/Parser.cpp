@@ -124,6 +124,8 @@ private:
   FailureOr<Value> parsePrimary();
   FailureOr<Value> parseParenthesized(bool counted = true);
   FailureOr<Value> parseCall();
+  /// `lhs op rhs`, or an error where numbers alone divide by 0 or underflow f32.
+  FailureOr<Value> createBinary(const Token &op, Value lhs, Value rhs);
   LogicalResult enterNesting(const Token &at);
   LogicalResult countOperator(const Token &op);
 
@@ -1031,20 +1033,21 @@ static std::optional<BinaryKind> binaryKindOf(TokenKind kind) {
   }
 }
 
-/// The value of an expression of numbers alone (negations and arithmetic on them),
-/// as the C++ compiler folds it; nullopt where it reads a tensor, a scalar or a call.
-static std::optional<double> constantValue(Value value) {
+/// The f32 value of an expression of numbers alone (negations and arithmetic on them),
+/// as the C++ compiler folds the generated code's f32 literals; nullopt where it reads a
+/// tensor, a scalar or a call.
+static std::optional<float> constantValue(Value value) {
   Operation *op = value.getDefiningOp();
   if (auto constant = dyn_cast_or_null<ConstantOp>(op))
-    return constant.getValue().convertToDouble();
+    return static_cast<float>(constant.getValue().convertToDouble());
   if (auto negate = dyn_cast_or_null<NegateOp>(op)) {
-    std::optional<double> operand = constantValue(negate.getOperand());
-    return operand ? std::optional<double>(-*operand) : std::nullopt;
+    std::optional<float> operand = constantValue(negate.getOperand());
+    return operand ? std::optional<float>(-*operand) : std::nullopt;
   }
   auto binary = dyn_cast_or_null<BinaryOp>(op);
   if (!binary)
     return std::nullopt;
-  std::optional<double> lhs = constantValue(binary.getLhs()), rhs = constantValue(binary.getRhs());
+  std::optional<float> lhs = constantValue(binary.getLhs()), rhs = constantValue(binary.getRhs());
   if (!lhs || !rhs)
     return std::nullopt;
   switch (binary.getKind()) {
@@ -1054,6 +1057,24 @@ static std::optional<double> constantValue(Value value) {
   case BinaryKind::div: return *lhs / *rhs;
   }
   return std::nullopt;
+}
+
+FailureOr<Value> Parser::createBinary(const Token &op, Value lhs, Value rhs) {
+  std::optional<float> left = constantValue(lhs), right = constantValue(rhs);
+  if (op.is(TokenKind::Slash) && right && *right == 0)
+    return errorAt(op) << "division by zero: the divisor after '/' is a constant equal to 0";
+  BinaryOp binary =
+      builder.create<BinaryOp>(locationOf(op), f32, *binaryKindOf(op.kind), lhs, rhs);
+  // Arithmetic on numbers alone whose result is not 0 but rounds to 0 in f32 (1e-30 * 1e-30):
+  // the C++ compiler folds it and warns, and the value is lost.
+  if (left && right && *left != 0 && *right != 0 &&
+      (op.is(TokenKind::Star) || op.is(TokenKind::Slash)) &&
+      *constantValue(binary.getResult()) == 0) {
+    binary.erase();
+    return errorAt(op) << "constant arithmetic underflows f32: the result of '" << op.spelling
+                       << "' on these numbers rounds to 0";
+  }
+  return binary.getResult();
 }
 
 /// term (('+' | '-') term)*
@@ -1066,8 +1087,7 @@ FailureOr<Value> Parser::parseExpr() {
     FailureOr<Value> rhs = parseTerm();
     if (failed(rhs))
       return failure();
-    lhs = builder.create<BinaryOp>(locationOf(op), f32, *binaryKindOf(op.kind), *lhs, *rhs)
-              .getResult();
+    lhs = createBinary(op, *lhs, *rhs);
   }
   return lhs;
 }
@@ -1082,11 +1102,7 @@ FailureOr<Value> Parser::parseTerm() {
     FailureOr<Value> rhs = parseUnary();
     if (failed(rhs))
       return failure();
-    if (std::optional<double> divisor = constantValue(*rhs);
-        op.is(TokenKind::Slash) && divisor && *divisor == 0)
-      return errorAt(op) << "division by zero: the divisor after '/' is a constant equal to 0";
-    lhs = builder.create<BinaryOp>(locationOf(op), f32, *binaryKindOf(op.kind), *lhs, *rhs)
-              .getResult();
+    lhs = createBinary(op, *lhs, *rhs);
   }
   return lhs;
 }
