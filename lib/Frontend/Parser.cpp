@@ -1033,9 +1033,19 @@ static std::optional<BinaryKind> binaryKindOf(TokenKind kind) {
   }
 }
 
-/// The f32 value of an expression of numbers alone (negations and arithmetic on them),
-/// as the C++ compiler folds the generated code's f32 literals; nullopt where it reads a
-/// tensor, a scalar or a call.
+/// `lhs kind rhs` in f32, as the C++ compiler folds the generated code's f32 literals.
+static float foldF32(BinaryKind kind, float lhs, float rhs) {
+  switch (kind) {
+  case BinaryKind::add: return lhs + rhs;
+  case BinaryKind::sub: return lhs - rhs;
+  case BinaryKind::mul: return lhs * rhs;
+  case BinaryKind::div: return lhs / rhs;
+  }
+  llvm_unreachable("unknown binary kind");
+}
+
+/// The f32 value of an expression of numbers alone (negations and arithmetic on them);
+/// nullopt where it reads a tensor, a scalar or a call.
 static std::optional<float> constantValue(Value value) {
   Operation *op = value.getDefiningOp();
   if (auto constant = dyn_cast_or_null<ConstantOp>(op))
@@ -1050,31 +1060,21 @@ static std::optional<float> constantValue(Value value) {
   std::optional<float> lhs = constantValue(binary.getLhs()), rhs = constantValue(binary.getRhs());
   if (!lhs || !rhs)
     return std::nullopt;
-  switch (binary.getKind()) {
-  case BinaryKind::add: return *lhs + *rhs;
-  case BinaryKind::sub: return *lhs - *rhs;
-  case BinaryKind::mul: return *lhs * *rhs;
-  case BinaryKind::div: return *lhs / *rhs;
-  }
-  return std::nullopt;
+  return foldF32(binary.getKind(), *lhs, *rhs);
 }
 
 FailureOr<Value> Parser::createBinary(const Token &op, Value lhs, Value rhs) {
+  BinaryKind kind = *binaryKindOf(op.kind);
   std::optional<float> left = constantValue(lhs), right = constantValue(rhs);
-  if (op.is(TokenKind::Slash) && right && *right == 0)
+  if (kind == BinaryKind::div && right && *right == 0)
     return errorAt(op) << "division by zero: the divisor after '/' is a constant equal to 0";
-  BinaryOp binary =
-      builder.create<BinaryOp>(locationOf(op), f32, *binaryKindOf(op.kind), lhs, rhs);
   // Arithmetic on numbers alone whose result is not 0 but rounds to 0 in f32 (1e-30 * 1e-30):
   // the C++ compiler folds it and warns, and the value is lost.
   if (left && right && *left != 0 && *right != 0 &&
-      (op.is(TokenKind::Star) || op.is(TokenKind::Slash)) &&
-      *constantValue(binary.getResult()) == 0) {
-    binary.erase();
+      (kind == BinaryKind::mul || kind == BinaryKind::div) && foldF32(kind, *left, *right) == 0)
     return errorAt(op) << "constant arithmetic underflows f32: the result of '" << op.spelling
                        << "' on these numbers rounds to 0";
-  }
-  return binary.getResult();
+  return builder.create<BinaryOp>(locationOf(op), f32, kind, lhs, rhs).getResult();
 }
 
 /// term (('+' | '-') term)*

@@ -26,18 +26,10 @@ using namespace sketch::simt;
 namespace {
 constexpr int ROWS = 128, COLS = 128, DEPTH = 16, THREADS = 256;
 
-/// Lines of Width floats dealt a float at a time: thread t at line t / G, float t % G
-/// (G = gcd(Threads, Width)), then G floats along the line, then Threads / G lines.
+/// Lines of Width floats dealt a float at a time: the runtime's deal of single floats
+/// (which KContiguousLoader's scalar instance has taken since this lab's first call).
 template <int Lines, int Width, int Threads>
-struct ElementDeal {
-  static constexpr int kColumns = gcd(Threads, Width), kAcross = Width / kColumns;
-  static constexpr int kLineStep = Threads / kColumns, kChunks = Lines * Width / Threads;
-  static_assert(Lines * Width % Threads == 0 && Lines % kLineStep == 0, "whole lines a step");
-  __device__ static int line(unsigned t) { return t / kColumns; }
-  __device__ static int offset(unsigned t) { return t % kColumns; }
-  __host__ __device__ static constexpr int line_step(int c) { return c / kAcross * kLineStep; }
-  __host__ __device__ static constexpr int offset_step(int c) { return c % kAcross * kColumns; }
-};
+using ElementDeal = ChunkDeal<Lines, Width, Threads, 1>;
 
 /// A [row][k] by 4-byte cp.async into tile[k][row], consecutive threads on consecutive k.
 template <int Rows, int BK, int Threads>

@@ -205,8 +205,8 @@ struct KContiguousLoader {
   /// Scalar f32 copies go element by element straight to their transposed place in
   /// shared memory (4-byte cp.async, zero-filled outside the matrix): no registers.
   /// They are dealt a float at a time, so a warp's copy reads whole sectors (4-float
-  /// chunks copied a float at a time read 16 sectors for 128 bytes, then again:
-  /// 2.5-4% slower at 4095^3, bench/labs/sgemm_scalar).
+  /// chunks copied a float at a time read 16 sectors for 128 bytes, then again: the
+  /// generated SGEMM 1.5-3% slower on unaligned sizes, bench/labs/sgemm_scalar).
   static constexpr bool kAsync = !Vec && std::is_same<T, float>::value;
   using Deal = ChunkDeal<Rows, BK, Threads, kAsync ? 1 : 4>;
   static constexpr int V = Deal::kVector, kChunks = Deal::kChunks;
