@@ -693,6 +693,14 @@ struct SimtConvWriter : ConvWriterBase {
     return dealFits && unitWindow && mayBeOne(p.r) && mayBeOne(p.s) ? "kPointwise" : "";
   }
 
+  /// pointwiseFlag's template flag, chosen by the host's `pointwise`, or none.
+  SmallVector<SimtFlag, 1> pointwiseFlags(const SimtTile &t) const {
+    std::string flag = pointwiseFlag(t);
+    if (flag.empty())
+      return {};
+    return {{flag, "pointwise"}};
+  }
+
   void emitKernel() {
     emitKernelOf(simt, kernelName());
     if (narrow) {
@@ -711,7 +719,7 @@ struct SimtConvWriter : ConvWriterBase {
                       str(t.microCols) +
                       " accumulators each, shared tiles double-buffered "
                       "(sketch/simt.cuh, sketch/conv.cuh)");
-    openSimtKernel(w, name, t, kernelParams(), pointwiseFlag(t));
+    openSimtKernel(w, name, t, kernelParams(), pointwiseFlags(t));
     emitSimtConstants(w, t, true);
     emitDerivedSizes();
   }
@@ -834,7 +842,7 @@ struct SimtConvWriter : ConvWriterBase {
     w.line("if (sketch::ceil_div(pixels, " + std::string(pixelTile) +
            ") > INT32_MAX || grid.y > 65535)");
     w.line("  return cudaErrorInvalidValue;");
-    emitSimtLaunch(w, name, "grid", kernelArgs(), 0, pointwiseFlag(t), "pointwise");
+    emitSimtLaunch(w, name, "grid", kernelArgs(), 0, pointwiseFlags(t));
     w.line("return cudaGetLastError();");
   }
 };

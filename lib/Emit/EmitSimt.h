@@ -21,31 +21,39 @@
 
 namespace sketch {
 
-/// `template <bool kVec> __global__ void __launch_bounds__(...) NAME(PARAMS)`
+/// A `bool` template parameter beside kVec, chosen by the host: NAME in the
+/// kernel, the host's condition `hostValue` at the launch (emitSimtLaunch).
+struct SimtFlag {
+  std::string name;
+  std::string hostValue;
+};
+
+/// `template <bool kVec[, bool FLAG...]> __global__ void __launch_bounds__(...) NAME(PARAMS)`
 /// and its opening brace: the 16-byte path (kVec) asks for tile.minBlocksPerSm()
 /// blocks an SM (8 x 8 a thread: at most 128 registers), the scalar path may
 /// use more registers, unless `scalarCopiesAsync` (its loaders copy element by
 /// element with cp.async, holding nothing: the f32 GEMM's), when it asks for as
-/// many. A non-empty `flag` adds a second `bool` template parameter of that name
-/// (a loader chosen by the host, see emitSimtLaunch); with `flagOneBlock` its scalar
-/// true instance asks for one block an SM (the f32 GEMM's split-K: bound at two, ptxas
-/// spilled 8 bytes in epilogue-heavy scalar kernels; unbound it kept them in 127 registers).
+/// many. `flags` add template parameters (a loader chosen by the host, see
+/// emitSimtLaunch). Where `oneBlockWhen` (a condition on the template parameters)
+/// holds, the instance asks for one block an SM (the f32 GEMM's split-K scalar
+/// instances: bound at two, ptxas spilled 8 bytes in epilogue-heavy scalar kernels;
+/// unbound it kept them in 127 registers).
 void openSimtKernel(CudaWriter &w, llvm::StringRef name, const SimtTile &tile,
-                    llvm::StringRef params, llvm::StringRef flag = "",
-                    bool scalarCopiesAsync = false, bool flagOneBlock = false);
+                    llvm::StringRef params, llvm::ArrayRef<SimtFlag> flags = {},
+                    bool scalarCopiesAsync = false, llvm::StringRef oneBlockWhen = "");
 
 /// The tile constants ROWS, COLS, (DEPTH when `depth`,) THREADS.
 void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth);
 
-/// The launch of both instantiations: `if (vec) NAME<true><<<...>>>(ARGS); else ...`;
+/// The launch of the instantiations: `if (vec) NAME<true><<<...>>>(ARGS); else ...`;
 /// with `dynamicBytes` (shared tiles above kStaticSharedBytes) the chosen one is
-/// allowed that much dynamic shared memory and launched with it. With a `flag`
-/// (openSimtKernel's), the host's bool `flagValue` picks its second argument. With a
+/// allowed that much dynamic shared memory and launched with it. Each of `flags`
+/// (openSimtKernel's) takes the host's bool `hostValue` as its argument. With a
 /// `cluster` (the host's count of blocks a cluster along x), `return
 /// sketch::launch_kernel(...)` in clusters of that many instead of `<<<...>>>`.
 void emitSimtLaunch(CudaWriter &w, llvm::StringRef name, llvm::StringRef grid,
-                    llvm::StringRef args, int64_t dynamicBytes = 0, llvm::StringRef flag = "",
-                    llvm::StringRef flagValue = "", llvm::StringRef cluster = "");
+                    llvm::StringRef args, int64_t dynamicBytes = 0,
+                    llvm::ArrayRef<SimtFlag> flags = {}, llvm::StringRef cluster = "");
 
 /// One operand loader of the SIMT mainloop, declared `TYPE NAME(ARGS);`
 /// (a loader of sketch/simt.cuh or sketch/conv.cuh).

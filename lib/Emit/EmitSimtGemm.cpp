@@ -7,10 +7,11 @@
 // padded, double-buffered shared memory (runtime/include/sketch/simt.cuh holds
 // the mainloop; this file writes the kernel around it). Operands may be
 // transposed (`A^T`, `B^T`) and batched (leading dimensions, one block per
-// batch element along grid z); every size is guarded, and a 16-byte path is
-// taken when the contiguous extents are multiples of 4 and the pointers
-// 16-byte aligned. The fused epilogue (sketch-fuse-epilogue) runs on each
-// accumulator before the store.
+// batch element along grid z); every size is guarded, and 16-byte copies are
+// taken where the contiguous extents are multiples of 4 and the pointers
+// 16-byte aligned, A's decided apart from B's and the stores' (kVecA, kVec).
+// The fused epilogue (sketch-fuse-epilogue) runs on each accumulator before
+// the store.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/EmitEpilogue.h"
@@ -18,6 +19,8 @@
 #include "lib/Emit/EmitSimt.h"
 #include "lib/Emit/KernelEmitters.h"
 #include "lib/Passes/BackendPlan.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -28,15 +31,18 @@ namespace sketch {
 //===----------------------------------------------------------------------===//
 
 void openSimtKernel(CudaWriter &w, StringRef name, const SimtTile &tile, StringRef params,
-                    StringRef flag, bool scalarCopiesAsync, bool flagOneBlock) {
+                    ArrayRef<SimtFlag> flags, bool scalarCopiesAsync, StringRef oneBlockWhen) {
   std::string threads = std::to_string(tile.threads());
   int64_t minBlocks = tile.minBlocksPerSm();
   std::string blocks = minBlocks == 1       ? "1"
                        : scalarCopiesAsync ? str(minBlocks)
                                            : "kVec ? " + str(minBlocks) + " : 1";
-  if (flagOneBlock && minBlocks > 1)
-    blocks = flag.str() + " && !kVec ? 1 : " + blocks;
-  w.line(flag.empty() ? "template <bool kVec>" : "template <bool kVec, bool " + flag.str() + ">");
+  if (!oneBlockWhen.empty() && minBlocks > 1)
+    blocks = oneBlockWhen.str() + " ? 1 : " + blocks;
+  std::string parameters = "bool kVec";
+  for (const SimtFlag &flag : flags)
+    parameters += ", bool " + flag.name;
+  w.line("template <" + parameters + ">");
   w.line("__global__ void __launch_bounds__(" + threads + ", " + blocks + ")");
   w.open(name.str() + "(" + params.str() + ")");
 }
@@ -49,8 +55,8 @@ void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth) {
 }
 
 void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef args,
-                    int64_t dynamicBytes, StringRef flag, StringRef flagValue, StringRef cluster) {
-  if (flag.empty() && dynamicBytes == 0 && cluster.empty()) {
+                    int64_t dynamicBytes, ArrayRef<SimtFlag> flags, StringRef cluster) {
+  if (flags.empty() && dynamicBytes == 0 && cluster.empty()) {
     std::string launch = "<<<" + grid.str() + ", THREADS, 0, stream>>>(" + args.str() + ");";
     w.line("if (vec)");
     w.line("  " + name.str() + "<true>" + launch);
@@ -58,17 +64,22 @@ void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef arg
     w.line("  " + name.str() + "<false>" + launch);
     return;
   }
-  // NAME<vec> or, with a flag, (FLAG ? NAME<vec, true> : NAME<vec, false>)
-  auto instance = [&](StringRef vec) {
-    if (flag.empty())
-      return name.str() + "<" + vec.str() + ">";
-    return "(" + flagValue.str() + " ? " + name.str() + "<" + vec.str() + ", true> : " +
-           name.str() + "<" + vec.str() + ", false>)";
+  // NAME<chosen...>, each flag in turn a choice: (VALUE ? NAME<..., true> : NAME<..., false>)
+  std::function<std::string(std::string, size_t)> instance = [&](std::string chosen, size_t i) {
+    if (i == flags.size())
+      return name.str() + "<" + chosen + ">";
+    return "(" + flags[i].hostValue + " ? " + instance(chosen + ", true", i + 1) + " : " +
+           instance(chosen + ", false", i + 1) + ")";
   };
   if (dynamicBytes > 0)
     w.line("const int smem_bytes = " + str(dynamicBytes) +
            ";  // the shared tiles: dynamic, above 48 KB by opt-in");
-  w.line("auto kernel = vec ? " + instance("true") + " : " + instance("false") + ";");
+  if (flags.size() < 2) {
+    w.line("auto kernel = vec ? " + instance("true", 0) + " : " + instance("false", 0) + ";");
+  } else { // a line each value of vec
+    w.line("auto kernel = vec ? " + instance("true", 0));
+    w.line("                  : " + instance("false", 0) + ";");
+  }
   if (dynamicBytes > 0) {
     w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
     w.line("if (err != cudaSuccess)");
@@ -360,19 +371,20 @@ struct SimtGemmWriter {
     w.line("const int64_t bidx0 = batch;");
   }
 
-  std::string loaderType(bool kContiguous, StringRef extent) const {
+  /// `vec`: the template flag of the loader's 16-byte path (kVecA for A, kVec for B).
+  std::string loaderType(bool kContiguous, StringRef extent, StringRef vec) const {
     return std::string("sketch::simt::") +
            (kContiguous ? "KContiguousLoader<" : "RowContiguousLoader<") + extent.str() +
-           ", DEPTH, THREADS, kVec>";
+           ", DEPTH, THREADS, " + vec.str() + ">";
   }
 
   void emitMainloop() {
     std::string aSrc = pointer(*p.a.param, batchOffset(p.a));
     std::string bSrc = pointer(*p.b.param, batchOffset(p.b));
     // A [M, K]: rows along M, ld K; A^T [K, M]: ld M. B [K, N]: ld N; B^T [N, K]: ld K.
-    SimtLoader a{loaderType(p.a.kContiguous, "ROWS"), "load_a",
+    SimtLoader a{loaderType(p.a.kContiguous, "ROWS", "kVecA"), "load_a",
                  aSrc + ", " + (p.a.kContiguous ? "size_k" : "size_m") + ", m0, size_m, size_k"};
-    SimtLoader b{loaderType(p.b.kContiguous, "COLS"), "load_b",
+    SimtLoader b{loaderType(p.b.kContiguous, "COLS", "kVec"), "load_b",
                  bSrc + ", " + (p.b.kContiguous ? "size_k" : "size_n") + ", n0, size_n, size_k"};
     bool split = kernel.split;
     emitSimtMainloop(
@@ -463,7 +475,8 @@ struct SimtGemmWriter {
     bool split = kernel.split;
     // the f32 loaders' scalar copies are 4-byte cp.async (simt.cuh): no staging registers
     openSimtKernel(w, kernelName(), tile(), kernelParameterList(p.sig, restrictRead),
-                   split ? "kSplit" : "", /*scalarCopiesAsync=*/true, /*flagOneBlock=*/split);
+                   flags(split), /*scalarCopiesAsync=*/true,
+                   split ? "kSplit && !(kVec && kVecA)" : "");
     emitSimtConstants(w, tile(), true);
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
@@ -481,22 +494,33 @@ struct SimtGemmWriter {
     w.close();
   }
 
-  /// The host's condition for the 16-byte path.
+  /// The template flags beside kVec: A's 16-byte copies (kVecA), and the split-K form.
+  static SmallVector<SimtFlag, 2> flags(bool split) {
+    SmallVector<SimtFlag, 2> list{{"kVecA", "vec_a"}};
+    if (split)
+      list.push_back({"kSplit", "slices > 1"});
+    return list;
+  }
+
+  /// Whether an operand's rows are whole 16-byte chunks: its contiguous extent.
+  static std::string rowsAligned(const SimtOperand &o, StringRef mn) {
+    return o.kContiguous ? "size_k % 4 == 0" : mn.str() + " % 4 == 0";
+  }
+
+  /// The host's condition for the 16-byte path of B's copies and the stores (kVec).
   std::string vecCondition() const {
-    std::vector<std::string> terms;
-    auto contiguous = [&](const SimtOperand &o, StringRef mn) {
-      return o.kContiguous ? "size_k % 4 == 0" : mn.str() + " % 4 == 0";
-    };
-    auto add = [&](const std::string &term) {
-      if (!llvm::is_contained(terms, term))
-        terms.push_back(term);
-    };
-    add(contiguous(p.a, "size_m"));
-    add(contiguous(p.b, "size_n"));
-    add("size_n % 4 == 0"); // output rows
-    for (const ParamInfo *param : {p.a.param, p.b.param, p.out})
-      add("sketch::aligned_to(" + param->cname + ", 16)");
+    SmallVector<std::string, 5> terms{rowsAligned(p.b, "size_n")};
+    if (!llvm::is_contained(terms, "size_n % 4 == 0"))
+      terms.push_back("size_n % 4 == 0"); // output rows
+    for (const ParamInfo *param : {p.b.param, p.out})
+      terms.push_back("sketch::aligned_to(" + param->cname + ", 16)");
     return joined(terms, " && ");
+  }
+
+  /// The host's condition for A's 16-byte copies (kVecA): A's rows alone decide, so
+  /// one operand's odd extent leaves the other's copies 16-byte.
+  std::string vecACondition() const {
+    return rowsAligned(p.a, "size_m") + " && sketch::aligned_to(" + p.a.param->cname + ", 16)";
   }
 
   void emitHost() {
@@ -572,15 +596,16 @@ struct SimtGemmWriter {
            "unsigned(sketch::ceil_div(size_m, ROWS)), unsigned(batches));");
     w.line("if (" + columns + " > INT32_MAX || grid.y > 65535 || batches > 65535)");
     w.line("  return cudaErrorInvalidValue;");
-    w.line("const bool vec = " + vecCondition() + ";");
+    w.line("const bool vec = " + vecCondition() + ";  // B's copies and the stores");
+    w.line("const bool vec_a = " + vecACondition() + ";  // A's copies");
     int64_t bytes = k.tile.sharedBytes(p.stages);
     int64_t dynamicBytes = bytes > kStaticSharedBytes ? bytes : 0;
     if (k.split) { // in clusters of `slices` blocks: returns the launch's error
-      emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes, "kSplit",
-                     "slices > 1", "slices");
+      emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes, flags(true),
+                     "slices");
       return;
     }
-    emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes);
+    emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes, flags(false));
     w.line("return cudaGetLastError();");
   }
 };

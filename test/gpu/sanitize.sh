@@ -31,6 +31,7 @@ test_gemm::test_rejects_bad_arguments,\
 test_gemm::test_persistent_store_slots,test_gemm_split::test_split_tail,\
 test_sgemm::test_every_kernel_small_sizes,test_sgemm::test_k_zero_and_one,\
 test_sgemm::test_misaligned_base_pointers,test_sgemm::test_rejects_bad_arguments,\
+test_sgemm::test_one_operand_aligned,\
 test_sgemm::test_split_k_zero_and_one_and_misaligned,\
 test_conv::test_nchw_small_and_odd_shapes,test_conv::test_nhwc_small_and_odd_shapes,\
 test_conv::test_misaligned_base_pointers,test_conv::test_rejects_bad_arguments,test_conv::test_nhwc_halo,\

@@ -3,7 +3,8 @@
 Each kernel is checked on random inputs with a NaN-poisoned output against an
 f64 reference of its epilogue (gemm_cases.py: rtol 1e-4, f16 outputs 1e-2).
 Sizes: 1x1x1, 127x257x65, primes, odd and partial tiles, 4000x3000x2000 and
-4096^3; K = 0 and 1; misaligned base pointers (the scalar path); bad arguments
+4096^3; K = 0 and 1; misaligned base pointers (the scalar path); one operand's rows
+16-byte chunks and the other's not (each operand's copies chosen apart); bad arguments
 return cudaErrorInvalidValue without writing. The test_rule_tiles_* tests run
 the tiles by rule of sgemm_rule_tiles.sketch alone:
     SKETCH_FILES=sgemm_rule_tiles test/gpu/run.sh -k test_sgemm::test_rule_tiles
@@ -80,6 +81,35 @@ def test_misaligned_base_pointers():
     """Bases one element off 16 bytes: the host function picks the scalar path."""
     CASES.sweep(["sg_f32_bias_relu", "sg_f32_bt", "sg_f32_at", "sg_f32_batched", "sg_f32_f16out",
                  "sg_f32_t128x128x16"], [(136, 264, 72)], misalign=True)
+
+
+def test_one_operand_aligned():
+    """One operand's rows whole 16-byte chunks, the other's not (K, M or N odd, or one base off
+    16 bytes): the host takes each operand's copies apart (kVecA for A, kVec for B and D)."""
+    CASES.sweep(sorted(CASES.kernels()),
+                [(130, 136, 201), (129, 136, 200), (130, 137, 200), (300, 520, 517)])
+    for tensor in ("A", "B"):
+        CASES.sweep(["sg_f32_bias_relu", "sg_f32_bt", "sg_f32_at", "sg_f32_atbt", "sg_f32_batched",
+                     "sg_f32_t64x64x8"], [(136, 264, 72)], misalign=tensor)
+
+
+def check_plain_instances(cases):
+    """On sm_90a: sg_f32_plain at each M x N x K of `cases` launches a kernel whose name
+    contains the expected instance (when the profiler can tell)."""
+    if torch.cuda.get_device_capability()[0] != 9 or sketch_gpu.generated_arch() != "sm_90a":
+        return
+    for (m, n, k), expected in cases:
+        values, _ = CASES.make_inputs("sg_f32_plain", {"M": m, "N": n, "K": k})
+        ran = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel("sg_f32_plain")(**values))
+        assert ran is None or any(expected in r for r in ran), f"{m}x{n}x{k}: {ran}"
+
+
+def test_one_operand_aligned_instance_by_name():
+    """K odd runs <true, false> (B's copies and the stores 16-byte, A's by element), N odd
+    <false, true>."""
+    check_plain_instances([((2048, 2048, 517), "sg_f32_plain_simt<true, false>"),
+                           ((2048, 2047, 520), "sg_f32_plain_simt<false, true>"),
+                           ((2048, 2048, 520), "sg_f32_plain_simt<true, true>")])
 
 
 def test_large_4000x3000x2000():
@@ -160,13 +190,8 @@ def test_split_k_same_bits():
 
 
 def test_split_k_instantiation_by_name():
-    """On sm_90a: the host runs the 64 x 64 kernel's <vec, true> (in clusters) on small grids,
-    the default tile's kernel on grids that fill the GPU (when the profiler can tell)."""
-    if torch.cuda.get_device_capability()[0] != 9 or sketch_gpu.generated_arch() != "sm_90a":
-        return
-    for (m, n, k), expected in [((4096, 12, 4096), "sg_f32_plain_simt_small<true, true>"),
-                                ((4096, 10, 4096), "sg_f32_plain_simt_small<false, true>"),
-                                ((4096, 4096, 256), "sg_f32_plain_simt<true>")]:
-        values, _ = CASES.make_inputs("sg_f32_plain", {"M": m, "N": n, "K": k})
-        ran = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel("sg_f32_plain")(**values))
-        assert ran is None or any(expected in r for r in ran), f"{m}x{n}x{k}: {ran}"
+    """The host runs the 64 x 64 kernel's <vec, vec_a, true> (in clusters) on small grids, the
+    default tile's kernel on grids that fill the GPU."""
+    check_plain_instances([((4096, 12, 4096), "sg_f32_plain_simt_small<true, true, true>"),
+                           ((4096, 10, 4096), "sg_f32_plain_simt_small<false, true, true>"),
+                           ((4096, 4096, 256), "sg_f32_plain_simt<true, true>")])

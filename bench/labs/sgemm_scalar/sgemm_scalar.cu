@@ -10,6 +10,9 @@
 //   ctrl_e64   the same with the generated epilogue's 64-bit row
 //   ctrl_i32   ctrl with its sizes passed as int instead of int64_t
 //   a_elem / b_elem / ab_elem  A's, B's or both loaders dealing single floats
+//   ctrl_again ctrl once more, last in the list (a variant's place in the order is not its time)
+//   mixed      ctrl with each operand's copies as wide as its own rows allow (A 16-byte
+//              where K % 4 == 0, B and the stores where N % 4 == 0)
 // Each output is checked against cuBLAS's (pedantic math: no TF32); times are medians of 20
 // CUDA-event timings in three alternating rounds.
 #include "sketch/simt.cuh"
@@ -87,7 +90,7 @@ struct RowElementLoader {
 /// Epi64: the generated epilogue's form (64-bit row, `continue` past the matrix) instead
 /// of a 32-bit row (the host checks that M * N fits 32 bits).
 /// Size: the sizes' parameter type (int64_t as the generated kernels', or int).
-template <bool AElem, bool BElem, bool Vec, bool Epi64, typename Size = int64_t>
+template <bool AElem, bool BElem, bool Vec, bool Epi64, typename Size = int64_t, bool VecA = Vec>
 __global__ void __launch_bounds__(THREADS, 2)
     sgemm_scalar(const float *__restrict__ A, const float *__restrict__ B, float *D, Size M_,
                  Size N_, Size K_) {
@@ -97,7 +100,7 @@ __global__ void __launch_bounds__(THREADS, 2)
   float acc[8][8];
   {
     using LoadA = std::conditional_t<AElem, KElementLoader<ROWS, DEPTH, THREADS>,
-                                     KContiguousLoader<ROWS, DEPTH, THREADS, Vec>>;
+                                     KContiguousLoader<ROWS, DEPTH, THREADS, VecA>>;
     using LoadB = std::conditional_t<BElem, RowElementLoader<COLS, DEPTH, THREADS>,
                                      RowContiguousLoader<COLS, DEPTH, THREADS, Vec>>;
     LoadA load_a(A, K, m0, M, K);
@@ -136,6 +139,24 @@ Variant variant(const char *name) {
           }};
 }
 
+/// Each operand's copies as wide as its own rows allow: A's 16-byte where K % 4 == 0, B's and
+/// the stores where N % 4 == 0 (the generated kernels take one flag for both).
+Variant mixed_variant(const char *name) {
+  return {name, [](const float *a, const float *b, float *d, int m, int n, int k) {
+            dim3 grid((n + COLS - 1) / COLS, (m + ROWS - 1) / ROWS);
+            const bool vec_a = k % 4 == 0, vec_b = n % 4 == 0;
+            // Size named: left out, it is deduced from the int arguments (int, not int64_t)
+            if (vec_a && vec_b)
+              sgemm_scalar<false, false, true, false, int64_t><<<grid, THREADS>>>(a, b, d, m, n, k);
+            else if (vec_a)
+              sgemm_scalar<false, false, false, false, int64_t, true><<<grid, THREADS>>>(a, b, d, m, n, k);
+            else if (vec_b)
+              sgemm_scalar<false, false, true, false, int64_t, false><<<grid, THREADS>>>(a, b, d, m, n, k);
+            else
+              sgemm_scalar<false, false, false, false, int64_t><<<grid, THREADS>>>(a, b, d, m, n, k);
+          }};
+}
+
 float median_ms(const std::function<void()> &f, int reps) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
@@ -155,6 +176,7 @@ float median_ms(const std::function<void()> &f, int reps) {
 }
 } // namespace
 
+#ifndef SGEMM_SCALAR_NO_MAIN  // carveout.cu includes the kernels alone
 #ifdef SGL_OLD  // the same sketch compiled against another runtime (run.sh: .gen/sgl/old)
 extern "C" cudaError_t bo_f32_sgemm(const float *A, const float *B, float *D, int64_t M, int64_t K,
                                     int64_t N, cudaStream_t stream);
@@ -181,7 +203,7 @@ int main() {
 #endif
       variant<false, false>("ctrl"), variant<false, false, true>("ctrl_e64"),
       variant<false, false, false, int>("ctrl_i32"), variant<true, false>("a_elem"), variant<false, true>("b_elem"),
-      variant<true, true>("ab_elem")};
+      variant<true, true>("ab_elem"), mixed_variant("mixed"), variant<false, false>("ctrl_again")};
   const int shapes[][3] = {{4096, 4096, 4096}, {4095, 4095, 4095}, {4001, 3001, 2001}, {4096, 4096, 4095}, {4095, 4095, 4096}};
   for (const auto &shape : shapes) {
     const int m = shape[0], n = shape[1], k = shape[2];
@@ -215,8 +237,10 @@ int main() {
       printf("%-10s max rel err %.2e %s\n", vs[v].name.c_str(), worst, worst < 1e-4 ? "ok" : "WRONG");
     }
     std::vector<std::vector<float>> times(vs.size());
+    // Round r starts r * 3 variants further on, so no variant keeps its place in the order.
     for (int round = 0; round < 3; ++round)
-      for (size_t v = 0; v < vs.size(); ++v) {
+      for (size_t i = 0; i < vs.size(); ++i) {
+        const size_t v = (i + 3 * round) % vs.size();
         auto f = [&] { vs[v].run(a, b, out, m, n, k); };
         f(), f();
         times[v].push_back(median_ms(f, 20));
@@ -232,3 +256,4 @@ int main() {
   }
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
+#endif  // SGEMM_SCALAR_NO_MAIN
