@@ -509,8 +509,9 @@ struct SimtGemmWriter {
 
   /// The host's condition for the 16-byte path of B's copies and the stores (kVec).
   std::string vecCondition() const {
-    SmallVector<std::string, 5> terms{rowsAligned(p.b, "size_n")};
-    if (!llvm::is_contained(terms, "size_n % 4 == 0"))
+    std::string bRows = rowsAligned(p.b, "size_n");
+    SmallVector<std::string, 4> terms{bRows};
+    if (bRows != "size_n % 4 == 0")
       terms.push_back("size_n % 4 == 0"); // output rows
     for (const ParamInfo *param : {p.b.param, p.out})
       terms.push_back("sketch::aligned_to(" + param->cname + ", 16)");

@@ -140,7 +140,8 @@ Variant variant(const char *name) {
 }
 
 /// Each operand's copies as wide as its own rows allow: A's 16-byte where K % 4 == 0, B's and
-/// the stores where N % 4 == 0 (the generated kernels take one flag for both).
+/// the stores where N % 4 == 0 (what the generated kernels do since 66604b7; before, one flag
+/// for both, as `ctrl`).
 Variant mixed_variant(const char *name) {
   return {name, [](const float *a, const float *b, float *d, int m, int n, int k) {
             dim3 grid((n + COLS - 1) / COLS, (m + ROWS - 1) / ROWS);
