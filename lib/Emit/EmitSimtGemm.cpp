@@ -384,7 +384,7 @@ struct SimtGemmWriter {
     // A [M, K]: rows along M, ld K; A^T [K, M]: ld M. B [K, N]: ld N; B^T [N, K]: ld K.
     SimtLoader a{loaderType(p.a.kContiguous, "ROWS", "kVecA"), "load_a",
                  aSrc + ", " + (p.a.kContiguous ? "size_k" : "size_m") + ", m0, size_m, size_k"};
-    SimtLoader b{loaderType(p.b.kContiguous, "COLS", "kVec"), "load_b",
+    SimtLoader b{loaderType(p.b.kContiguous, "COLS", bCopiesAsync() ? "false" : "kVec"), "load_b",
                  bSrc + ", " + (p.b.kContiguous ? "size_k" : "size_n") + ", n0, size_n, size_k"};
     bool split = kernel.split;
     emitSimtMainloop(
@@ -507,14 +507,25 @@ struct SimtGemmWriter {
     return o.kContiguous ? "size_k % 4 == 0" : mn.str() + " % 4 == 0";
   }
 
-  /// The host's condition for the 16-byte path of B's copies and the stores (kVec).
+  /// Whether B's copies are 4-byte cp.async whatever its alignment: where A's and B's rows
+  /// both run along k, only A's 16-byte copies are staged through registers. Staging both
+  /// (16 floats a thread at 128 registers) made ptxas sink the next tile's loads to the end
+  /// of the FFMAs, their latency exposed: W [N, K] 4096^3 3.36 -> 3.17 ms on an H200 with
+  /// B's copies by cp.async, 4000 x 3000 x 2000 1.227 -> 1.156 (bench/labs/sgemm_stash).
+  bool bCopiesAsync() const { return p.a.kContiguous && p.b.kContiguous; }
+
+  /// The host's condition for kVec: the 16-byte path of the stores and of B's copies
+  /// (unless bCopiesAsync).
   std::string vecCondition() const {
+    SmallVector<std::string, 4> terms;
     std::string bRows = rowsAligned(p.b, "size_n");
-    SmallVector<std::string, 4> terms{bRows};
-    if (bRows != "size_n % 4 == 0")
+    if (!bCopiesAsync())
+      terms.push_back(bRows);
+    if (bCopiesAsync() || bRows != "size_n % 4 == 0")
       terms.push_back("size_n % 4 == 0"); // output rows
-    for (const ParamInfo *param : {p.b.param, p.out})
-      terms.push_back("sketch::aligned_to(" + param->cname + ", 16)");
+    if (!bCopiesAsync())
+      terms.push_back("sketch::aligned_to(" + p.b.param->cname + ", 16)");
+    terms.push_back("sketch::aligned_to(" + p.out->cname + ", 16)");
     return joined(terms, " && ");
   }
 
@@ -597,7 +608,8 @@ struct SimtGemmWriter {
            "unsigned(sketch::ceil_div(size_m, ROWS)), unsigned(batches));");
     w.line("if (" + columns + " > INT32_MAX || grid.y > 65535 || batches > 65535)");
     w.line("  return cudaErrorInvalidValue;");
-    w.line("const bool vec = " + vecCondition() + ";  // B's copies and the stores");
+    w.line("const bool vec = " + vecCondition() + ";  // " +
+           (bCopiesAsync() ? "the stores" : "B's copies and the stores"));
     w.line("const bool vec_a = " + vecACondition() + ";  // A's copies");
     int64_t bytes = k.tile.sharedBytes(p.stages);
     int64_t dynamicBytes = bytes > kStaticSharedBytes ? bytes : 0;

@@ -93,14 +93,15 @@ def test_one_operand_aligned():
                      "sg_f32_t64x64x8"], [(136, 264, 72)], misalign=tensor)
 
 
-def check_plain_instances(cases):
-    """On sm_90a: sg_f32_plain at each M x N x K of `cases` launches a kernel whose name
-    contains the expected instance (when the profiler can tell)."""
+def check_plain_instances(cases, name="sg_f32_plain", misalign=False):
+    """On sm_90a: kernel `name` at each M x N x K of `cases` (`misalign`: that tensor's base
+    off 16 bytes) launches a kernel whose name contains the expected instance (when the
+    profiler can tell)."""
     if torch.cuda.get_device_capability()[0] != 9 or sketch_gpu.generated_arch() != "sm_90a":
         return
     for (m, n, k), expected in cases:
-        values, _ = CASES.make_inputs("sg_f32_plain", {"M": m, "N": n, "K": k})
-        ran = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel("sg_f32_plain")(**values))
+        values, _ = CASES.make_inputs(name, {"M": m, "N": n, "K": k}, misalign=misalign)
+        ran = sketch_gpu.launched_kernels(lambda: sketch_gpu.kernel(name)(**values))
         assert ran is None or any(expected in r for r in ran), f"{m}x{n}x{k}: {ran}"
 
 
@@ -110,6 +111,15 @@ def test_one_operand_aligned_instance_by_name():
     check_plain_instances([((2048, 2048, 517), "sg_f32_plain_simt<true, false>"),
                            ((2048, 2047, 520), "sg_f32_plain_simt<false, true>"),
                            ((2048, 2048, 520), "sg_f32_plain_simt<true, true>")])
+
+
+def test_transposed_b_copies_async():
+    """A [M, K] and B^T [N, K]: B's copies are always 4-byte cp.async, so K odd or B's base off
+    16 bytes leaves the stores 16-byte (kVec); N odd does not."""
+    check_plain_instances([((2048, 2048, 517), "sg_f32_bt_simt<true, false>"),
+                           ((2048, 2047, 520), "sg_f32_bt_simt<false, true>")], "sg_f32_bt")
+    check_plain_instances([((2048, 2048, 520), "sg_f32_bt_simt<true, true>")], "sg_f32_bt",
+                          misalign="B")
 
 
 def test_large_4000x3000x2000():
