@@ -9,7 +9,8 @@
 // transposed (`A^T`, `B^T`) and batched (leading dimensions, one block per
 // batch element along grid z); every size is guarded, and 16-byte copies are
 // taken where the contiguous extents are multiples of 4 and the pointers
-// 16-byte aligned, A's decided apart from B's and the stores' (kVecA, kVec).
+// 16-byte aligned, A's decided apart from B's and the stores' (kVecA, kVec;
+// where A and B^T both run along k, B's copies are always 4-byte cp.async).
 // The fused epilogue (sketch-fuse-epilogue) runs on each accumulator before
 // the store.
 //
