@@ -474,10 +474,14 @@ struct SimtGemmWriter {
     emitHeaderComment();
     auto restrictRead = [](const ParamInfo &param) { return !param.written; };
     bool split = kernel.split;
-    // the f32 loaders' scalar copies are 4-byte cp.async (simt.cuh): no staging registers
+    // the f32 loaders' scalar copies are 4-byte cp.async (simt.cuh): no staging registers;
+    // the split instances with any scalar copies ask for one block an SM (at more, ptxas
+    // spilled in the split-sweep's 64 x 64 x 16 tile of 8 warps)
+    std::string oneBlockWhen = !split          ? ""
+                               : bCopiesAsync() ? "kSplit"
+                                                : "kSplit && !(kVec && kVecA)";
     openSimtKernel(w, kernelName(), tile(), kernelParameterList(p.sig, restrictRead),
-                   flags(split), /*scalarCopiesAsync=*/true,
-                   split ? "kSplit && !(kVec && kVecA)" : "");
+                   flags(split), /*scalarCopiesAsync=*/true, oneBlockWhen);
     emitSimtConstants(w, tile(), true);
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
