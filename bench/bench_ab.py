@@ -26,7 +26,7 @@ from bench_conv import BATCH, LAYERS  # noqa: E402
 from bench_projections import cases as projection_shapes  # noqa: E402
 from bench_projections import input_sets as projection_inputs  # noqa: E402
 
-DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 
 
 def gemm_cases(name):
@@ -102,8 +102,10 @@ def full_read_cases(name):
 
 
 def conv_cases(name, layers=None, batch=BATCH):
-    """bench_conv.py's layers (or `layers`: (C, H = W, K, R = S, stride, pad) each) at `batch`."""
+    """bench_conv.py's layers (or `layers`: (C, H = W, K, R = S, stride, pad) each) at `batch`:
+    f16 / bf16 kernels nhwc, f32 ones nchw (as bench_conv_defaults.sketch has them)."""
     dtype = DTYPES[name.split("_")[1]]
+    nchw = dtype == torch.float32
     window = name.split("_")[2]  # s1p1, s1p0, s2p1
     for c, hw, k, r, stride, pad in layers or LAYERS:
         if f"s{stride}p{pad}" != window:
@@ -113,13 +115,16 @@ def conv_cases(name, layers=None, batch=BATCH):
         for _ in range(sets):
             x = torch.randn(batch, c, hw, hw, device="cuda").to(dtype)
             w = (torch.randn(k, c, r, r, device="cuda") / (c * r * r) ** 0.5).to(dtype)
-            data.append((x.contiguous(memory_format=torch.channels_last),
-                         w.contiguous(memory_format=torch.channels_last)))
+            data.append((x, w) if nchw else (x.contiguous(memory_format=torch.channels_last),
+                                             w.contiguous(memory_format=torch.channels_last)))
         library = lambda i, d=data, s=stride, p=pad: F.conv2d(d[i][0], d[i][1], stride=s, padding=p)
         ref = library(0).clone()
         out = torch.empty_like(ref)
 
         def ours(call, d=data, o=out, c=c, hw=hw, k=k, r=r):
+            if nchw:
+                return lambda i: call(X=d[i][0], Wt=d[i][1], Y=o, N=batch, C=c, H=hw, W=hw, K=k,
+                                      R=r, S=r)
             return lambda i: call(X=d[i][0].permute(0, 2, 3, 1), Wt=d[i][1].permute(0, 2, 3, 1),
                                   Y=o.permute(0, 2, 3, 1), N=batch, C=c, H=hw, W=hw, K=k, R=r, S=r)
         at = "" if batch == BATCH else f" N{batch}"
