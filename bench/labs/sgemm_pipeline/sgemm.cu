@@ -11,7 +11,9 @@
 //              a full and an empty mbarrier a stage instead of __syncthreads (README.md)
 //   [snake_]cross/plain_RxCxBK_tTMxTN  other block and thread tiles, the fragments of the
 //              next tile read before the last FMAs of this one (cross), FMA order (snake)
-// main() times cuBLAS, generated, regs2 and the mbar variants (the others' results are in
+//   xm_RxCxBK_tTMxTN_sS_bB  cuBLAS's structure: every copy by cp.async (A 4-byte, transposed),
+//              S stages, cross-tile fragment prefetch, B blocks an SM
+// main() times cuBLAS, generated, regs2 and the xm variants (the others' results are in
 // README.md). Each output is checked against cuBLAS's (max relative error); times are medians of
 // CUDA-event timings of 20 runs, in alternating rounds.
 //   nvcc -std=c++17 -O3 -I runtime/include -gencode arch=compute_90a,code=sm_90a sgemm.cu -lcublas
@@ -166,6 +168,73 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
   }
 }
 
+
+/// xm: cuBLAS's structure (its sm80 ffma kernel at 4096^3: 256 x 128 x 8, 3 stages, every copy
+/// by cp.async, 254 registers, one block an SM). A by 4-byte cp.async straight to its transposed
+/// place (KContiguousLoader at Vec = false), B by 16-byte cp.async, Stages deep (Stages - 1
+/// tiles in flight); the fragments of the next tile's k = 0 read before this tile's last
+/// FMAs (the barrier that publishes tile kt + 1 comes one k step early: every read of tile
+/// kt is then done, so its stage may be refilled at the next iteration).
+template <int Rows, int Cols, int TM, int TN, int BK, int Stages, int MinBlocks>
+__global__ void __launch_bounds__(THREADS, MinBlocks)
+    sgemm_xm(const float *__restrict__ A, const float *__restrict__ B, float *D, int M, int N, int K) {
+  extern __shared__ __align__(16) float smem[];
+  auto *a_tile = reinterpret_cast<float(*)[BK][padded(Rows)]>(smem);
+  auto *b_tile = reinterpret_cast<float(*)[BK][padded(Cols)]>(smem + Stages * BK * padded(Rows));
+  const int m0 = blockIdx.y * Rows, n0 = blockIdx.x * Cols;
+  const MicroTile<Rows, Cols, TM, TN> micro;
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j)
+      acc[i][j] = 0.f;
+  {
+    KContiguousLoader<Rows, BK, THREADS, false> load_a(A, K, m0, M, K);
+    RowContiguousLoader<Cols, BK, THREADS, true> load_b(B, N, n0, N, K);
+    const int ktiles = (K + BK - 1) / BK;
+#pragma unroll
+    for (int s = 0; s < Stages - 1; ++s) {
+      if (s < ktiles) {
+        load_a.fetch(s, a_tile[s]);
+        load_b.fetch(s, b_tile[s]);
+      }
+      sketch::cp_async_commit();
+    }
+    sketch::cp_async_wait<Stages - 2>();
+    __syncthreads();
+    float x[2][TM], y[2][TN];
+    load_fragments(a_tile[0][0], b_tile[0][0], micro, x[0], y[0]);
+    int read = 0, write = Stages - 1;  // stages of tile kt and of tile kt + Stages - 1
+    for (int kt = 0; kt < ktiles; ++kt) {
+      if (kt + Stages - 1 < ktiles) {
+        load_a.fetch(kt + Stages - 1, a_tile[write]);
+        load_b.fetch(kt + Stages - 1, b_tile[write]);
+      }
+      sketch::cp_async_commit();
+      write = write + 1 == Stages ? 0 : write + 1;
+      const int next = read + 1 == Stages ? 0 : read + 1;
+#pragma unroll
+      for (int k = 0; k < BK; ++k) {
+        if (k + 1 < BK) {
+          load_fragments(a_tile[read][k + 1], b_tile[read][k + 1], micro, x[(k + 1) % 2], y[(k + 1) % 2]);
+        } else {
+          sketch::cp_async_wait<Stages - 2>();  // tile kt + 1 has landed
+          __syncthreads();
+          load_fragments(a_tile[next][0], b_tile[next][0], micro, x[(k + 1) % 2], y[(k + 1) % 2]);
+        }
+        fma_order<false>(x[k % 2], y[k % 2], acc);
+      }
+      read = next;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = m0 + micro.row(i);
+    if (row < M)
+      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
+  }
+}
 
 /// kfrag: A stays k-contiguous in shared memory (no transposition: 16-byte cp.async for both
 /// operands, Stages deep, no registers for loads). A thread reads each of its 8 rows' 4
@@ -386,6 +455,21 @@ Variant cross_variant() {
 }
 
 
+template <int Rows, int Cols, int TM, int TN, int BK, int Stages, int MinBlocks>
+Variant xm_variant() {
+  constexpr int bytes = Stages * BK * (padded(Rows) + padded(Cols)) * 4;
+  auto kernel = sgemm_xm<Rows, Cols, TM, TN, BK, Stages, MinBlocks>;
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  const std::string name = "xm_" + std::to_string(Rows) + "x" + std::to_string(Cols) + "x" + std::to_string(BK) +
+                           "_t" + std::to_string(TM) + "x" + std::to_string(TN) + "_s" + std::to_string(Stages) +
+                           "_b" + std::to_string(MinBlocks);
+  return {name, [kernel](const float *a, const float *b, float *d, int m, int n, int k) {
+            dim3 grid((n + Cols - 1) / Cols, (m + Rows - 1) / Rows);
+            kernel<<<grid, THREADS, bytes>>>(a, b, d, m, n, k);
+          }};
+}
+
+
 template <int BK, int Stages, int MinBlocks>
 Variant kfrag_variant() {
   constexpr int bytes = Stages * BK * (ROWS + COLS + 4) * 4;
@@ -461,9 +545,11 @@ int main(int argc, char **argv) {
       {"generated", [](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
          bg_f32_sgemm(a_, b_, d, m_, k_, n_, 0);
        }},
-      variant<16, 2, false>("regs2"), mbar_variant<16, 3, false>(), mbar_variant<16, 3, false, 1>(),
-      mbar_variant<16, 3, false, 2>(), mbar_variant<8, 4, false>(), mbar_variant<8, 4, false, 3>(),
-      mbar_variant<8, 5, false, 3>(), mbar_variant<8, 5, true, 3>()};
+      variant<16, 2, false>("regs2"),
+      xm_variant<256, 128, 8, 16, 8, 3, 1>(), xm_variant<256, 128, 16, 8, 8, 3, 1>(),
+      xm_variant<256, 128, 8, 16, 8, 4, 1>(), xm_variant<256, 128, 8, 16, 16, 3, 1>(),
+      xm_variant<128, 256, 8, 16, 8, 3, 1>(), xm_variant<128, 128, 8, 8, 8, 3, 2>(),
+      xm_variant<128, 128, 8, 8, 8, 4, 2>(), xm_variant<128, 128, 8, 8, 16, 3, 2>()};
   vs[0].run(a, b, ref, m, n, k);
   std::vector<float> r(size_t(m) * n), o(r.size());
   cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
