@@ -545,11 +545,10 @@ int main(int argc, char **argv) {
       {"generated", [](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
          bg_f32_sgemm(a_, b_, d, m_, k_, n_, 0);
        }},
-      variant<16, 2, false>("regs2"),
-      xm_variant<256, 128, 8, 16, 8, 3, 1>(), xm_variant<256, 128, 16, 8, 8, 3, 1>(),
-      xm_variant<256, 128, 8, 16, 8, 4, 1>(), xm_variant<256, 128, 8, 16, 16, 3, 1>(),
-      xm_variant<128, 256, 8, 16, 8, 3, 1>(), xm_variant<128, 128, 8, 8, 8, 3, 2>(),
-      xm_variant<128, 128, 8, 8, 8, 4, 2>(), xm_variant<128, 128, 8, 8, 16, 3, 2>()};
+      xm_variant<256, 128, 8, 16, 16, 3, 1>(), xm_variant<256, 128, 16, 8, 16, 3, 1>(),
+      xm_variant<256, 128, 8, 16, 16, 4, 1>(), xm_variant<256, 128, 16, 8, 16, 4, 1>(),
+      xm_variant<256, 128, 8, 16, 32, 3, 1>(), xm_variant<256, 128, 16, 8, 32, 3, 1>(),
+      xm_variant<128, 256, 8, 16, 16, 3, 1>(), xm_variant<128, 256, 16, 8, 16, 3, 1>()};
   vs[0].run(a, b, ref, m, n, k);
   std::vector<float> r(size_t(m) * n), o(r.size());
   cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
