@@ -31,6 +31,27 @@ using namespace sketch::simt;
 namespace {
 constexpr int ROWS = 128, COLS = 128, THREADS = 256;
 
+template <int TM, int TN>
+__device__ __forceinline__ void zero_accumulators(float (&acc)[TM][TN]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j)
+      acc[i][j] = 0.f;
+}
+
+/// The block's output rows that lie inside D (16-byte stores).
+template <int Rows, int Cols, int TM, int TN>
+__device__ __forceinline__ void store_tile(const MicroTile<Rows, Cols, TM, TN> &micro, const float (&acc)[TM][TN],
+                                           float *D, int m0, int n0, int M, int N) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = m0 + micro.row(i);
+    if (row < M)
+      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
+  }
+}
+
 /// Stages >= 3: every tile by cp.async, Stages - 1 tiles in flight ahead of the math.
 template <int BK, int Stages, typename LoadA, typename LoadB, typename Micro>
 __device__ __forceinline__ void mainloop_stages(LoadA &load_a, LoadB &load_b, int ktiles,
@@ -67,11 +88,7 @@ __global__ void __launch_bounds__(THREADS, 2)
   const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;
   const MicroTile<ROWS, COLS, 8, 8> micro;
   float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      acc[i][j] = 0.f;
+  zero_accumulators(acc);
   {
     KContiguousLoader<ROWS, BK, THREADS, !AAsync> load_a(A, K, m0, M, K);
     RowContiguousLoader<COLS, BK, THREADS, true> load_b(B, N, n0, N, K);
@@ -81,12 +98,7 @@ __global__ void __launch_bounds__(THREADS, 2)
     else
       mainloop_stages<BK, Stages>(load_a, load_b, ktiles, micro, acc, a_tile, b_tile);
   }
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int row = m0 + micro.row(i);
-    if (row < M)
-      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
-  }
+  store_tile(micro, acc, D, m0, n0, M, N);
 }
 
 /// Stages 2, A through registers, with the fragments of the next tile's k = 0 loaded
@@ -115,11 +127,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
   const int m0 = blockIdx.y * Rows, n0 = blockIdx.x * Cols;
   const MicroTile<Rows, Cols, TM, TN> micro;
   float acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j)
-      acc[i][j] = 0.f;
+  zero_accumulators(acc);
   {
     KContiguousLoader<Rows, BK, THREADS, true> load_a(A, K, m0, M, K);
     RowContiguousLoader<Cols, BK, THREADS, true> load_b(B, N, n0, N, K);
@@ -160,12 +168,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
       }
     }
   }
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int row = m0 + micro.row(i);
-    if (row < M)
-      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
-  }
+  store_tile(micro, acc, D, m0, n0, M, N);
 }
 
 
@@ -184,11 +187,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
   const int m0 = blockIdx.y * Rows, n0 = blockIdx.x * Cols;
   const MicroTile<Rows, Cols, TM, TN> micro;
   float acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j)
-      acc[i][j] = 0.f;
+  zero_accumulators(acc);
   {
     KContiguousLoader<Rows, BK, THREADS, false> load_a(A, K, m0, M, K);
     RowContiguousLoader<Cols, BK, THREADS, true> load_b(B, N, n0, N, K);
@@ -228,12 +227,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
       read = next;
     }
   }
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int row = m0 + micro.row(i);
-    if (row < M)
-      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
-  }
+  store_tile(micro, acc, D, m0, n0, M, N);
 }
 
 /// kfrag: A stays k-contiguous in shared memory (no transposition: 16-byte cp.async for both
@@ -268,11 +262,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
     }
   };
   float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      acc[i][j] = 0.f;
+  zero_accumulators(acc);
   const int ktiles = (K + BK - 1) / BK;
 #pragma unroll
   for (int s = 0; s < Stages - 1; ++s) {
@@ -378,11 +368,7 @@ __global__ void __launch_bounds__(THREADS, 2)
   const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;
   const MicroTile<ROWS, COLS, 8, 8> micro;
   float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      acc[i][j] = 0.f;
+  zero_accumulators(acc);
   {
     KContiguousLoader<ROWS, BK, THREADS, true> load_a(A, K, m0, M, K);
     RowContiguousLoader<COLS, BK, THREADS, true> load_b(B, N, n0, N, K);
@@ -415,12 +401,7 @@ __global__ void __launch_bounds__(THREADS, 2)
       }
     }
   }
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int row = m0 + micro.row(i);
-    if (row < M)
-      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
-  }
+  store_tile(micro, acc, D, m0, n0, M, N);
 }
 
 struct Variant {
