@@ -21,6 +21,7 @@
 #include "sketch/tma.cuh"
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cublas_v2.h>
 #include <functional>
 #include <string>
@@ -41,14 +42,14 @@ __device__ __forceinline__ void zero_accumulators(float (&acc)[TM][TN]) {
 }
 
 /// The block's output rows that lie inside D (16-byte stores).
-template <int Rows, int Cols, int TM, int TN>
+template <bool Vec = true, int Rows, int Cols, int TM, int TN>
 __device__ __forceinline__ void store_tile(const MicroTile<Rows, Cols, TM, TN> &micro, const float (&acc)[TM][TN],
                                            float *D, int m0, int n0, int M, int N) {
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = m0 + micro.row(i);
     if (row < M)
-      store_row<true>(D + int64_t(row) * N, micro, n0, N, acc[i]);
+      store_row<Vec>(D + int64_t(row) * N, micro, n0, N, acc[i]);
   }
 }
 
@@ -178,7 +179,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
 /// tiles in flight); the fragments of the next tile's k = 0 read before this tile's last
 /// FMAs (the barrier that publishes tile kt + 1 comes one k step early: every read of tile
 /// kt is then done, so its stage may be refilled at the next iteration).
-template <int Rows, int Cols, int TM, int TN, int BK, int Stages, int MinBlocks>
+template <int Rows, int Cols, int TM, int TN, int BK, int Stages, int MinBlocks, bool Vec = true>
 __global__ void __launch_bounds__(THREADS, MinBlocks)
     sgemm_xm(const float *__restrict__ A, const float *__restrict__ B, float *D, int M, int N, int K) {
   extern __shared__ __align__(16) float smem[];
@@ -190,7 +191,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
   zero_accumulators(acc);
   {
     KContiguousLoader<Rows, BK, THREADS, false> load_a(A, K, m0, M, K);
-    RowContiguousLoader<Cols, BK, THREADS, true> load_b(B, N, n0, N, K);
+    RowContiguousLoader<Cols, BK, THREADS, Vec> load_b(B, N, n0, N, K);
     const int ktiles = (K + BK - 1) / BK;
 #pragma unroll
     for (int s = 0; s < Stages - 1; ++s) {
@@ -227,7 +228,7 @@ __global__ void __launch_bounds__(THREADS, MinBlocks)
       read = next;
     }
   }
-  store_tile(micro, acc, D, m0, n0, M, N);
+  store_tile<Vec>(micro, acc, D, m0, n0, M, N);
 }
 
 /// kfrag: A stays k-contiguous in shared memory (no transposition: 16-byte cp.async for both
@@ -436,14 +437,14 @@ Variant cross_variant() {
 }
 
 
-template <int Rows, int Cols, int TM, int TN, int BK, int Stages, int MinBlocks>
+template <int Rows, int Cols, int TM, int TN, int BK, int Stages, int MinBlocks, bool Vec = true>
 Variant xm_variant() {
   constexpr int bytes = Stages * BK * (padded(Rows) + padded(Cols)) * 4;
-  auto kernel = sgemm_xm<Rows, Cols, TM, TN, BK, Stages, MinBlocks>;
+  auto kernel = sgemm_xm<Rows, Cols, TM, TN, BK, Stages, MinBlocks, Vec>;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   const std::string name = "xm_" + std::to_string(Rows) + "x" + std::to_string(Cols) + "x" + std::to_string(BK) +
                            "_t" + std::to_string(TM) + "x" + std::to_string(TN) + "_s" + std::to_string(Stages) +
-                           "_b" + std::to_string(MinBlocks);
+                           "_b" + std::to_string(MinBlocks) + (Vec ? "" : "_4byte");
   return {name, [kernel](const float *a, const float *b, float *d, int m, int n, int k) {
             dim3 grid((n + Cols - 1) / Cols, (m + Rows - 1) / Rows);
             kernel<<<grid, THREADS, bytes>>>(a, b, d, m, n, k);
@@ -500,7 +501,9 @@ extern "C" cudaError_t bg_f32_sgemm(const float *A, const float *B, float *D, in
 
 int main(int argc, char **argv) {
   const bool profile = argc > 1 && std::string(argv[1]) == "--once";  // one run each (ncu)
-  const int m = 4096, n = 4096, k = 4096;
+  const int size = argc > 1 && !profile ? std::atoi(argv[1]) : 4096;  // M = N = K
+  const bool aligned = size % 4 == 0;  // 16-byte rows: the Vec variants
+  const int m = size, n = size, k = size;
   std::vector<float> host(size_t(m) * k);
   uint32_t seed = 12345;
   for (auto &x : host) {
@@ -526,10 +529,13 @@ int main(int argc, char **argv) {
       {"generated", [](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
          bg_f32_sgemm(a_, b_, d, m_, k_, n_, 0);
        }},
-      xm_variant<256, 128, 8, 16, 16, 3, 1>(), xm_variant<256, 128, 16, 8, 16, 3, 1>(),
-      xm_variant<256, 128, 8, 16, 16, 4, 1>(), xm_variant<256, 128, 16, 8, 16, 4, 1>(),
-      xm_variant<256, 128, 8, 16, 32, 3, 1>(), xm_variant<256, 128, 16, 8, 32, 3, 1>(),
-      xm_variant<128, 256, 8, 16, 16, 3, 1>(), xm_variant<128, 256, 16, 8, 16, 3, 1>()};
+      xm_variant<256, 128, 8, 16, 16, 3, 1, false>(), xm_variant<128, 256, 16, 8, 16, 3, 1, false>(),
+      xm_variant<256, 128, 8, 16, 8, 3, 1, false>(), xm_variant<256, 128, 8, 16, 16, 4, 1, false>(),
+      xm_variant<128, 128, 8, 8, 16, 3, 2, false>(), xm_variant<128, 128, 8, 8, 16, 4, 2, false>(),
+      xm_variant<128, 128, 8, 8, 8, 4, 2, false>()};
+  if (aligned)
+    for (Variant v : {xm_variant<256, 128, 8, 16, 16, 3, 1>(), xm_variant<128, 256, 16, 8, 16, 3, 1>()})
+      vs.push_back(v);
   vs[0].run(a, b, ref, m, n, k);
   std::vector<float> r(size_t(m) * n), o(r.size());
   cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
