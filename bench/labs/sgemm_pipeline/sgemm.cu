@@ -13,8 +13,8 @@
 //              next tile read before the last FMAs of this one (cross), FMA order (snake)
 //   xm_RxCxBK_tTMxTN_sS_bB  cuBLAS's structure: every copy by cp.async (A 4-byte, transposed),
 //              S stages, cross-tile fragment prefetch, B blocks an SM
-// main() times cuBLAS, generated, regs2 and the xm variants (the others' results are in
-// README.md). Each output is checked against cuBLAS's (max relative error); times are medians of
+// main() times cuBLAS, generated (and generated_old, built with -DSGEMM_OLD) and two or three
+// xm variants (the others' results are in README.md). Each output is checked against cuBLAS's (max relative error); times are medians of
 // CUDA-event timings of 20 runs, in alternating rounds.
 //   nvcc -std=c++17 -O3 -I runtime/include -gencode arch=compute_90a,code=sm_90a sgemm.cu -lcublas
 #include "sketch/simt.cuh"
@@ -496,7 +496,7 @@ float median_ms(const std::function<void()> &f, int reps) {
 } // namespace
 
 // The bench's default f32 GEMM as sketchc generated it (run.sh links .gen/sgl's file).
-#ifdef SGEMM_OLD  // the same sketch from another compiler, its symbols renamed bo_ (run_old.sh)
+#ifdef SGEMM_OLD  // the same sketch from another compiler, its symbols renamed bo_ (README.md)
 extern "C" cudaError_t bo_f32_sgemm(const float *A, const float *B, float *D, int64_t M, int64_t K,
                                     int64_t N, cudaStream_t stream);
 #endif
@@ -508,7 +508,7 @@ int main(int argc, char **argv) {
   // sgemm [SIZE | M N K]: M = N = K = SIZE (4096 without arguments)
   const int size = argc > 1 && !profile ? std::atoi(argv[1]) : 4096;
   const int m = size, n = argc > 3 ? std::atoi(argv[2]) : size, k = argc > 3 ? std::atoi(argv[3]) : size;
-  const bool aligned = n % 4 == 0 && k % 4 == 0;  // 16-byte rows: the Vec variants
+  const bool aligned = n % 4 == 0;  // B's and D's rows whole 16-byte chunks: the Vec xm variant
   std::vector<float> host(std::max(size_t(m) * k, size_t(k) * n));
   uint32_t seed = 12345;
   for (auto &x : host) {
