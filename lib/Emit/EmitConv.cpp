@@ -751,7 +751,7 @@ struct SimtConvWriter : ConvWriterBase {
       im2col = "InputLoader";
     }
     SimtLoader input{im2col, "load_x", p.x->cname + ", shape, pix0"};
-    emitSimtMainloop(w, p.stages, filter, input, "(depth + DEPTH - 1) / DEPTH", {}, t);
+    emitSimtMainloop(w, str(std::min<int64_t>(p.stages, 2)), filter, input, "(depth + DEPTH - 1) / DEPTH", {}, t);
     emitEpilogue(t);
     w.close();
   }
@@ -768,7 +768,7 @@ struct SimtConvWriter : ConvWriterBase {
                      p.x->cname + ", shape, pix0"};
     SimtLoader filter{"sketch::simt::KContiguousLoader<COLS, DEPTH, THREADS, kVec>", "load_w",
                       p.w->cname + ", depth, k0, shape.k, depth"};
-    emitSimtMainloop(w, p.stages, input, filter, "(depth + DEPTH - 1) / DEPTH", {}, t);
+    emitSimtMainloop(w, str(std::min<int64_t>(p.stages, 2)), input, filter, "(depth + DEPTH - 1) / DEPTH", {}, t);
     emitNhwcEpilogue(t);
     w.close();
   }
@@ -842,7 +842,7 @@ struct SimtConvWriter : ConvWriterBase {
     w.line("if (sketch::ceil_div(pixels, " + std::string(pixelTile) +
            ") > INT32_MAX || grid.y > 65535)");
     w.line("  return cudaErrorInvalidValue;");
-    emitSimtLaunch(w, name, "grid", kernelArgs(), 0, pointwiseFlags(t));
+    emitSimtLaunch(w, name, "grid", kernelArgs(), "0", pointwiseFlags(t));
     w.line("return cudaGetLastError();");
   }
 };

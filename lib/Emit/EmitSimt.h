@@ -46,13 +46,14 @@ void openSimtKernel(CudaWriter &w, llvm::StringRef name, const SimtTile &tile,
 void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth);
 
 /// The launch of the instantiations: `if (vec) NAME<true><<<...>>>(ARGS); else ...`;
-/// with `dynamicBytes` (shared tiles above kStaticSharedBytes) the chosen one is
-/// allowed that much dynamic shared memory and launched with it. Each of `flags`
+/// with `dynamicBytes` (a host expression: the bytes of the shared tiles above
+/// kStaticSharedBytes; "0": none) the chosen one is allowed that much dynamic shared
+/// memory and launched with it. Each of `flags`
 /// (openSimtKernel's) takes the host's bool `hostValue` as its argument. With a
 /// `cluster` (the host's count of blocks a cluster along x), `return
 /// sketch::launch_kernel(...)` in clusters of that many instead of `<<<...>>>`.
 void emitSimtLaunch(CudaWriter &w, llvm::StringRef name, llvm::StringRef grid,
-                    llvm::StringRef args, int64_t dynamicBytes = 0,
+                    llvm::StringRef args, llvm::StringRef dynamicBytes = "0",
                     llvm::ArrayRef<SimtFlag> flags = {}, llvm::StringRef cluster = "");
 
 /// One operand loader of the SIMT mainloop, declared `TYPE NAME(ARGS);`
@@ -64,10 +65,10 @@ struct SimtLoader {
 /// The SIMT mainloop, shared by the GEMM and the convolution: `float
 /// acc[TM][TN];` (the micro-tile of `tile`; the convolution's 8 x 8 by
 /// default), then a scope holding `setup()` (what the loaders' arguments need),
-/// the two loaders and `sketch::simt::mainloop<ROWS, COLS, DEPTH, STAGES>(A, B,
+/// the two loaders and `sketch::simt::mainloop<ROWS, COLS, DEPTH, stages>(A, B,
 /// KTILES, micro, acc[, FIRST])` (k tiles from FIRST, 0 without it). Whatever the loaders hold ends with the scope, so the
 /// epilogue does not keep it in registers. Needs ROWS, COLS, DEPTH and `micro`.
-void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
+void emitSimtMainloop(CudaWriter &w, llvm::StringRef stages, const SimtLoader &a, const SimtLoader &b,
                       llvm::StringRef ktiles, llvm::function_ref<void()> setup = {},
                       const SimtTile &tile = SimtTile(), llvm::StringRef first = "");
 

@@ -56,8 +56,9 @@ void emitSimtConstants(CudaWriter &w, const SimtTile &tile, bool depth) {
 }
 
 void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef args,
-                    int64_t dynamicBytes, ArrayRef<SimtFlag> flags, StringRef cluster) {
-  if (flags.empty() && dynamicBytes == 0 && cluster.empty()) {
+                    StringRef dynamicBytes, ArrayRef<SimtFlag> flags, StringRef cluster) {
+  bool dynamic = dynamicBytes != "0";
+  if (flags.empty() && !dynamic && cluster.empty()) {
     std::string launch = "<<<" + grid.str() + ", THREADS, 0, stream>>>(" + args.str() + ");";
     w.line("if (vec)");
     w.line("  " + name.str() + "<true>" + launch);
@@ -72,8 +73,8 @@ void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef arg
     return "(" + flags[i].hostValue + " ? " + instance(chosen + ", true", i + 1) + " : " +
            instance(chosen + ", false", i + 1) + ")";
   };
-  if (dynamicBytes > 0)
-    w.line("const int smem_bytes = " + str(dynamicBytes) +
+  if (dynamic)
+    w.line("const int smem_bytes = " + dynamicBytes.str() +
            ";  // the shared tiles: dynamic, above 48 KB by opt-in");
   if (flags.size() < 2) {
     w.line("auto kernel = vec ? " + instance("true", 0) + " : " + instance("false", 0) + ";");
@@ -81,12 +82,12 @@ void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef arg
     w.line("auto kernel = vec ? " + instance("true", 0));
     w.line("                  : " + instance("false", 0) + ";");
   }
-  if (dynamicBytes > 0) {
+  if (dynamic) {
     w.line("cudaError_t err = sketch::allow_dynamic_smem(kernel, smem_bytes);");
     w.line("if (err != cudaSuccess)");
     w.line("  return err;");
   }
-  std::string smem = dynamicBytes > 0 ? "smem_bytes" : "0";
+  std::string smem = dynamic ? "smem_bytes" : "0";
   if (!cluster.empty()) {
     w.line("return sketch::launch_kernel(kernel, " + grid.str() + ", dim3(THREADS), " + smem + ", " +
            cluster.str() + ", false, stream, " + args.str() + ");");
@@ -115,7 +116,7 @@ void emitSimtRowEpilogue(CudaWriter &w, const SimtTile &tile, const EpilogueEmit
   w.close();
 }
 
-void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const SimtLoader &b,
+void emitSimtMainloop(CudaWriter &w, StringRef stages, const SimtLoader &a, const SimtLoader &b,
                       StringRef ktiles, llvm::function_ref<void()> setup, const SimtTile &tile,
                       StringRef first) {
   w.line("float acc[" + str(tile.microRows) + "][" + str(tile.microCols) + "];");
@@ -125,8 +126,7 @@ void emitSimtMainloop(CudaWriter &w, int64_t stages, const SimtLoader &a, const 
     setup();
   for (const SimtLoader *loader : {&a, &b})
     w.line(loader->type + " " + loader->name + "(" + loader->args + ");");
-  std::string stageCount = std::to_string(std::min<int64_t>(stages, 2));
-  w.line("sketch::simt::mainloop<ROWS, COLS, DEPTH, " + stageCount + ">(" + a.name + ", " + b.name +
+  w.line("sketch::simt::mainloop<ROWS, COLS, DEPTH, " + stages.str() + ">(" + a.name + ", " + b.name +
          ", " + ktiles.str() + ", micro, acc" + (first.empty() ? "" : ", " + first.str()) + ");");
   w.indentLess();
   w.line("}");
@@ -160,6 +160,7 @@ struct SimtGemmPlan {
   std::vector<std::string> batchDims;
   SimtTile tile; // derived from the directives (deriveSimtTile)
   int64_t stages = 2;
+  int64_t smemLimit = 0; // bytes a block may use on the target
   std::vector<Operation *> epilogue;
   mutable CopyOp store; // op handle: its accessors are not const
   /// `split_k` ("auto" or a count) where sketch-choose-defaults found it splits over a
@@ -186,6 +187,7 @@ struct SimtGemmReader {
     if (failed(d))
       return failure();
     p.stages = std::min<int64_t>(d->stages, 2);
+    p.smemLimit = plan::smemLimitBytes(arch);
     auto splits = kernel->getAttrOfType<DenseI64ArrayAttr>(plan::kSimtSplitAttr);
     if (splits && splits.size() == 2 && kernel.getSplitK()) {
       p.splitK = kernel.getSplitK()->str();
@@ -347,7 +349,9 @@ struct SimtGemmWriter {
     w.comment("Block tile " + str(tile().rows) + " x " + str(tile().cols) + " x " +
               str(tile().depth) + ", " + str(tile().threads()) + " threads, " + microTile() +
               " accumulators per thread; shared tiles k-major, padded, " +
-              (p.stages == 2 ? "double-buffered" : "single-buffered") + " (sketch/simt.cuh).");
+              (p.stages == 2 ? "double-buffered" : "single-buffered") +
+              (pipelines(kernel) ? ", 3 stages where every copy is a cp.async (!kVecA)" : "") +
+              " (sketch/simt.cuh).");
     for (const std::string &line : epilogue.describe())
       w.comment("Epilogue: " + line);
   }
@@ -389,7 +393,8 @@ struct SimtGemmWriter {
                  bSrc + ", " + (p.b.kContiguous ? "size_k" : "size_n") + ", n0, size_n, size_k"};
     bool split = kernel.split;
     emitSimtMainloop(
-        w, p.stages, a, b, split ? "kt_end - kt_begin" : "(size_k + DEPTH - 1) / DEPTH",
+        w, pipelines(kernel) ? "STAGES" : str(p.stages), a, b,
+        split ? "kt_end - kt_begin" : "(size_k + DEPTH - 1) / DEPTH",
         [&] { emitBatchIndices(false); }, tile(), split ? "kt_begin" : "");
   }
 
@@ -483,6 +488,9 @@ struct SimtGemmWriter {
     openSimtKernel(w, kernelName(), tile(), kernelParameterList(p.sig, restrictRead),
                    flags(split), /*scalarCopiesAsync=*/true, oneBlockWhen);
     emitSimtConstants(w, tile(), true);
+    if (pipelines(kernel))
+      w.line("constexpr int STAGES = kVecA ? " + str(p.stages) + " : " + str(kPipelinedStages) +
+             ";  // every copy a cp.async: a deeper pipeline");
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
     if (split)
@@ -510,6 +518,30 @@ struct SimtGemmWriter {
   /// Whether an operand's rows are whole 16-byte chunks: its contiguous extent.
   static std::string rowsAligned(const SimtOperand &o, StringRef mn) {
     return o.kContiguous ? "size_k % 4 == 0" : mn.str() + " % 4 == 0";
+  }
+
+  static constexpr int64_t kPipelinedStages = 3;
+
+  /// Whether kernel `k`'s instances without A's 16-byte copies (!kVecA) run the pipelined
+  /// mainloop (kPipelinedStages): A's rows run along k, so those instances copy A by
+  /// 4-byte cp.async, and B's copies are cp.async in every instance; the kernel is double-
+  /// buffered, not split, and 16 or more deep (as measured); and the deeper tiles leave its
+  /// blocks an SM their shared memory. Sizes without 16-byte rows on an H200 at 128 x 128 x
+  /// 16: 4095^3 3.48 -> 3.36 ms, 3001^3 1.61 -> 1.56 (bench/labs/sgemm_pipeline).
+  bool pipelines(const SimtGemmKernel &k) const {
+    return p.a.kContiguous && p.stages == 2 && !k.split && k.tile.depth >= 16 &&
+           k.tile.stageBytes(kPipelinedStages) * k.tile.minBlocksPerSm() <= p.smemLimit;
+  }
+
+  /// The host's dynamic shared-memory bytes for kernel `k` (static tiles: 0), by instance
+  /// where the pipelined ones differ.
+  std::string dynamicBytes(const SimtGemmKernel &k) const {
+    auto dynamic = [](int64_t bytes) { return bytes > kStaticSharedBytes ? bytes : 0; };
+    int64_t bytes = dynamic(k.tile.sharedBytes(p.stages));
+    if (!pipelines(k))
+      return str(bytes);
+    int64_t pipelined = dynamic(k.tile.stageBytes(kPipelinedStages));
+    return pipelined == bytes ? str(bytes) : "vec_a ? " + str(bytes) + " : " + str(pipelined);
   }
 
   /// Whether B's copies are 4-byte cp.async whatever its alignment: where A's and B's rows
@@ -616,14 +648,12 @@ struct SimtGemmWriter {
     w.line("const bool vec = " + vecCondition() + ";  // " +
            (bCopiesAsync() ? "the stores" : "B's copies and the stores"));
     w.line("const bool vec_a = " + vecACondition() + ";  // A's copies");
-    int64_t bytes = k.tile.sharedBytes(p.stages);
-    int64_t dynamicBytes = bytes > kStaticSharedBytes ? bytes : 0;
     if (k.split) { // in clusters of `slices` blocks: returns the launch's error
-      emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes, flags(true),
+      emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes(k), flags(true),
                      "slices");
       return;
     }
-    emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes, flags(false));
+    emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes(k), flags(false));
     w.line("return cudaGetLastError();");
   }
 };

@@ -94,7 +94,11 @@ int64_t SimtTile::minBlocksPerSm() const {
 }
 
 int64_t SimtTile::sharedBytes(int64_t stages) const {
-  return std::min<int64_t>(stages, 2) * depth * ((rows + 4) + (cols + 4)) * 4;
+  return stageBytes(std::min<int64_t>(stages, 2));
+}
+
+int64_t SimtTile::stageBytes(int64_t stages) const {
+  return stages * depth * ((rows + 4) + (cols + 4)) * 4;
 }
 
 namespace {

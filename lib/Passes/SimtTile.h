@@ -50,6 +50,8 @@ struct SimtTile {
   /// Bytes of shared memory: `stages` (1 or 2) copies of both k-major tiles,
   /// rows padded by 4 floats.
   int64_t sharedBytes(int64_t stages) const;
+  /// The same at any stage count (the pipelined mainloop's 3 and more).
+  int64_t stageBytes(int64_t stages) const;
 };
 
 /// Floats one shared-memory access moves along a micro-tile side of `n`: 4, 2

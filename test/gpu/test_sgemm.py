@@ -122,6 +122,16 @@ def test_transposed_b_copies_async():
                           misalign="B")
 
 
+def test_pipelined_scalar_instance():
+    """A's rows not whole 16-byte chunks (K odd, or A's base off 16 bytes): every copy is a
+    cp.async, and the kernels of 16 or more deep run 3 stages (mainloop_pipelined): 1, 2, 3, 4
+    and many k tiles (the first refills, the stage ring's wrap, a last tile in part)."""
+    kernels = ["sg_f32_plain", "sg_f32_bias_relu", "sg_f32_bt", "sg_f32_t128x128x16",
+               "sg_f32_batched", "sg_f32_expr"]
+    CASES.sweep(kernels, [(70, 72, 15), (70, 72, 17), (70, 72, 33), (70, 72, 49), (257, 263, 1001)])
+    CASES.sweep(kernels, [(136, 264, 48), (136, 264, 72)], misalign="A")
+
+
 def test_large_4000x3000x2000():
     CASES.sweep(["sg_f32_plain", "sg_f32_bias_relu", "sg_f32_bt", "sg_f32_at",
                  "sg_f32_t128x128x16", "sg_f32_t64x128x8", "sg_f32_expr"], [(4000, 3000, 2000)])

@@ -39,7 +39,8 @@
 // 4096 x 4095 on an H200: 4.39 -> 3.52 ms, cuBLAS 2.82).
 //
 //   mainloop<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, micro, acc[, first])
-//       Stages 2: double buffering as above; Stages 1: load, barrier, multiply
+//       Stages 2: double buffering as above; Stages 1: load, barrier, multiply;
+//       Stages >= 3 where both loaders copy by cp.async: Stages - 1 tiles in flight
 //   sum_k_slices<Rows, Cols, BK, Stages, Threads>(acc)   split-K over a cluster: rank 0
 //       adds the other blocks' accumulators (through the shared tiles), in rank order
 //   store_row<Vec>(dst_row, micro, col0, cols, out)   one micro-tile row of a
@@ -438,6 +439,66 @@ __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &l
   }
 }
 
+/// The Stages >= 3 mainloop, for loaders that copy only by cp.async (no registers
+/// staged): tiles first .. first + Stages - 2 in flight before the math, then each
+/// iteration refills the stage its previous tile was read from. The barrier that publishes
+/// tile kt + 1 comes before tile kt's last FMAs (their fragments are in registers by then),
+/// and tile kt + 1's first fragments are read right after it (sm_80, see
+/// kPrefetchFragments: one fragment set, the barrier after the FMAs). Sizes without 16-byte rows
+/// at 128 x 128 x 16 on an H200: 4095^3 3.48 -> 3.36 ms and 3001^3 1.61 -> 1.56 against 2
+/// stages (bench/labs/sgemm_pipeline).
+template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int TM, int TN>
+__device__ __forceinline__ void mainloop_pipelined(LoadA &load_a, LoadB &load_b, int ktiles,
+                                                   const MicroTile<Rows, Cols, TM, TN> &t,
+                                                   float (&acc)[TM][TN],
+                                                   float (*a_tile)[BK][padded(Rows)],
+                                                   float (*b_tile)[BK][padded(Cols)], int first) {
+  static_assert(LoadA::kAsync && LoadB::kAsync, "3 or more stages need cp.async loaders");
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) {
+    if (s < ktiles) {
+      load_a.fetch(first + s, a_tile[s]);
+      load_b.fetch(first + s, b_tile[s]);
+    }
+    cp_async_commit();
+  }
+  auto publish = [] { // the oldest tile in flight has landed, every thread's copies of it
+    cp_async_wait<Stages - 2>();
+    __syncthreads();
+  };
+  auto after = [](int stage) { return stage + 1 == Stages ? 0 : stage + 1; };
+  publish(); // tile `first`
+  float x[2][TM], y[2][TN];
+  if constexpr (kPrefetchFragments)
+    load_fragments(a_tile[0][0], b_tile[0][0], t, x[0], y[0]);
+  int read = 0, write = Stages - 1; // the stages of tiles kt and kt + Stages - 1
+  for (int kt = 0; kt < ktiles; ++kt) {
+    if (kt + Stages - 1 < ktiles) { // into the stage tile kt - 1 was read from
+      load_a.fetch(first + kt + Stages - 1, a_tile[write]);
+      load_b.fetch(first + kt + Stages - 1, b_tile[write]);
+    }
+    cp_async_commit();
+    write = after(write);
+    const int next = after(read);
+    if constexpr (kPrefetchFragments) {
+#pragma unroll
+      for (int k = 0; k < BK; ++k) {
+        if (k + 1 < BK) {
+          load_fragments(a_tile[read][k + 1], b_tile[read][k + 1], t, x[(k + 1) % 2], y[(k + 1) % 2]);
+        } else { // (after the last tile this reads a stage no one uses)
+          publish(); // tile kt + 1
+          load_fragments(a_tile[next][0], b_tile[next][0], t, x[(k + 1) % 2], y[(k + 1) % 2]);
+        }
+        fma_fragments(x[k % 2], y[k % 2], acc);
+      }
+    } else {
+      multiply_tile<Rows, Cols, BK>(a_tile[read], b_tile[read], t, acc);
+      publish(); // tile kt + 1
+    }
+    read = next;
+  }
+}
+
 /// The mainloop on the shared tiles a_tile[Stages], b_tile[Stages], over k tiles
 /// first .. first + ktiles - 1.
 template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int TM, int TN>
@@ -463,6 +524,8 @@ __device__ __forceinline__ void mainloop_on(LoadA &load_a, LoadB &load_b, int kt
       multiply_tile<Rows, Cols, BK>(a_tile[0], b_tile[0], t, acc);
       __syncthreads();
     }
+  } else if constexpr (Stages >= 3) {
+    mainloop_pipelined<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, t, acc, a_tile, b_tile, first);
   } else if (!kGuardEmptyMainloop || ktiles > 0) {
     mainloop_double_buffered<Rows, Cols, BK>(load_a, load_b, ktiles, t, acc, a_tile, b_tile, first);
   }
@@ -496,12 +559,12 @@ __device__ __forceinline__ float *shared_tiles() {
 /// acc = sum over `ktiles` k tiles (from k tile `first`) of A-tile^T * B-tile. `load_a` fills
 /// tile[k][row] for the Rows rows, `load_b` tile[k][col] for the Cols columns.
 /// Stages 2: double buffering (tile kt+1 is in registers while tile kt is
-/// multiplied); Stages 1: load, barrier, multiply, barrier.
+/// multiplied); Stages 1: load, barrier, multiply, barrier; Stages >= 3 (cp.async
+/// loaders only): mainloop_pipelined.
 template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int TM, int TN>
 __device__ __forceinline__ void mainloop(LoadA &load_a, LoadB &load_b, int ktiles,
                                          const MicroTile<Rows, Cols, TM, TN> &t,
                                          float (&acc)[TM][TN], int first = 0) {
-  static_assert(Stages == 1 || Stages == 2, "the SIMT mainloop has 1 or 2 stages");
   auto *a_tile = reinterpret_cast<float (*)[BK][padded(Rows)]>(shared_tiles<Rows, Cols, BK, Stages, false>());
   auto *b_tile = reinterpret_cast<float (*)[BK][padded(Cols)]>(shared_tiles<Rows, Cols, BK, Stages, true>());
   mainloop_on<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, t, acc, a_tile, b_tile, first);
