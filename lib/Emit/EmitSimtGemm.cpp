@@ -70,6 +70,8 @@ void emitSimtLaunch(CudaWriter &w, StringRef name, StringRef grid, StringRef arg
   std::function<std::string(std::string, size_t)> instance = [&](std::string chosen, size_t i) {
     if (i == flags.size())
       return name.str() + "<" + chosen + ">";
+    if (flags[i].hostValue == "false") // the host runs this kernel with the flag false only
+      return instance(chosen + ", false", i + 1);
     return "(" + flags[i].hostValue + " ? " + instance(chosen + ", true", i + 1) + " : " +
            instance(chosen + ", false", i + 1) + ")";
   };
@@ -168,6 +170,9 @@ struct SimtGemmPlan {
   std::string splitK;
   /// The tile whose kernel splits (plan::kSimtSplitAttr: BM, BN), when splitK is set.
   int64_t splitRows = 0, splitCols = 0;
+  /// The large-grid tile of the instances without A's 16-byte copies
+  /// (plan::kSimtLargeVariantAttr), where sketch-choose-defaults recorded one.
+  std::optional<SimtTile> large;
   /// The slices the host runs, from `split_k`: 0 for auto (its rule), else the count.
   int64_t fixedSlices() const {
     int64_t slices = 0;
@@ -201,6 +206,8 @@ struct SimtGemmReader {
       return kernel.emitError() << "f32 GEMM tile " << d->tileM << "x" << d->tileN << "x"
                                 << d->tileK << " with " << d->warps << " warps: " << broken;
     p.tile = *tile;
+    if (auto v = plan::variantTile(kernel, plan::kSimtLargeVariantAttr, 3))
+      p.large = deriveSimtTile((*v)[0], (*v)[1], d->tileK, (*v)[2], p.stages, p.smemLimit, broken);
     return success();
   }
 
@@ -296,11 +303,13 @@ struct SimtGemmReader {
 // Writing the kernel
 //===----------------------------------------------------------------------===//
 
-/// One kernel of an f32 GEMM: its tile, name suffix and whether it takes kSplit.
+/// One kernel of an f32 GEMM: its tile, name suffix, whether it takes kSplit, and whether
+/// the host runs it only without A's 16-byte copies (kVecA false: the large-grid tile).
 struct SimtGemmKernel {
   SimtTile tile;
-  std::string suffix; // "" or "_small"
+  std::string suffix; // "", "_small" or "_large"
   bool split = false;
+  bool scalarA = false;
 };
 
 struct SimtGemmWriter {
@@ -309,6 +318,7 @@ struct SimtGemmWriter {
   CudaWriter &w;
   SimtGemmKernel kernel;                 // the one emitKernel writes
   std::optional<SimtGemmKernel> small;   // split_k auto's tile for small grids (emitHost)
+  std::optional<SimtGemmKernel> large;   // the large-grid tile without A's 16-byte copies
 
   std::string kernelName() const { return nameOf(kernel); }
   std::string nameOf(const SimtGemmKernel &k) const { return p.sig.name + "_simt" + k.suffix; }
@@ -351,7 +361,9 @@ struct SimtGemmWriter {
               " accumulators per thread; shared tiles k-major, padded, " +
               (p.stages == 2 ? "double-buffered" : "single-buffered") +
               (pipelines(kernel) ? ", 3 stages where every copy is a cp.async (!kVecA)" : "") +
-              " (sketch/simt.cuh).");
+              " (sketch/simt.cuh)." +
+              (kernel.scalarA ? " The host runs it on large grids without A's 16-byte copies."
+                              : ""));
     for (const std::string &line : epilogue.describe())
       w.comment("Epilogue: " + line);
   }
@@ -486,10 +498,10 @@ struct SimtGemmWriter {
                                : bCopiesAsync() ? "kSplit"
                                                 : "kSplit && !(kVec && kVecA)";
     openSimtKernel(w, kernelName(), tile(), kernelParameterList(p.sig, restrictRead),
-                   flags(split), /*scalarCopiesAsync=*/true, oneBlockWhen);
+                   flags(kernel), /*scalarCopiesAsync=*/true, oneBlockWhen);
     emitSimtConstants(w, tile(), true);
     if (pipelines(kernel))
-      w.line("constexpr int STAGES = kVecA ? " + str(p.stages) + " : " + str(kPipelinedStages) +
+      w.line("constexpr int STAGES = kVecA ? " + str(p.stages) + " : " + str(kSimtPipelinedStages) +
              ";  // every copy a cp.async: a deeper pipeline");
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
@@ -507,10 +519,11 @@ struct SimtGemmWriter {
     w.close();
   }
 
-  /// The template flags beside kVec: A's 16-byte copies (kVecA), and the split-K form.
-  static SmallVector<SimtFlag, 2> flags(bool split) {
-    SmallVector<SimtFlag, 2> list{{"kVecA", "vec_a"}};
-    if (split)
+  /// The template flags beside kVec: A's 16-byte copies (kVecA; false only for the
+  /// large-grid tile), and the split-K form.
+  static SmallVector<SimtFlag, 2> flags(const SimtGemmKernel &k) {
+    SmallVector<SimtFlag, 2> list{{"kVecA", k.scalarA ? "false" : "vec_a"}};
+    if (k.split)
       list.push_back({"kSplit", "slices > 1"});
     return list;
   }
@@ -520,17 +533,14 @@ struct SimtGemmWriter {
     return o.kContiguous ? "size_k % 4 == 0" : mn.str() + " % 4 == 0";
   }
 
-  static constexpr int64_t kPipelinedStages = 3;
-
   /// Whether kernel `k`'s instances without A's 16-byte copies (!kVecA) run the pipelined
-  /// mainloop (kPipelinedStages): A's rows run along k, so those instances copy A by
+  /// mainloop (kSimtPipelinedStages): A's rows run along k, so those instances copy A by
   /// 4-byte cp.async, and B's copies are cp.async in every instance; the kernel is double-
-  /// buffered, not split, and 16 or more deep (as measured); and the deeper tiles leave its
-  /// blocks an SM their shared memory. Sizes without 16-byte rows on an H200 at 128 x 128 x
-  /// 16: 4095^3 3.48 -> 3.36 ms, 3001^3 1.61 -> 1.56 (bench/labs/sgemm_pipeline).
+  /// buffered and not split; and its tile pipelines (simtTilePipelines: 16 or more deep,
+  /// the deeper tiles fit). Sizes without 16-byte rows on an H200 at 128 x 128 x 16: 4095^3
+  /// 3.475 -> 3.347 ms, 3001^3 1.614 -> 1.554 (bench/labs/sgemm_pipeline).
   bool pipelines(const SimtGemmKernel &k) const {
-    return p.a.kContiguous && p.stages == 2 && !k.split && k.tile.depth >= 16 &&
-           k.tile.stageBytes(kPipelinedStages) * k.tile.minBlocksPerSm() <= p.smemLimit;
+    return p.a.kContiguous && p.stages == 2 && !k.split && simtTilePipelines(k.tile, p.smemLimit);
   }
 
   /// The host's dynamic shared-memory bytes for kernel `k` (static tiles: 0), by instance
@@ -540,8 +550,10 @@ struct SimtGemmWriter {
     int64_t bytes = dynamic(k.tile.sharedBytes(p.stages));
     if (!pipelines(k))
       return str(bytes);
-    int64_t pipelined = dynamic(k.tile.stageBytes(kPipelinedStages));
-    return pipelined == bytes ? str(bytes) : "vec_a ? " + str(bytes) + " : " + str(pipelined);
+    int64_t pipelined = dynamic(k.tile.stageBytes(kSimtPipelinedStages));
+    if (k.scalarA || pipelined == bytes)
+      return str(k.scalarA ? pipelined : bytes);
+    return "vec_a ? " + str(bytes) + " : " + str(pipelined);
   }
 
   /// Whether B's copies are 4-byte cp.async whatever its alignment: where A's and B's rows
@@ -588,6 +600,8 @@ struct SimtGemmWriter {
     w.line("  return cudaErrorInvalidValue;");
     if (small)
       emitSmallGridLaunch();
+    if (large)
+      emitLargeGridLaunch();
     emitLaunch(kernel);
     w.close();
   }
@@ -605,6 +619,25 @@ struct SimtGemmWriter {
     w.open("if (tiles * 4 < (int64_t)sketch::sm_count() * " + str(blocks) + " * 3)");
     emitSimtConstants(w, small->tile, true);
     emitLaunch(*small);
+    w.close();
+  }
+
+  /// The large-grid tile: where A's rows are not whole 16-byte chunks and its grid fills
+  /// the blocks resident at once in two or more nearly full rounds (sketch::full_rounds).
+  void emitLargeGridLaunch() {
+    int64_t blocks = large->tile.minBlocksPerSm();
+    w.comment("large grids without A's 16-byte copies (docs/backend.md \"f32 large-grid tile\"):");
+    w.comment("the " + str(large->tile.rows) + " x " + str(large->tile.cols) + " tile, " +
+              str(blocks) + " block" + (blocks == 1 ? "" : "s") +
+              " an SM, where its grid fills the SMs in two or more rounds, the last nearly full");
+    w.open("if (!(" + vecACondition() + "))");
+    emitSimtConstants(w, large->tile, false);
+    w.line("const int64_t large_tiles = sketch::ceil_div(size_n, COLS) * sketch::ceil_div(size_m, "
+           "ROWS) * batches;");
+    w.open("if (sketch::full_rounds(large_tiles, (int64_t)sketch::sm_count() * " + str(blocks) +
+           "))");
+    emitLaunch(*large);
+    w.close();
     w.close();
   }
 
@@ -647,13 +680,14 @@ struct SimtGemmWriter {
     w.line("  return cudaErrorInvalidValue;");
     w.line("const bool vec = " + vecCondition() + ";  // " +
            (bCopiesAsync() ? "the stores" : "B's copies and the stores"));
-    w.line("const bool vec_a = " + vecACondition() + ";  // A's copies");
+    if (!k.scalarA)
+      w.line("const bool vec_a = " + vecACondition() + ";  // A's copies");
     if (k.split) { // in clusters of `slices` blocks: returns the launch's error
-      emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes(k), flags(true),
+      emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes(k), flags(k),
                      "slices");
       return;
     }
-    emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes(k), flags(false));
+    emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes(k), flags(k));
     w.line("return cudaGetLastError();");
   }
 };
@@ -681,12 +715,18 @@ KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options
   w.line();
   std::optional<SimtTile> smallTile = smallGridTile(p, options.arch);
   // the kernel's own tile splits under split_k N, or under auto without a small tile
-  SimtGemmWriter writer{p, *epilogue, w, {p.tile, "", !p.splitK.empty() && !smallTile}, {}};
+  SimtGemmWriter writer{p, *epilogue, w, {p.tile, "", !p.splitK.empty() && !smallTile}, {}, {}};
   if (smallTile) {
-    SimtGemmWriter smallWriter{p, *epilogue, w, {*smallTile, "_small", true}, {}};
+    SimtGemmWriter smallWriter{p, *epilogue, w, {*smallTile, "_small", true}, {}, {}};
     smallWriter.emitKernel();
     w.line();
     writer.small = smallWriter.kernel;
+  }
+  if (p.large) {
+    SimtGemmWriter largeWriter{p, *epilogue, w, {*p.large, "_large", false, true}, {}, {}};
+    largeWriter.emitKernel();
+    w.line();
+    writer.large = largeWriter.kernel;
   }
   return emitKernelAndHost(writer, w, p.sig);
 }

@@ -58,8 +58,12 @@ constexpr llvm::StringLiteral kNarrowVariantAttr = "sketch.narrow_variant";
 constexpr llvm::StringLiteral kTallVariantAttr = "sketch.tall_variant";
 /// The tall variant's pixels: three consumer warpgroups.
 inline constexpr int64_t kTallConvRows = 192;
+/// On an f32 GEMM with the default tile on sm_90 / sm_90a whose A is [M, K]: the tile
+/// (I64 array: BM, BN, warps; simtLargeGridTile) the host function launches for large
+/// grids where A's rows are not whole 16-byte chunks (sketch::full_rounds).
+constexpr llvm::StringLiteral kSimtLargeVariantAttr = "sketch.simt_large";
 /// A variant's tile on `kernel` (the I64 array attribute `name`: kNarrowVariantAttr,
-/// kTallVariantAttr) where it holds `size` values; else none.
+/// kTallVariantAttr, kSimtLargeVariantAttr) where it holds `size` values; else none.
 std::optional<llvm::SmallVector<int64_t, 4>> variantTile(mlir::Operation *kernel,
                                                          llvm::StringRef name, size_t size);
 

@@ -52,6 +52,7 @@ struct Problem {
   bool masked = false;   // attention: a Mask step (causal) between the GEMMs
   plan::ScoreWork scoreWork = plan::ScoreWork::scaling; // attention: the loop's statements
   bool rhsKMajor = false; // gemm: B written B^T (stored [N, K], K contiguous)
+  bool lhsKMajor = true;  // gemm: A stored [M, K] (not written A^T)
   bool strided = false;   // conv: a stride above 1 (no halo form)
   /// f16 / bf16 operands on tensor cores; f32, and nchw convolutions of any type,
   /// run on the CUDA cores (the tensor-core convolution takes nhwc/krsc).
@@ -153,6 +154,7 @@ Problem classifyOperands(KernelOp kernel) {
     return problem;
   problem.element = elementOf(kernel, {gemms[0].getLhs(), gemms[0].getRhs()}, problem.element);
   problem.rhsKMajor = gemms[0].getRhsTransposed();
+  problem.lhsKMajor = !gemms[0].getLhsTransposed();
   for (GemmOp gemm : gemms) {
     GemmOp producer = chainedProducer(kernel, gemm);
     if (!producer)
@@ -460,6 +462,35 @@ void chooseTallVariant(KernelOp kernel, const Config &config, StringRef arch,
   kernel->setAttr(plan::kTallVariantAttr, b.getI64ArrayAttr({plan::kTallConvRows, bn}));
 }
 
+/// An f32 GEMM under `split_k auto` (the default where clusters are, sm_90 / sm_90a) whose
+/// tile has the default's sizes, with A [M, K]: the instances without A's 16-byte copies
+/// pipeline every copy by cp.async, and there a tile of twice the rows at one block an SM
+/// runs large grids faster (simtLargeGridTile). Recorded as kSimtLargeVariantAttr (a
+/// function of the completed directives: completing a completed sketch keeps it); the host
+/// function's rule is sketch::full_rounds.
+void chooseSimtLargeVariant(KernelOp kernel, const Problem &problem, const Config &config,
+                            StringRef arch) {
+  std::optional<StringRef> split = kernel.getSplitK();
+  if (!isSimtGemm(problem) || !split || *split != "auto" || !problem.lhsKMajor ||
+      !plan::hasClusters(arch))
+    return;
+  FailureOr<Config> defaults = defaultsFor(kernel, problem, arch);
+  if (failed(defaults) || !llvm::all_of(std::initializer_list<int>{kBM, kBN, kBK}, [&](int i) {
+        return config.values[i] == defaults->values[i];
+      }))
+    return;
+  std::string broken;
+  int64_t stages = config.values[kStages], smem = plan::smemLimitBytes(arch);
+  auto tile = deriveSimtTile(config.values[kBM], config.values[kBN], config.values[kBK],
+                             config.values[kWarps], stages, smem, broken);
+  auto large = tile ? simtLargeGridTile(*tile, config.values[kWarps], stages, smem) : std::nullopt;
+  if (!large || stages < 2)
+    return;
+  Builder b(kernel.getContext());
+  kernel->setAttr(plan::kSimtLargeVariantAttr,
+                  b.getI64ArrayAttr({large->rows, large->cols, config.values[kWarps]}));
+}
+
 /// An f32 convolution the implicit GEMM computes (not Winograd: the
 /// `algorithm` directive, else wherever Winograd does not apply).
 bool isSimtConv(KernelOp kernel, const Problem &problem) {
@@ -735,6 +766,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       return failure();
     kernel->removeAttr(plan::kNarrowVariantAttr);
     kernel->removeAttr(plan::kTallVariantAttr);
+    kernel->removeAttr(plan::kSimtLargeVariantAttr);
     markHopperAttention(kernel, problem, *config, arch);
     if (isSimtConv(kernel, problem)) {
       bool nchw = !isNhwcConv(kernel); // nhwc tiles are dealt like the GEMM's, no narrow variant
@@ -754,7 +786,10 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     kernel.setTileKAttr(b.getI64IntegerAttr(config->values[kBK]));
     kernel.setWarpsAttr(b.getI64IntegerAttr(config->values[kWarps]));
     kernel.setStagesAttr(b.getI64IntegerAttr(config->values[kStages]));
-    return chooseSplit(kernel, problem, *config, arch);
+    if (failed(chooseSplit(kernel, problem, *config, arch)))
+      return failure();
+    chooseSimtLargeVariant(kernel, problem, *config, arch);
+    return success();
   }
 
   void runOnOperation() override {

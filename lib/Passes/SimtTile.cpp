@@ -185,4 +185,19 @@ std::optional<SimtTile> simtSmallGridTile(const SimtTile &tile, int64_t stages,
                         stages, smemLimit, broken);
 }
 
+bool simtTilePipelines(const SimtTile &tile, int64_t smemLimit) {
+  return tile.depth >= 16 &&
+         tile.stageBytes(kSimtPipelinedStages) * tile.minBlocksPerSm() <= smemLimit;
+}
+
+std::optional<SimtTile> simtLargeGridTile(const SimtTile &tile, int64_t warps, int64_t stages,
+                                          int64_t smemLimit) {
+  std::string broken;
+  auto large = deriveSimtTile(2 * tile.rows, tile.cols, tile.depth, warps, stages, smemLimit,
+                              broken);
+  if (!large || !simtTilePipelines(*large, smemLimit))
+    return std::nullopt;
+  return large;
+}
+
 } // namespace sketch

@@ -95,6 +95,21 @@ std::optional<SimtTile> simtSmallGridTile(const SimtTile &tile, int64_t stages,
 /// reduction indices, so the threads are a multiple of the pixel columns and
 /// divide the input tile's 4-index chunks evenly.
 
+/// The stages of the pipelined SIMT mainloop (simt.cuh's mainloop_pipelined), which the
+/// instances whose every copy is a cp.async run.
+constexpr int64_t kSimtPipelinedStages = 3;
+
+/// Whether `tile` may run kSimtPipelinedStages: 16 or more deep (as measured), and that
+/// many stages' tiles leave its blocks an SM (minBlocksPerSm) `smemLimit` bytes each.
+bool simtTilePipelines(const SimtTile &tile, int64_t smemLimit);
+
+/// `tile`'s variant for large grids where A's copies are scalar (an f32 GEMM's default
+/// tile on sm_90: twice the rows, the same columns, depth and warps), when it keeps the
+/// rules and pipelines; none otherwise. H200, sizes without 16-byte rows: 256 x 128 x 16
+/// against 128 x 128 x 16, 4095^3 3.07 against 3.35 ms (bench/labs/sgemm_pipeline).
+std::optional<SimtTile> simtLargeGridTile(const SimtTile &tile, int64_t warps, int64_t stages,
+                                          int64_t smemLimit);
+
 /// The warps of an f32 GEMM block that `warps` does not set: the most (at most
 /// 32) that leave each thread at least 64 accumulators (8 x 8) and keep the
 /// rules (at least 1; with `im2col`, rule 6 too); when none does, that most

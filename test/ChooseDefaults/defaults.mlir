@@ -34,9 +34,10 @@ sketch.kernel @gemm_bf16 {
 
 // f32 GEMM on CUDA cores: 128x128x16, 8 warps (8x8 per thread), double buffering; where
 // clusters are (sm_90), split_k auto: a 64 x 64 tile (sketch.simt_split) beside it for small
-// grids, K split over a cluster's blocks.
+// grids, K split over a cluster's blocks; and a 256 x 128 tile of 8 warps (sketch.simt_large)
+// for large grids without A's 16-byte copies.
 // SM80: sketch.kernel @gemm_f32 attributes {stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
-// SM90: sketch.kernel @gemm_f32 attributes {sketch.simt_split = array<i64: 64, 64>, split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// SM90: sketch.kernel @gemm_f32 attributes {sketch.simt_large = [256, 128, 8], sketch.simt_split = array<i64: 64, 64>, split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
 sketch.kernel @gemm_f32 {
   sketch.tensor "A" : f32 ["M", "K"]
   sketch.tensor "B" : f32 ["K", "N"]

@@ -132,6 +132,25 @@ def test_pipelined_scalar_instance():
     CASES.sweep(kernels, [(136, 264, 48), (136, 264, 72)], misalign="A")
 
 
+# The default kernels with A [M, K]: on sm_90 a 256 x 128 tile beside their own, which the host
+# runs where A's rows are not whole 16-byte chunks and its grid fills the SMs' rounds
+# (sketch::full_rounds; docs/backend.md "f32 large-grid tile").
+LARGE_GRID_DEFAULTS = ["sg_f32_plain", "sg_f32_bias_relu", "sg_f32_rowbias_gelu",
+                       "sg_f32_fullbias_silu", "sg_f32_bt", "sg_f32_expr", "sg_f32_batched",
+                       "sg_f32_f16out"]
+
+
+def test_large_grid_tile():
+    """K odd or A's base off 16 bytes on grids of 384 and 512 large tiles (2.9 and 3.9 rounds
+    of an H200's 132 SMs): partial row and column tiles, a last partial k tile; which kernel
+    ran, where the profiler can tell (K a multiple of 4 keeps the default tile)."""
+    CASES.sweep(LARGE_GRID_DEFAULTS, [(4000, 3001, 2001), (4095, 4093, 517)])
+    CASES.sweep(LARGE_GRID_DEFAULTS, [(4000, 3000, 2000)], misalign="A")
+    check_plain_instances([((4000, 3001, 2001), "sg_f32_plain_simt_large<false, false>"),
+                           ((4000, 3000, 2001), "sg_f32_plain_simt_large<true, false>"),
+                           ((4000, 3000, 2000), "sg_f32_plain_simt<true, true>")])
+
+
 def test_large_4000x3000x2000():
     CASES.sweep(["sg_f32_plain", "sg_f32_bias_relu", "sg_f32_bt", "sg_f32_at",
                  "sg_f32_t128x128x16", "sg_f32_t64x128x8", "sg_f32_expr"], [(4000, 3000, 2000)])

@@ -1,6 +1,7 @@
 // Lab: the f32 SIMT GEMM's mainloop (sketch/simt.cuh) against cuBLAS SGEMM at 4096^3,
 // A [M, K] and B [K, N] row-major (README.md has the results). Variants of the mainloop:
-//   generated  the bench's default kernel as sketchc writes it (linked in by run.sh)
+//   default, t128, t256  lab.sketch's kernels as sketchc writes them (README.md): the
+//              compiler's default (with its large-grid tile), 128 x 128 x 16 and 256 x 128 x 16
 //   regs2      its mainloop: A through registers (16-byte loads, transposed stores), B by
 //              16-byte cp.async, two shared stages, one barrier a k tile (tiles dynamic here)
 //   asyncS     A by 4-byte cp.async straight to its transposed place, S stages
@@ -13,8 +14,8 @@
 //              next tile read before the last FMAs of this one (cross), FMA order (snake)
 //   xm_RxCxBK_tTMxTN_sS_bB  cuBLAS's structure: every copy by cp.async (A 4-byte, transposed),
 //              S stages, cross-tile fragment prefetch, B blocks an SM
-// main() times cuBLAS, generated (and generated_old, built with -DSGEMM_OLD) and two or three
-// xm variants (the others' results are in README.md). Each output is checked against cuBLAS's (max relative error); times are medians of
+// main() times cuBLAS and lab.sketch's three kernels (with -DSGEMM_XM two or three xm
+// variants too; the others' results are in README.md). Each output is checked against cuBLAS's (max relative error); times are medians of
 // CUDA-event timings of 20 runs, in alternating rounds.
 //   nvcc -std=c++17 -O3 -I runtime/include -gencode arch=compute_90a,code=sm_90a sgemm.cu -lcublas
 #include "sketch/simt.cuh"
@@ -495,13 +496,17 @@ float median_ms(const std::function<void()> &f, int reps) {
 }
 } // namespace
 
-// The bench's default f32 GEMM as sketchc generated it (run.sh links .gen/sgl's file).
-#ifdef SGEMM_OLD  // the same sketch from another compiler, its symbols renamed bo_ (README.md)
-extern "C" cudaError_t bo_f32_sgemm(const float *A, const float *B, float *D, int64_t M, int64_t K,
-                                    int64_t N, cudaStream_t stream);
-#endif
-extern "C" cudaError_t bg_f32_sgemm(const float *A, const float *B, float *D, int64_t M, int64_t K,
-                                    int64_t N, cudaStream_t stream);
+// lab.sketch's kernels as sketchc generated them (linked in: README.md).
+#define LAB_GEMM(name)                                                                         \
+  extern "C" cudaError_t name(const float *A, const float *B, float *D, int64_t M, int64_t K,  \
+                              int64_t N, cudaStream_t stream);
+LAB_GEMM(lab_default)
+LAB_GEMM(lab_t128)
+LAB_GEMM(lab_t256)
+#define LAB_VARIANT(name)                                                                      \
+  Variant{#name, [](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {      \
+            name(a_, b_, d, m_, k_, n_, 0);                                                    \
+          }}
 
 int main(int argc, char **argv) {
   const bool profile = argc > 1 && std::string(argv[1]) == "--once";  // one run each (ncu)
@@ -531,17 +536,13 @@ int main(int argc, char **argv) {
       {"cublas", [&](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
          cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n_, m_, k_, &one, b_, n_, a_, k_, &zero, d, n_);
        }},
-      {"generated", [](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
-         bg_f32_sgemm(a_, b_, d, m_, k_, n_, 0);
-       }},
-#ifdef SGEMM_OLD
-      {"generated_old", [](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
-         bo_f32_sgemm(a_, b_, d, m_, k_, n_, 0);
-       }},
-#endif
-      xm_variant<256, 128, 8, 16, 16, 3, 1, false>(), xm_variant<128, 128, 8, 8, 16, 3, 2, false>()};
+      LAB_VARIANT(lab_default), LAB_VARIANT(lab_t128), LAB_VARIANT(lab_t256)};
+#ifdef SGEMM_XM
+  vs.push_back(xm_variant<256, 128, 8, 16, 16, 3, 1, false>());
+  vs.push_back(xm_variant<128, 128, 8, 8, 16, 3, 2, false>());
   if (aligned)
     vs.push_back(xm_variant<256, 128, 8, 16, 16, 3, 1>());
+#endif
   vs[0].run(a, b, ref, m, n, k);
   std::vector<float> r(size_t(m) * n), o(r.size());
   cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
