@@ -22,6 +22,7 @@ shapes=(
   "5632 4608 2049"   # 792, 6
   "4096 4096 4096"   # 16-byte rows: the default tile
 )
+[ $# -gt 0 ] && shapes=("$@")  # sweep.sh "M N K" ...: those shapes only
 for s in "${shapes[@]}"; do
   echo "== $s"
   /tmp/sgemm_lab $s
