@@ -20,6 +20,7 @@
 //   nvcc -std=c++17 -O3 -I runtime/include -gencode arch=compute_90a,code=sm_90a sgemm.cu -lcublas
 #include "sketch/simt.cuh"
 #include "sketch/tma.cuh"
+#include "../sgemm_lab.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -406,10 +407,8 @@ __global__ void __launch_bounds__(THREADS, 2)
   store_tile(micro, acc, D, m0, n0, M, N);
 }
 
-struct Variant {
-  std::string name;
-  std::function<void(const float *, const float *, float *, int, int, int)> run;
-};
+using sgemm_labs::Variant;
+using sgemm_labs::median_ms;
 
 template <int BK, int Stages, bool AAsync>
 Variant variant(const char *name) {
@@ -477,23 +476,6 @@ Variant mbar_variant() {
           }};
 }
 
-float median_ms(const std::function<void()> &f, int reps) {
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(e0);
-    f();
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 } // namespace
 
 // lab.sketch's kernels as sketchc generated them (linked in: README.md).
@@ -514,28 +496,10 @@ int main(int argc, char **argv) {
   const int size = argc > 1 && !profile ? std::atoi(argv[1]) : 4096;
   const int m = size, n = argc > 3 ? std::atoi(argv[2]) : size, k = argc > 3 ? std::atoi(argv[3]) : size;
   const bool aligned = n % 4 == 0;  // B's and D's rows whole 16-byte chunks: the Vec xm variant
-  std::vector<float> host(std::max(size_t(m) * k, size_t(k) * n));
-  uint32_t seed = 12345;
-  for (auto &x : host) {
-    seed = seed * 1664525u + 1013904223u;
-    x = float(seed >> 8) / float(1 << 24) - 0.5f;
-  }
-  float *a, *b, *ref, *out;
-  cudaMalloc(&a, host.size() * 4);
-  cudaMalloc(&b, host.size() * 4);
-  cudaMalloc(&ref, size_t(m) * n * 4);
-  cudaMalloc(&out, size_t(m) * n * 4);
-  cudaMemcpy(a, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
-  std::reverse(host.begin(), host.end());
-  cudaMemcpy(b, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
-  cublasHandle_t handle;
-  cublasCreate(&handle);
-  cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH);  // no TF32
-  const float one = 1.f, zero = 0.f;
+  const sgemm_labs::Problem problem = sgemm_labs::make_problem(m, n, k);
+  float *a = problem.a, *b = problem.b, *ref = problem.ref, *out = problem.out;
   std::vector<Variant> vs = {
-      {"cublas", [&](const float *a_, const float *b_, float *d, int m_, int n_, int k_) {
-         cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n_, m_, k_, &one, b_, n_, a_, k_, &zero, d, n_);
-       }},
+      sgemm_labs::cublas_variant(),
       LAB_VARIANT(lab_default), LAB_VARIANT(lab_t128), LAB_VARIANT(lab_t256)};
 #ifdef SGEMM_XM
   vs.push_back(xm_variant<256, 128, 8, 16, 16, 3, 1, false>());
@@ -550,28 +514,11 @@ int main(int argc, char **argv) {
     cudaMemset(out, 0xff, o.size() * 4);  // NaN poison
     vs[v].run(a, b, out, m, n, k);
     cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost);
-    double worst = 0;
-    for (size_t i = 0; i < o.size(); ++i) {
-      const double e = std::abs(double(o[i]) - r[i]) / std::max(1.0, std::abs(double(r[i])));
-      worst = std::isnan(o[i]) ? 1e9 : std::max(worst, e);
-    }
+    const double worst = sgemm_labs::max_rel_error(o, r);
     printf("%-12s max rel err %.2e %s\n", vs[v].name.c_str(), worst, worst < 1e-4 ? "ok" : "WRONG");
   }
   if (profile)
     return 0;
-  std::vector<std::vector<float>> times(vs.size());
-  for (int round = 0; round < 3; ++round)
-    for (size_t v = 0; v < vs.size(); ++v) {
-      auto f = [&] { vs[v].run(a, b, out, m, n, k); };
-      f(), f();
-      times[v].push_back(median_ms(f, 20));
-    }
-  printf("\n%-12s %9s %9s %9s %8s %7s\n", "variant", "round0", "round1", "round2", "TFLOP/s", "cuBLAS/x");
-  for (size_t v = 0; v < vs.size(); ++v) {
-    auto t = times[v];
-    std::sort(t.begin(), t.end());
-    printf("%-12s %9.3f %9.3f %9.3f %8.1f %7.3f\n", vs[v].name.c_str(), times[v][0], times[v][1],
-           times[v][2], 2.0 * m * n * k / t[1] / 1e9, *std::min_element(times[0].begin(), times[0].end()) / t[1]);
-  }
+  sgemm_labs::time_and_print(vs, problem, m, n, k);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

@@ -16,6 +16,7 @@
 // Each output is checked against cuBLAS's (pedantic math: no TF32); times are medians of 20
 // CUDA-event timings in three alternating rounds.
 #include "sketch/simt.cuh"
+#include "../sgemm_lab.cuh"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -122,10 +123,8 @@ __global__ void __launch_bounds__(THREADS, 2)
   }
 }
 
-struct Variant {
-  std::string name;
-  std::function<void(const float *, const float *, float *, int, int, int)> run;
-};
+using sgemm_labs::Variant;
+using sgemm_labs::median_ms;
 
 template <bool AElem, bool BElem, bool Epi64 = false, typename Size = int64_t>
 Variant variant(const char *name) {
@@ -158,23 +157,6 @@ Variant mixed_variant(const char *name) {
           }};
 }
 
-float median_ms(const std::function<void()> &f, int reps) {
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(e0);
-    f();
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 } // namespace
 
 #ifndef SGEMM_SCALAR_NO_MAIN  // carveout.cu includes the kernels alone
@@ -211,10 +193,7 @@ int main() {
     std::vector<float> ha(size_t(m) * k), hb(size_t(k) * n);
     uint32_t seed = 12345;
     for (auto *h : {&ha, &hb})
-      for (auto &x : *h) {
-        seed = seed * 1664525u + 1013904223u;
-        x = float(seed >> 8) / float(1 << 24) - 0.5f;
-      }
+      sgemm_labs::fill_random(*h, seed);
     float *a, *b, *ref, *out;
     cudaMalloc(&a, ha.size() * 4);
     cudaMalloc(&b, hb.size() * 4);
@@ -230,11 +209,7 @@ int main() {
       cudaMemset(out, 0xff, o.size() * 4);  // NaN poison
       vs[v].run(a, b, out, m, n, k);
       cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost);
-      double worst = 0;
-      for (size_t i = 0; i < o.size(); ++i) {
-        const double e = std::abs(double(o[i]) - r[i]) / std::max(1.0, std::abs(double(r[i])));
-        worst = std::isnan(o[i]) ? 1e9 : std::max(worst, e);
-      }
+      const double worst = sgemm_labs::max_rel_error(o, r);
       printf("%-10s max rel err %.2e %s\n", vs[v].name.c_str(), worst, worst < 1e-4 ? "ok" : "WRONG");
     }
     std::vector<std::vector<float>> times(vs.size());
