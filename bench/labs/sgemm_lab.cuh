@@ -74,6 +74,23 @@ inline double max_rel_error(const std::vector<float> &out, const std::vector<flo
   return worst;
 }
 
+/// Variant 0 (the library) writes `ref`; every other variant runs once on `out` poisoned
+/// with NaN and is checked against it: their max_rel_error, in order (entry 0 is 0).
+inline std::vector<double> check_variants(const std::vector<Variant> &vs, const float *a, const float *b,
+                                          float *ref, float *out, int m, int n, int k) {
+  vs[0].run(a, b, ref, m, n, k);
+  std::vector<float> r(size_t(m) * n), o(r.size());
+  cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
+  std::vector<double> errors(vs.size(), 0.0);
+  for (size_t v = 1; v < vs.size(); ++v) {
+    cudaMemset(out, 0xff, o.size() * 4);  // NaN poison
+    vs[v].run(a, b, out, m, n, k);
+    cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost);
+    errors[v] = max_rel_error(o, r);
+  }
+  return errors;
+}
+
 /// The median of `reps` CUDA-event timings of f(), in ms.
 inline float median_ms(const std::function<void()> &f, int reps) {
   cudaEvent_t e0, e1;

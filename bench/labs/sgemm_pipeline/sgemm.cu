@@ -408,7 +408,6 @@ __global__ void __launch_bounds__(THREADS, 2)
 }
 
 using sgemm_labs::Variant;
-using sgemm_labs::median_ms;
 
 template <int BK, int Stages, bool AAsync>
 Variant variant(const char *name) {
@@ -507,14 +506,9 @@ int main(int argc, char **argv) {
   if (aligned)
     vs.push_back(xm_variant<256, 128, 8, 16, 16, 3, 1>());
 #endif
-  vs[0].run(a, b, ref, m, n, k);
-  std::vector<float> r(size_t(m) * n), o(r.size());
-  cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
+  const std::vector<double> errors = sgemm_labs::check_variants(vs, a, b, ref, out, m, n, k);
   for (size_t v = 1; v < vs.size(); ++v) {
-    cudaMemset(out, 0xff, o.size() * 4);  // NaN poison
-    vs[v].run(a, b, out, m, n, k);
-    cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost);
-    const double worst = sgemm_labs::max_rel_error(o, r);
+    const double worst = errors[v];
     printf("%-12s max rel err %.2e %s\n", vs[v].name.c_str(), worst, worst < 1e-4 ? "ok" : "WRONG");
   }
   if (profile)

@@ -201,15 +201,10 @@ int main() {
     cudaMalloc(&out, size_t(m) * n * 4);
     cudaMemcpy(a, ha.data(), ha.size() * 4, cudaMemcpyHostToDevice);
     cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice);
-    vs[0].run(a, b, ref, m, n, k);
-    std::vector<float> r(size_t(m) * n), o(r.size());
-    cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
+    const std::vector<double> errors = sgemm_labs::check_variants(vs, a, b, ref, out, m, n, k);
     printf("== %d x %d x %d\n", m, n, k);
     for (size_t v = 1; v < vs.size(); ++v) {
-      cudaMemset(out, 0xff, o.size() * 4);  // NaN poison
-      vs[v].run(a, b, out, m, n, k);
-      cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost);
-      const double worst = sgemm_labs::max_rel_error(o, r);
+      const double worst = errors[v];
       printf("%-10s max rel err %.2e %s\n", vs[v].name.c_str(), worst, worst < 1e-4 ? "ok" : "WRONG");
     }
     std::vector<std::vector<float>> times(vs.size());

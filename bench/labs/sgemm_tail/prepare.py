@@ -1,8 +1,8 @@
 """Patches the sgemm tail lab's generated kernels (README.md) in place:
 lab_main's kernel triggers its dependent launch at its start (griddepcontrol.launch_dependents);
 in the split kernels (lab_splitN) block (0, 0, 0) alone waits, at its end, for the kernel
-before them (griddepcontrol.wait), so that their grid completes after it; their host functions launch them as programmatic dependents when the global
-`lab_dependent` is set.
+before them (griddepcontrol.wait), so that their grid completes after it; their host
+functions launch them as programmatic dependents when the global `lab_dependent` is set.
     python3 prepare.py .gen/sgt/lab.cu"""
 import re
 import sys

@@ -8,11 +8,8 @@
 #include "lab.h"
 #include "../sgemm_lab.cuh"
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cublas_v2.h>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,7 +19,6 @@ namespace {
 using Gemm = cudaError_t (*)(const float *, const float *, float *, int64_t, int64_t, int64_t, cudaStream_t);
 
 using sgemm_labs::Variant;
-using sgemm_labs::median_ms;
 
 Gemm split_kernel(int slices) { return slices == 2 ? lab_split2 : slices == 4 ? lab_split4 : lab_split8; }
 
@@ -60,15 +56,10 @@ int main(int argc, char **argv) {
     if (got >= 2)
       vs.push_back(tail_variant(rows, slices, got < 3));
   }
-  vs[0].run(a, b, ref, m, n, k);
-  std::vector<float> r(size_t(m) * n), o(r.size());
-  cudaMemcpy(r.data(), ref, r.size() * 4, cudaMemcpyDeviceToHost);
+  const std::vector<double> errors = sgemm_labs::check_variants(vs, a, b, ref, out, m, n, k);
   bool all_ok = true;
   for (size_t v = 1; v < vs.size(); ++v) {
-    cudaMemset(out, 0xff, o.size() * 4);  // NaN poison
-    vs[v].run(a, b, out, m, n, k);
-    cudaMemcpy(o.data(), out, o.size() * 4, cudaMemcpyDeviceToHost);
-    const double worst = sgemm_labs::max_rel_error(o, r);
+    const double worst = errors[v];
     if (worst >= 1e-4) {
       all_ok = false;
       printf("%-16s max rel err %.2e WRONG\n", vs[v].name.c_str(), worst);
