@@ -47,14 +47,20 @@ std::vector<Variant> variants(int epi) {
                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown; }});
     vs.push_back({"pp4", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run<__half, 4, lab_pp::kPlain>(a, b, bias, d, m, n, k); }});
     vs.push_back({"pp5", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run<__half, 5, lab_pp::kPlain>(a, b, bias, d, m, n, k); }});
+    vs.push_back({"coop3", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run_coop<__half, 3, lab_pp::kPlain>(a, b, bias, d, m, n, k); }});
+    vs.push_back({"coop4", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run_coop<__half, 4, lab_pp::kPlain>(a, b, bias, d, m, n, k); }});
   } else if (epi == lab_pp::kBiasRelu) {
     vs.push_back({"default", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_relu(a, b, bias, d, m, k, n, 0); }});
     vs.push_back({"pp4", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run<__half, 4, lab_pp::kBiasRelu>(a, b, bias, d, m, n, k); }});
     vs.push_back({"pp5", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run<__half, 5, lab_pp::kBiasRelu>(a, b, bias, d, m, n, k); }});
+    vs.push_back({"coop3", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run_coop<__half, 3, lab_pp::kBiasRelu>(a, b, bias, d, m, n, k); }});
+    vs.push_back({"coop4", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run_coop<__half, 4, lab_pp::kBiasRelu>(a, b, bias, d, m, n, k); }});
   } else {
     vs.push_back({"default", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_gelu(a, b, bias, d, m, k, n, 0); }});
     vs.push_back({"pp4", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run<__half, 4, lab_pp::kBiasGelu>(a, b, bias, d, m, n, k); }});
     vs.push_back({"pp5", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run<__half, 5, lab_pp::kBiasGelu>(a, b, bias, d, m, n, k); }});
+    vs.push_back({"coop3", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run_coop<__half, 3, lab_pp::kBiasGelu>(a, b, bias, d, m, n, k); }});
+    vs.push_back({"coop4", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run_coop<__half, 4, lab_pp::kBiasGelu>(a, b, bias, d, m, n, k); }});
   }
   return vs;
 }
