@@ -1,7 +1,7 @@
 //===- WgmmaGemm.h - the Hopper (sm_90a) wgmma GEMM emitter ----*- C++ -*-===//
 //
 // For --arch=sm_90a, f16/bf16 GEMMs whose block tile plan::wgmmaTileShape takes
-// (64 or 128 rows by a multiple of 16 columns up to 256) are written with
+// (64, 128 or 192 rows by a multiple of 16 columns up to 256) are written with
 // wgmma.mma_async (see WgmmaGemm.cpp);
 // everything else keeps the mma.sync emitter (EmitGemm.cpp).
 //

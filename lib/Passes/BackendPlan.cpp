@@ -176,7 +176,25 @@ int64_t mmaSyncThreadRegisters(int64_t warpM, int64_t warpN) {
 
 bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor) {
   int64_t step = bKMajor ? 16 : 64;
-  return (tileM == 64 || tileM == 128) && tileN >= step && tileN <= 256 && tileN % step == 0;
+  if (tileM < 64 || tileM > 192 || tileM % 64 != 0 || tileN < step || tileN > 256 ||
+      tileN % step != 0)
+    return false;
+  if (tileM <= 128)
+    return true;
+  // 192 rows, a consumer warpgroup per 64: a consumer thread's accumulators and the rest
+  // fit the persistent kernel's 512 threads (128 registers each) ... (256 rows, 96 registers
+  // at 640 threads: a batched element path of 256 x 64 spilled 4 bytes)
+  int64_t threads = tileM * 2 + 128;
+  int64_t cap = std::min<int64_t>(65536 / threads, 255) / 8 * 8;
+  if (tileN / 2 + kWgmmaConvReservedRegisters > cap)
+    return false;
+  // ... and the GEMM analysis's warp grid of tileM / 16 warps keeps the mma.sync rules it
+  // checks for every kernel (analyzeGemm)
+  int64_t warps = tileM / 16, warpsM = 0, warpsN = 0;
+  if (!chooseWarpGrid(tileM, tileN, warps, warpsM, warpsN))
+    return false;
+  int64_t warpM = tileM / warpsM, warpN = tileN / warpsN;
+  return warpM * warpN / 32 <= 128 && mmaSyncThreadRegisters(warpM, warpN) * 32 * warps <= 65536;
 }
 
 std::optional<SmallVector<int64_t, 4>> variantTile(Operation *kernel, StringRef name, size_t size) {

@@ -269,10 +269,13 @@ bool chooseWarpGrid(int64_t tileM, int64_t tileN, int64_t warps, int64_t &warpsM
 /// `warps` such warps fits when 32 warps times this is at most 65536.
 int64_t mmaSyncThreadRegisters(int64_t warpM, int64_t warpN);
 
-/// Whether sm_90a's wgmma path takes a GEMM of this block tile: 64 or 128 rows (a
-/// warpgroup's m64 each 64) by a multiple of 16 columns from 16 to 256 (wgmma's N), of
-/// 64 where B is MN-major (`bKMajor` false: B stored [K, N], read as 64-column swizzle
-/// blocks). Shared memory is its emitter's check.
+/// Whether sm_90a's wgmma path takes a GEMM of this block tile: 64, 128 or 192 rows (a
+/// consumer warpgroup's m64 each 64) by a multiple of 16 columns from 16 to 256 (wgmma's
+/// N), of 64 where B is MN-major (`bKMajor` false: B stored [K, N], read as 64-column
+/// swizzle blocks). 192 rows where a consumer thread's tileN / 2 accumulators and
+/// kWgmmaConvReservedRegisters fit the persistent kernel's 512 threads and the GEMM
+/// analysis's grid of 12 warps keeps the mma.sync register rules: up to 144 columns.
+/// Shared memory is its emitter's check.
 bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor);
 /// Registers a consumer thread of the nhwc convolution's wgmma kernels needs beside its
 /// tileN / 2 f32 accumulators (addresses, descriptors, the epilogue's values): 256 x 128

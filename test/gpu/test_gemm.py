@@ -62,7 +62,9 @@ BIG = ["tc_f16_plain", "tc_bf16_plain", "tc_f16_bias_relu", "tc_bf16_128x256", "
        # output with two functions (its accumulators staged first)
        "tc_f16_mma_exp_tanh", "tc_bf16_mma_rowbias_gelu", "tc_f16_mma_f32_gelu_silu",
        # a whole operand with one function (its words preloaded) and with two (staged)
-       "tc_bf16_silu_mul", "tc_f16_sigmoid_tanh_mul"]
+       "tc_bf16_silu_mul", "tc_f16_sigmoid_tanh_mul",
+       # sm_90a: 192-row tiles, three consumer warpgroups (gemm_tiles_4.sketch)
+       "tc_f16w192_bias_relu", "tc_f16w192_bt"]
 
 
 def test_every_kernel_small_sizes():

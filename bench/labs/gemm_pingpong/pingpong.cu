@@ -45,6 +45,7 @@ std::vector<Variant> variants(int epi) {
       const float one = 1.f, zero = 0.f;
       return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16F, n, a, CUDA_R_16F, k, &zero, d, CUDA_R_16F, n,
                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown; }});
+    vs.push_back({"t192", [](auto a, auto b, auto, auto d, int m, int n, int k) { return lab_t192(a, b, d, m, k, n, 0); }});
     vs.push_back({"pp4", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run<__half, 4, lab_pp::kPlain>(a, b, bias, d, m, n, k); }});
     vs.push_back({"pp5", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run<__half, 5, lab_pp::kPlain>(a, b, bias, d, m, n, k); }});
     vs.push_back({"coop3", [](auto a, auto b, auto bias, auto d, int m, int n, int k) { return lab_pp::run_coop<__half, 3, lab_pp::kPlain>(a, b, bias, d, m, n, k); }});
