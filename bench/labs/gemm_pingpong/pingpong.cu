@@ -10,31 +10,15 @@
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 
+#include "../sgemm_lab.cuh"  // median_ms
 #include "lab.h"
 #include "pingpong.cuh"
 
 namespace {
 
+using sgemm_labs::median_ms;
 using Run = std::function<cudaError_t(const __half *, const __half *, const __half *, __half *, int, int, int)>;
 struct Variant { std::string name; Run run; };
-
-float median_ms(const std::function<void()> &f, int reps) {
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0), cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(e0);
-    f();
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  cudaEventDestroy(e0), cudaEventDestroy(e1);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 std::vector<Variant> variants(int epi) {
   std::vector<Variant> vs;
