@@ -174,6 +174,20 @@ int64_t mmaSyncThreadRegisters(int64_t warpM, int64_t warpN) {
   return accumulators + fragments + 40;
 }
 
+namespace {
+
+/// Whether a consumer thread's tileN / 2 f32 accumulators and kWgmmaConvReservedRegisters
+/// fit the registers ptxas gives the warp-specialized kernel of a tileM-row tile (a
+/// producer warpgroup beside tileM / 64 consumer ones; 65536 over its threads, at most 255
+/// each, in steps of 8).
+bool warpSpecializedAccumulatorsFit(int64_t tileM, int64_t tileN) {
+  int64_t threads = tileM * 2 + 128;
+  int64_t cap = std::min<int64_t>(65536 / threads, 255) / 8 * 8;
+  return tileN / 2 + kWgmmaConvReservedRegisters <= cap;
+}
+
+} // namespace
+
 bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor) {
   int64_t step = bKMajor ? 16 : 64;
   if (tileM < 64 || tileM > 192 || tileM % 64 != 0 || tileN < step || tileN > 256 ||
@@ -184,9 +198,7 @@ bool wgmmaTileShape(int64_t tileM, int64_t tileN, bool bKMajor) {
   // 192 rows, a consumer warpgroup per 64: a consumer thread's accumulators and the rest
   // fit the persistent kernel's 512 threads (128 registers each) ... (256 rows, 96 registers
   // at 640 threads: a batched element path of 256 x 64 spilled 4 bytes)
-  int64_t threads = tileM * 2 + 128;
-  int64_t cap = std::min<int64_t>(65536 / threads, 255) / 8 * 8;
-  if (tileN / 2 + kWgmmaConvReservedRegisters > cap)
+  if (!warpSpecializedAccumulatorsFit(tileM, tileN))
     return false;
   // ... and the GEMM analysis's warp grid of tileM / 16 warps keeps the mma.sync rules it
   // checks for every kernel (analyzeGemm)
@@ -212,11 +224,7 @@ bool wgmmaConvTileShape(int64_t tileM, int64_t tileN) {
     return false;
   if (tileN != 64 && tileN != 128 && tileN != 256)
     return false;
-  // ptxas compiles the warp-specialized kernel (a producer warpgroup beside the tileM / 64
-  // consumer ones) under 65536 registers over its threads, in steps of 8
-  int64_t threads = tileM * 2 + 128;
-  int64_t cap = std::min<int64_t>(65536 / threads, 255) / 8 * 8;
-  return tileN / 2 + kWgmmaConvReservedRegisters <= cap;
+  return warpSpecializedAccumulatorsFit(tileM, tileN);
 }
 
 int64_t stagingLd(int64_t cols, int64_t elementBytes) {
