@@ -170,9 +170,6 @@ struct SimtGemmPlan {
   std::string splitK;
   /// The tile whose kernel splits (plan::kSimtSplitAttr: BM, BN), when splitK is set.
   int64_t splitRows = 0, splitCols = 0;
-  /// The large-grid tile of the instances without A's 16-byte copies
-  /// (plan::kSimtLargeVariantAttr), where sketch-choose-defaults recorded one.
-  std::optional<SimtTile> large;
   /// The slices the host runs, from `split_k`: 0 for auto (its rule), else the count.
   int64_t fixedSlices() const {
     int64_t slices = 0;
@@ -205,10 +202,16 @@ struct SimtGemmReader {
     if (!tile)
       return kernel.emitError() << "f32 GEMM tile " << d->tileM << "x" << d->tileN << "x"
                                 << d->tileK << " with " << d->warps << " warps: " << broken;
-    p.tile = *tile;
-    if (auto v = plan::variantTile(kernel, plan::kSimtLargeVariantAttr, 3))
-      p.large = deriveSimtTile((*v)[0], (*v)[1], d->tileK, (*v)[2], p.stages, p.smemLimit, broken);
+    p.tile = onTensorCores(*tile);
     return success();
+  }
+
+  /// `tile` on the f64 tensor cores where the target has them and the tile allows
+  /// (f64TensorCoreTile), else as it is.
+  SimtTile onTensorCores(const SimtTile &tile) const {
+    if (!plan::hasF64TensorCoreMma(arch))
+      return tile;
+    return f64TensorCoreTile(tile).value_or(tile);
   }
 
   static constexpr KernelKindNames kNames = {"the GEMM main loop", "the f32 GEMM", "GEMM"};
@@ -303,13 +306,11 @@ struct SimtGemmReader {
 // Writing the kernel
 //===----------------------------------------------------------------------===//
 
-/// One kernel of an f32 GEMM: its tile, name suffix, whether it takes kSplit, and whether
-/// the host runs it only without A's 16-byte copies (kVecA false: the large-grid tile).
+/// One kernel of an f32 GEMM: its tile, name suffix, and whether it takes kSplit.
 struct SimtGemmKernel {
   SimtTile tile;
-  std::string suffix; // "", "_small" or "_large"
+  std::string suffix; // "" or "_small"
   bool split = false;
-  bool scalarA = false;
 };
 
 struct SimtGemmWriter {
@@ -318,12 +319,15 @@ struct SimtGemmWriter {
   CudaWriter &w;
   SimtGemmKernel kernel;                 // the one emitKernel writes
   std::optional<SimtGemmKernel> small;   // split_k auto's tile for small grids (emitHost)
-  std::optional<SimtGemmKernel> large;   // the large-grid tile without A's 16-byte copies
 
   std::string kernelName() const { return nameOf(kernel); }
   std::string nameOf(const SimtGemmKernel &k) const { return p.sig.name + "_simt" + k.suffix; }
   const SimtTile &tile() const { return kernel.tile; }
   std::string microTile() const { return str(tile().microRows) + " x " + str(tile().microCols); }
+  /// Where the block multiplies: "the CUDA cores" or "the f64 tensor cores".
+  std::string units() const {
+    return tile().onF64TensorCores() ? "the f64 tensor cores" : "the CUDA cores";
+  }
   std::string dim(StringRef d) const { return p.sig.dim(d); }
 
   /// Element offset of batch element (bidx...) in `param`, "" when it has no batch dims.
@@ -352,20 +356,26 @@ struct SimtGemmWriter {
   void emitHeaderComment() {
     std::string a = p.a.param->name + (p.a.kContiguous ? "" : "^T");
     std::string b = p.b.param->name + (p.b.kContiguous ? "^T" : "");
-    w.comment("Kernel " + p.sig.name + ": f32 GEMM on the CUDA cores, " + p.accumulator + "[" +
+    w.comment("Kernel " + p.sig.name + ": f32 GEMM on " + units() + ", " + p.accumulator + "[" +
               p.m + ", " + p.n + "] = " + a + " . " + b + " over " + p.k +
               (p.batchDims.empty() ? "" : ", one block per batch element of [" +
                                                   joined(p.batchDims) + "]"));
     w.comment("Block tile " + str(tile().rows) + " x " + str(tile().cols) + " x " +
               str(tile().depth) + ", " + str(tile().threads()) + " threads, " + microTile() +
-              " accumulators per thread; shared tiles k-major, padded, " +
+              " accumulators per thread" + mmaDescription() + "; shared tiles k-major, padded, " +
               (p.stages == 2 ? "double-buffered" : "single-buffered") +
               (pipelines(kernel) ? ", 3 stages where every copy is a cp.async (!kVecA)" : "") +
-              " (sketch/simt.cuh)." +
-              (kernel.scalarA ? " The host runs it on large grids without A's 16-byte copies."
-                              : ""));
+              " (sketch/simt.cuh).");
     for (const std::string &line : epilogue.describe())
       w.comment("Epilogue: " + line);
+  }
+
+  /// The f64 tensor cores' warp grid and arithmetic, for the header comment.
+  std::string mmaDescription() const {
+    if (!tile().onF64TensorCores())
+      return "";
+    return " (warps " + str(tile().mmaWarpsM) + " x " + str(tile().mmaWarpsN) +
+           " of m16n8k4 f64 MMAs: f32 operands widened, exact products, f64 sums rounded once)";
   }
 
   /// The batch indices bidx0... of this block. `again`: after the mainloop, from
@@ -472,7 +482,7 @@ struct SimtGemmWriter {
   }
 
   void emitEpilogueAndStore() {
-    int64_t vector = simtVectorWidth(tile().microCols);
+    int64_t vector = tile().storeVector();
     w.comment("Epilogue on each accumulator, then the store" +
               (vector > 1 ? " (" + str(4 * vector) + "-byte where " + str(vector) +
                                 " columns fit)"
@@ -509,8 +519,12 @@ struct SimtGemmWriter {
       emitSliceBounds();
     else
       w.line("const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;");
-    w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(tile().microRows) + ", " +
-           str(tile().microCols) + "> micro;  // this thread's " + microTile() + " outputs");
+    if (tile().onF64TensorCores())
+      w.line("const sketch::simt::DmmaTile<ROWS, COLS, " + str(tile().mmaWarpsM) + ", " +
+             str(tile().mmaWarpsN) + "> micro;  // this thread's " + microTile() + " outputs");
+    else
+      w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(tile().microRows) + ", " +
+             str(tile().microCols) + "> micro;  // this thread's " + microTile() + " outputs");
     emitMainloop();
     if (split)
       emitSliceSums();
@@ -519,10 +533,9 @@ struct SimtGemmWriter {
     w.close();
   }
 
-  /// The template flags beside kVec: A's 16-byte copies (kVecA; false only for the
-  /// large-grid tile), and the split-K form.
+  /// The template flags beside kVec: A's 16-byte copies (kVecA), and the split-K form.
   static SmallVector<SimtFlag, 2> flags(const SimtGemmKernel &k) {
-    SmallVector<SimtFlag, 2> list{{"kVecA", k.scalarA ? "false" : "vec_a"}};
+    SmallVector<SimtFlag, 2> list{{"kVecA", "vec_a"}};
     if (k.split)
       list.push_back({"kSplit", "slices > 1"});
     return list;
@@ -551,8 +564,8 @@ struct SimtGemmWriter {
     if (!pipelines(k))
       return str(bytes);
     int64_t pipelined = dynamic(k.tile.stageBytes(kSimtPipelinedStages));
-    if (k.scalarA || pipelined == bytes)
-      return str(k.scalarA ? pipelined : bytes);
+    if (pipelined == bytes)
+      return str(bytes);
     return "vec_a ? " + str(bytes) + " : " + str(pipelined);
   }
 
@@ -600,8 +613,6 @@ struct SimtGemmWriter {
     w.line("  return cudaErrorInvalidValue;");
     if (small)
       emitSmallGridLaunch();
-    if (large)
-      emitLargeGridLaunch();
     emitLaunch(kernel);
     w.close();
   }
@@ -619,25 +630,6 @@ struct SimtGemmWriter {
     w.open("if (tiles * 4 < (int64_t)sketch::sm_count() * " + str(blocks) + " * 3)");
     emitSimtConstants(w, small->tile, true);
     emitLaunch(*small);
-    w.close();
-  }
-
-  /// The large-grid tile: where A's rows are not whole 16-byte chunks and its grid fills
-  /// the blocks resident at once in two or more nearly full rounds (sketch::full_rounds).
-  void emitLargeGridLaunch() {
-    int64_t blocks = large->tile.minBlocksPerSm();
-    w.comment("large grids without A's 16-byte copies (docs/backend.md \"f32 large-grid tile\"):");
-    w.comment("the " + str(large->tile.rows) + " x " + str(large->tile.cols) + " tile, " +
-              str(blocks) + " block" + (blocks == 1 ? "" : "s") +
-              " an SM, where its grid fills the SMs in two or more rounds, the last nearly full");
-    w.open("if (!(" + vecACondition() + "))");
-    emitSimtConstants(w, large->tile, false);
-    w.line("const int64_t large_tiles = sketch::ceil_div(size_n, COLS) * sketch::ceil_div(size_m, "
-           "ROWS) * batches;");
-    w.open("if (sketch::full_rounds(large_tiles, (int64_t)sketch::sm_count() * " + str(blocks) +
-           "))");
-    emitLaunch(*large);
-    w.close();
     w.close();
   }
 
@@ -680,8 +672,7 @@ struct SimtGemmWriter {
     w.line("  return cudaErrorInvalidValue;");
     w.line("const bool vec = " + vecCondition() + ";  // " +
            (bCopiesAsync() ? "the stores" : "B's copies and the stores"));
-    if (!k.scalarA)
-      w.line("const bool vec_a = " + vecACondition() + ";  // A's copies");
+    w.line("const bool vec_a = " + vecACondition() + ";  // A's copies");
     if (k.split) { // in clusters of `slices` blocks: returns the launch's error
       emitSimtLaunch(w, nameOf(k), "grid", kernelArgumentList(p.sig), dynamicBytes(k), flags(k),
                      "slices");
@@ -695,10 +686,12 @@ struct SimtGemmWriter {
 /// split_k auto's tile for small grids beside the kernel's own, where the tile that splits
 /// (plan::kSimtSplitAttr) is another than the kernel's: simtSmallGridTile's, which
 /// sketch-choose-defaults recorded.
-std::optional<SimtTile> smallGridTile(const SimtGemmPlan &p, StringRef arch) {
+std::optional<SimtTile> smallGridTile(const SimtGemmReader &reader) {
+  const SimtGemmPlan &p = reader.p;
   if (p.splitK.empty() || (p.splitRows == p.tile.rows && p.splitCols == p.tile.cols))
     return std::nullopt;
-  return simtSmallGridTile(p.tile, p.stages, plan::smemLimitBytes(arch));
+  auto small = simtSmallGridTile(p.tile, p.stages, plan::smemLimitBytes(reader.arch));
+  return small ? std::optional(reader.onTensorCores(*small)) : std::nullopt;
 }
 
 } // namespace
@@ -713,20 +706,14 @@ KernelEmitterResult emitSimtGemm(KernelOp kernel, const CudaEmitOptions &options
     return failure();
   emitSimtIncludes(w);
   w.line();
-  std::optional<SimtTile> smallTile = smallGridTile(p, options.arch);
+  std::optional<SimtTile> smallTile = smallGridTile(reader);
   // the kernel's own tile splits under split_k N, or under auto without a small tile
-  SimtGemmWriter writer{p, *epilogue, w, {p.tile, "", !p.splitK.empty() && !smallTile}, {}, {}};
+  SimtGemmWriter writer{p, *epilogue, w, {p.tile, "", !p.splitK.empty() && !smallTile}, {}};
   if (smallTile) {
-    SimtGemmWriter smallWriter{p, *epilogue, w, {*smallTile, "_small", true}, {}, {}};
+    SimtGemmWriter smallWriter{p, *epilogue, w, {*smallTile, "_small", true}, {}};
     smallWriter.emitKernel();
     w.line();
     writer.small = smallWriter.kernel;
-  }
-  if (p.large) {
-    SimtGemmWriter largeWriter{p, *epilogue, w, {*p.large, "_large", false, true}, {}, {}};
-    largeWriter.emitKernel();
-    w.line();
-    writer.large = largeWriter.kernel;
   }
   return emitKernelAndHost(writer, w, p.sig);
 }

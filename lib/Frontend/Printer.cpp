@@ -257,16 +257,6 @@ private:
       indent(1) << "# K <= " << v[1] << " output channels: the host launches tile BM = " << v[0]
                 << ", BN = " << v[1] << ", BK = " << v[2] << ", warps " << v[3] << "\n";
     }
-    auto large = plan::variantTile(kernel, plan::kSimtLargeVariantAttr, 3);
-    if (large && kernel->hasAttr(plan::kSmemBytesAttr)) {
-      const SmallVector<int64_t, 4> &v = *large;
-      for (const std::string &line : wrapComment(
-               "where A's rows are not whole 16-byte chunks and a grid of " + std::to_string(v[0]) +
-               " x " + std::to_string(v[1]) + " tiles fills the SMs in two or more rounds, the "
-               "last at least 7/8 full (sketch::full_rounds): the host launches that tile, " +
-               std::to_string(v[2]) + " warps, 3 stages"))
-        indent(1) << "# " << line << "\n";
-    }
     auto tall = plan::variantTile(kernel, plan::kTallVariantAttr, 2);
     if (tall && kernel->hasAttr(plan::kSmemBytesAttr)) {
       indent(1) << "# where tiles of " << (*tall)[0] << " x " << (*tall)[1]

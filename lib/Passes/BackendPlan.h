@@ -58,12 +58,8 @@ constexpr llvm::StringLiteral kNarrowVariantAttr = "sketch.narrow_variant";
 constexpr llvm::StringLiteral kTallVariantAttr = "sketch.tall_variant";
 /// The tall variant's pixels: three consumer warpgroups.
 inline constexpr int64_t kTallConvRows = 192;
-/// On an f32 GEMM with the default tile on sm_90 / sm_90a whose A is [M, K]: the tile
-/// (I64 array: BM, BN, warps; simtLargeGridTile) the host function launches for large
-/// grids where A's rows are not whole 16-byte chunks (sketch::full_rounds).
-constexpr llvm::StringLiteral kSimtLargeVariantAttr = "sketch.simt_large";
 /// A variant's tile on `kernel` (the I64 array attribute `name`: kNarrowVariantAttr,
-/// kTallVariantAttr, kSimtLargeVariantAttr) where it holds `size` values; else none.
+/// kTallVariantAttr) where it holds `size` values; else none.
 std::optional<llvm::SmallVector<int64_t, 4>> variantTile(mlir::Operation *kernel,
                                                          llvm::StringRef name, size_t size);
 
@@ -309,6 +305,12 @@ int64_t smemLimitBytes(llvm::StringRef arch);
 /// Whether `arch` has thread-block clusters (sm_90), over whose blocks an f32 GEMM
 /// splits K (`split_k`; EmitSimtGemm.cpp).
 inline bool hasClusters(llvm::StringRef arch) { return arch == "sm_90" || arch == "sm_90a"; }
+
+/// Whether `arch` has the m16n8k4 f64 MMA (sm_90), on which an f32 GEMM multiplies
+/// (SimtTile.h's f64TensorCoreTile, EmitSimtGemm.cpp).
+inline bool hasF64TensorCoreMma(llvm::StringRef arch) {
+  return arch == "sm_90" || arch == "sm_90a";
+}
 
 /// Matches the dimensions of a tensor to the output's, right-aligned by symbol:
 /// the last dimension of `dims` is matched to the right-most equal dimension of

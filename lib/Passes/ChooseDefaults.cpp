@@ -218,6 +218,8 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
       set(128, 256, 32, 8, 4);
     else if (tensorCores)
       set(128, 128, 32, 4, 3);
+    else if (plan::hasF64TensorCoreMma(arch)) // f32 on the f64 tensor cores (f64TensorCoreTile):
+      set(64, 64, 16, 2, 2); // 4096^3 1.04x cuBLAS SGEMM, 128x128x16 0.92x (H200, sgemm_dmma lab)
     else // f32 SIMT: a k step of 16 measured 0.84x cuBLAS SGEMM at 4096^3, 8 0.74x (H100);
       set(128, 128, 16, 8, 2); // warps as given, else derived from the tile (chooseSimtWarps)
     break;
@@ -460,35 +462,6 @@ void chooseTallVariant(KernelOp kernel, const Config &config, StringRef arch,
     return;
   Builder b(kernel.getContext());
   kernel->setAttr(plan::kTallVariantAttr, b.getI64ArrayAttr({plan::kTallConvRows, bn}));
-}
-
-/// An f32 GEMM under `split_k auto` (the default where clusters are, sm_90 / sm_90a) whose
-/// tile has the default's sizes, with A [M, K]: the instances without A's 16-byte copies
-/// pipeline every copy by cp.async, and there a tile of twice the rows at one block an SM
-/// runs large grids faster (simtLargeGridTile). Recorded as kSimtLargeVariantAttr (a
-/// function of the completed directives: completing a completed sketch keeps it); the host
-/// function's rule is sketch::full_rounds.
-void chooseSimtLargeVariant(KernelOp kernel, const Problem &problem, const Config &config,
-                            StringRef arch) {
-  std::optional<StringRef> split = kernel.getSplitK();
-  if (!isSimtGemm(problem) || !split || *split != "auto" || !problem.lhsKMajor ||
-      !plan::hasClusters(arch))
-    return;
-  FailureOr<Config> defaults = defaultsFor(kernel, problem, arch);
-  if (failed(defaults) || !llvm::all_of(std::initializer_list<int>{kBM, kBN, kBK}, [&](int i) {
-        return config.values[i] == defaults->values[i];
-      }))
-    return;
-  std::string broken;
-  int64_t stages = config.values[kStages], smem = plan::smemLimitBytes(arch);
-  auto tile = deriveSimtTile(config.values[kBM], config.values[kBN], config.values[kBK],
-                             config.values[kWarps], stages, smem, broken);
-  auto large = tile ? simtLargeGridTile(*tile, config.values[kWarps], stages, smem) : std::nullopt;
-  if (!large || stages < 2)
-    return;
-  Builder b(kernel.getContext());
-  kernel->setAttr(plan::kSimtLargeVariantAttr,
-                  b.getI64ArrayAttr({large->rows, large->cols, config.values[kWarps]}));
 }
 
 /// An f32 convolution the implicit GEMM computes (not Winograd: the
@@ -766,7 +739,6 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       return failure();
     kernel->removeAttr(plan::kNarrowVariantAttr);
     kernel->removeAttr(plan::kTallVariantAttr);
-    kernel->removeAttr(plan::kSimtLargeVariantAttr);
     markHopperAttention(kernel, problem, *config, arch);
     if (isSimtConv(kernel, problem)) {
       bool nchw = !isNhwcConv(kernel); // nhwc tiles are dealt like the GEMM's, no narrow variant
@@ -786,10 +758,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     kernel.setTileKAttr(b.getI64IntegerAttr(config->values[kBK]));
     kernel.setWarpsAttr(b.getI64IntegerAttr(config->values[kWarps]));
     kernel.setStagesAttr(b.getI64IntegerAttr(config->values[kStages]));
-    if (failed(chooseSplit(kernel, problem, *config, arch)))
-      return failure();
-    chooseSimtLargeVariant(kernel, problem, *config, arch);
-    return success();
+    return chooseSplit(kernel, problem, *config, arch);
   }
 
   void runOnOperation() override {

@@ -79,8 +79,16 @@ int64_t SimtTile::copyChunks() const {
 }
 
 int64_t SimtTile::registers() const {
+  if (onF64TensorCores()) // ptxas refused m16n8k4.f64 in a 32 x 32 x 8 block held to 56
+    return std::max<int64_t>(64, 2 * accumulators() + 2 * microRows + microCols +
+                                     stagedFloats() + 3 * copyChunks() + loaderRegisters +
+                                     kSimtOtherRegisters);
   return accumulators() + microRows + microCols + stagedFloats() + 3 * copyChunks() +
          loaderRegisters + kSimtOtherRegisters;
+}
+
+int64_t SimtTile::storeVector() const {
+  return onF64TensorCores() ? 2 : simtVectorWidth(microCols);
 }
 
 int64_t SimtTile::scalarRegisters() const { return registers() + stagedFloats() / 2; }
@@ -165,6 +173,29 @@ std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth
   return tile;
 }
 
+std::optional<SimtTile> f64TensorCoreTile(const SimtTile &tile) {
+  int64_t warps = tile.threads() / 32;
+  if (tile.depth % 4 != 0)
+    return std::nullopt;
+  std::optional<SimtTile> best;
+  auto loads = [](const SimtTile &t) { return 2 * (t.microRows / 2) + t.microCols / 2; };
+  for (int64_t warpsM = 1; warpsM <= warps; ++warpsM) {
+    int64_t warpsN = warps / warpsM;
+    if (warps % warpsM != 0 || tile.rows % (16 * warpsM) != 0 || tile.cols % (8 * warpsN) != 0)
+      continue;
+    SimtTile mma = tile;
+    mma.mmaWarpsM = warpsM;
+    mma.mmaWarpsN = warpsN;
+    mma.microRows = 2 * (tile.rows / warpsM / 16);
+    mma.microCols = 2 * (tile.cols / warpsN / 8);
+    if (mma.scalarRegisters() > registerCap(warps))
+      continue;
+    if (!best || loads(mma) < loads(*best)) // ties: the first, with the most rows a warp
+      best = mma;
+  }
+  return best;
+}
+
 int64_t defaultSimtWarps(int64_t rows, int64_t cols, int64_t depth, int64_t stages,
                          int64_t smemLimit, bool im2col) {
   int64_t most = std::clamp<int64_t>(rows * cols / (32 * 64), 1, 32);
@@ -188,16 +219,6 @@ std::optional<SimtTile> simtSmallGridTile(const SimtTile &tile, int64_t stages,
 bool simtTilePipelines(const SimtTile &tile, int64_t smemLimit) {
   return tile.depth >= 16 &&
          tile.stageBytes(kSimtPipelinedStages) * tile.minBlocksPerSm() <= smemLimit;
-}
-
-std::optional<SimtTile> simtLargeGridTile(const SimtTile &tile, int64_t warps, int64_t stages,
-                                          int64_t smemLimit) {
-  std::string broken;
-  auto large = deriveSimtTile(2 * tile.rows, tile.cols, tile.depth, warps, stages, smemLimit,
-                              broken);
-  if (!large || !simtTilePipelines(*large, smemLimit))
-    return std::nullopt;
-  return large;
 }
 
 } // namespace sketch

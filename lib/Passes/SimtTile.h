@@ -18,15 +18,23 @@
 namespace sketch {
 
 /// The SIMT block tile: `rows` x `cols` outputs, reduction steps of `depth`,
-/// microRows x microCols accumulators a thread.
+/// microRows x microCols accumulators a thread. With mmaWarpsM x mmaWarpsN set (an f32
+/// GEMM on sm_90, f64TensorCoreTile) the block multiplies on the f64 tensor cores
+/// (sketch/dmma.cuh's DmmaTile): its warps form that grid, each owning whole m16n8 tiles,
+/// and a thread's outputs are microRows (2 per m16 tile) x microCols (2 per n8 tile).
 struct SimtTile {
   int64_t rows = 128, cols = 128, depth = 8;
   int64_t microRows = 8, microCols = 8;
+  int64_t mmaWarpsM = 0, mmaWarpsN = 0;
   /// Registers a thread's loaders need beyond the plan's 3 a copy (the f32 nhwc
   /// convolution's im2col loader finds each chunk's window and (r, s, c) anew).
   int64_t loaderRegisters = 0;
 
   int64_t threads() const { return rows * cols / (microRows * microCols); }
+  bool onF64TensorCores() const { return mmaWarpsM > 0; }
+  /// Adjacent output columns a thread stores at once: simtVectorWidth(microCols) on the
+  /// CUDA cores, 2 on the f64 tensor cores (an m16n8 tile's column pairs).
+  int64_t storeVector() const;
   int64_t accumulators() const { return microRows * microCols; }
   /// Floats of both operand tiles a thread holds between a k tile's global
   /// loads and its shared stores (at most: cp.async copies need none).
@@ -38,7 +46,9 @@ struct SimtTile {
   /// The registers a thread is planned with: accumulators, the micro-tile's
   /// operands (microRows + microCols), staged floats, 3 a copy for its address
   /// and guard, loaderRegisters, kSimtOtherRegisters for indices and pointers
-  /// (the default tile, 128x128x16 with 8 warps: 64 + 16 + 16 + 12 + 20 = 128).
+  /// (128x128x16 with 8 warps: 64 + 16 + 16 + 12 + 20 = 128). On the f64 tensor cores
+  /// the accumulators and operands are doubles: 2 x accumulators, 2 x microRows +
+  /// microCols (64x64x16 with 2 warps: 128 + 24 + 32 + 24 + 20 = 228), and at least 64.
   int64_t registers() const;
   /// The same for the scalar kernel (unaligned operands), whose copies guard
   /// each element: half a register more a staged float.
@@ -83,6 +93,14 @@ std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth
                                        int64_t stages, int64_t smemLimit, std::string &broken,
                                        bool im2col = false);
 
+/// `tile` (keeping the rules above) on the f64 tensor cores, for an f32 GEMM on sm_90 /
+/// sm_90a: where depth is a multiple of 4, the warps form a grid whose pieces are whole
+/// m16n8 tiles (the one needing the fewest fragment loads a k step, 2 an m16 tile and 1
+/// an n8 tile, then the most rows), and the doubled registers fit rule 3; none otherwise
+/// (the CUDA cores run it). H200, 4096^3: 64 x 64 x 16 with 2 warps 1.04x cuBLAS SGEMM,
+/// the CUDA cores' best 0.93x (bench/labs/sgemm_dmma).
+std::optional<SimtTile> f64TensorCoreTile(const SimtTile &tile);
+
 /// `split_k auto`'s tile for small grids beside an f32 GEMM's `tile`: min(rows, 64) x
 /// min(cols, 64), 8 x 8 accumulators a thread, the same depth; none where that is `tile`
 /// itself or breaks a rule above.
@@ -102,13 +120,6 @@ constexpr int64_t kSimtPipelinedStages = 3;
 /// Whether `tile` may run kSimtPipelinedStages: 16 or more deep (as measured), and that
 /// many stages' tiles leave its blocks an SM (minBlocksPerSm) `smemLimit` bytes each.
 bool simtTilePipelines(const SimtTile &tile, int64_t smemLimit);
-
-/// `tile`'s variant for large grids where A's copies are scalar (an f32 GEMM's default
-/// tile on sm_90: twice the rows, the same columns, depth and warps), when it keeps the
-/// rules and pipelines; none otherwise. H200, sizes without 16-byte rows: 256 x 128 x 16
-/// against 128 x 128 x 16, 4095^3 3.07 against 3.35 ms (bench/labs/sgemm_pipeline).
-std::optional<SimtTile> simtLargeGridTile(const SimtTile &tile, int64_t warps, int64_t stages,
-                                          int64_t smemLimit);
 
 /// The warps of an f32 GEMM block that `warps` does not set: the most (at most
 /// 32) that leave each thread at least 64 accumulators (8 x 8) and keep the

@@ -32,12 +32,11 @@ sketch.kernel @gemm_bf16 {
   }
 }
 
-// f32 GEMM on CUDA cores: 128x128x16, 8 warps (8x8 per thread), double buffering; where
-// clusters are (sm_90), split_k auto: a 64 x 64 tile (sketch.simt_split) beside it for small
-// grids, K split over a cluster's blocks; and a 256 x 128 tile of 8 warps (sketch.simt_large)
-// for large grids without A's 16-byte copies.
+// f32 GEMM: on sm_80 the CUDA cores' 128x128x16, 8 warps (8x8 per thread), double buffering;
+// on sm_90 (the f64 tensor cores) 64x64x16, 2 warps, and split_k auto: the tile splits itself
+// (sketch.simt_split) on small grids, K over a cluster's blocks.
 // SM80: sketch.kernel @gemm_f32 attributes {stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
-// SM90: sketch.kernel @gemm_f32 attributes {sketch.simt_large = [256, 128, 8], sketch.simt_split = array<i64: 64, 64>, split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// SM90: sketch.kernel @gemm_f32 attributes {sketch.simt_split = array<i64: 64, 64>, split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 2 : i64}
 sketch.kernel @gemm_f32 {
   sketch.tensor "A" : f32 ["M", "K"]
   sketch.tensor "B" : f32 ["K", "N"]

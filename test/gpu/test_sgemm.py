@@ -1,4 +1,5 @@
-"""GPU tests of the f32 SIMT GEMM kernels of test/gpu/sgemm/*.sketch.
+"""GPU tests of the f32 GEMM kernels of test/gpu/sgemm/*.sketch (on sm_90a most of them
+multiply on the f64 tensor cores, sketch/dmma.cuh; the others and sm_80 on the CUDA cores).
 
 Each kernel is checked on random inputs with a NaN-poisoned output against an
 f64 reference of its epilogue (gemm_cases.py: rtol 1e-4, f16 outputs 1e-2).
@@ -106,19 +107,19 @@ def check_plain_instances(cases, name="sg_f32_plain", misalign=False):
 
 
 def test_one_operand_aligned_instance_by_name():
-    """K odd runs <true, false> (B's copies and the stores 16-byte, A's by element), N odd
-    <false, true>."""
-    check_plain_instances([((2048, 2048, 517), "sg_f32_plain_simt<true, false>"),
-                           ((2048, 2047, 520), "sg_f32_plain_simt<false, true>"),
-                           ((2048, 2048, 520), "sg_f32_plain_simt<true, true>")])
+    """K odd runs <true, false, ...> (B's copies and the stores 16-byte, A's by element), N odd
+    <false, true, ...> (the default tile's kernel, split-K form, one slice on these grids)."""
+    check_plain_instances([((2048, 2048, 517), "sg_f32_plain_simt<true, false, false>"),
+                           ((2048, 2047, 520), "sg_f32_plain_simt<false, true, false>"),
+                           ((2048, 2048, 520), "sg_f32_plain_simt<true, true, false>")])
 
 
 def test_transposed_b_copies_async():
     """A [M, K] and B^T [N, K]: B's copies are always 4-byte cp.async, so K odd or B's base off
     16 bytes leaves the stores 16-byte (kVec); N odd does not."""
-    check_plain_instances([((2048, 2048, 517), "sg_f32_bt_simt<true, false>"),
-                           ((2048, 2047, 520), "sg_f32_bt_simt<false, true>")], "sg_f32_bt")
-    check_plain_instances([((2048, 2048, 520), "sg_f32_bt_simt<true, true>")], "sg_f32_bt",
+    check_plain_instances([((2048, 2048, 517), "sg_f32_bt_simt<true, false, false>"),
+                           ((2048, 2047, 520), "sg_f32_bt_simt<false, true, false>")], "sg_f32_bt")
+    check_plain_instances([((2048, 2048, 520), "sg_f32_bt_simt<true, true, false>")], "sg_f32_bt",
                           misalign="B")
 
 
@@ -132,23 +133,40 @@ def test_pipelined_scalar_instance():
     CASES.sweep(kernels, [(136, 264, 48), (136, 264, 72)], misalign="A")
 
 
-# The default kernels with A [M, K]: on sm_90 a 256 x 128 tile beside their own, which the host
-# runs where A's rows are not whole 16-byte chunks and its grid fills the SMs' rounds
-# (sketch::full_rounds; docs/backend.md "f32 large-grid tile").
+# The default kernels with A [M, K] on large grids. On sm_80 (CUDA cores) a tile given the
+# defaults' sizes has a 256 x 128 tile beside it for sizes whose A rows are not whole 16-byte
+# chunks (sketch::full_rounds; docs/backend.md "f32 large-grid tile"); on sm_90a the default
+# tile (64 x 64 on the f64 tensor cores) runs every grid itself.
 LARGE_GRID_DEFAULTS = ["sg_f32_plain", "sg_f32_bias_relu", "sg_f32_rowbias_gelu",
                        "sg_f32_fullbias_silu", "sg_f32_bt", "sg_f32_expr", "sg_f32_batched",
                        "sg_f32_f16out"]
 
 
 def test_large_grid_tile():
-    """K odd or A's base off 16 bytes on grids of 384 and 512 large tiles (2.9 and 3.9 rounds
-    of an H200's 132 SMs): partial row and column tiles, a last partial k tile; which kernel
-    ran, where the profiler can tell (K a multiple of 4 keeps the default tile)."""
+    """K odd or A's base off 16 bytes on large grids (2.9 and 3.9 rounds of an H200's 132 SMs
+    in 256 x 128 tiles): partial row and column tiles, a last partial k tile; on sm_90a the
+    default tile's own kernel ran, where the profiler can tell."""
     CASES.sweep(LARGE_GRID_DEFAULTS, [(4000, 3001, 2001), (4095, 4093, 517)])
     CASES.sweep(LARGE_GRID_DEFAULTS, [(4000, 3000, 2000)], misalign="A")
-    check_plain_instances([((4000, 3001, 2001), "sg_f32_plain_simt_large<false, false>"),
-                           ((4000, 3000, 2001), "sg_f32_plain_simt_large<true, false>"),
-                           ((4000, 3000, 2000), "sg_f32_plain_simt<true, true>")])
+    check_plain_instances([((4000, 3001, 2001), "sg_f32_plain_simt<false, false, false>"),
+                           ((4000, 3000, 2001), "sg_f32_plain_simt<true, false, false>"),
+                           ((4000, 3000, 2000), "sg_f32_plain_simt<true, true, false>")])
+
+
+def test_f64_tensor_cores_round_once():
+    """On sm_90a the default tile multiplies on the f64 tensor cores: exact products, f64 sums,
+    one rounding to f32, so every element is within an f32 rounding of the f64 product (FFMA
+    sums in f32 are off by about 1e-6 of the largest element at K = 4096, bench/labs/sgemm_dmma),
+    here at most 1.5e-7 of the largest |D| (2^-23 = 1.2e-7)."""
+    if torch.cuda.get_device_capability()[0] != 9 or sketch_gpu.generated_arch() != "sm_90a":
+        return
+    for m, n, k in [(1000, 1003, 4096), (257, 130, 8191)]:
+        values, tensors = CASES.make_inputs("sg_f32_plain", {"M": m, "N": n, "K": k})
+        assert sketch_gpu.kernel("sg_f32_plain")(**values) == 0
+        torch.cuda.synchronize()
+        exact = tensors["A"].double() @ tensors["B"].double()
+        error = (tensors["D"].double() - exact).abs().max() / exact.abs().max()
+        assert error < 1.5e-7, f"{m}x{n}x{k}: {error:.2e}"
 
 
 def test_large_4000x3000x2000():
@@ -229,8 +247,8 @@ def test_split_k_same_bits():
 
 
 def test_split_k_instantiation_by_name():
-    """The host runs the 64 x 64 kernel's <vec, vec_a, true> (in clusters) on small grids, the
-    default tile's kernel on grids that fill the GPU."""
-    check_plain_instances([((4096, 12, 4096), "sg_f32_plain_simt_small<true, true, true>"),
-                           ((4096, 10, 4096), "sg_f32_plain_simt_small<false, true, true>"),
-                           ((4096, 4096, 256), "sg_f32_plain_simt<true, true>")])
+    """The default tile (64 x 64 on sm_90a) splits itself: <vec, vec_a, true> (in clusters) on
+    small grids, <vec, vec_a, false> on grids that fill the GPU."""
+    check_plain_instances([((4096, 12, 4096), "sg_f32_plain_simt<true, true, true>"),
+                           ((4096, 10, 4096), "sg_f32_plain_simt<false, true, true>"),
+                           ((4096, 4096, 256), "sg_f32_plain_simt<true, true, false>")])

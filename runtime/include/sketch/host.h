@@ -15,8 +15,6 @@
 //   split_slices(sms, tiles, k_tiles, most, min_k_tiles)
 //                                  `split_k auto`'s K slices: min(most, sms / tiles,
 //                                  k_tiles / min_k_tiles), at least 1
-//   full_rounds(tiles, slots)      a grid fills its resident blocks' slots 2 or more rounds,
-//                                  the last at least 7/8 full (the f32 large-grid tile)
 //   wave_rows(m, n, batch, sms, bm, bn)
 //                                  operand rows a BM x BN tiling moves an SM:
 //                                  ceil(tiles / sms) x (bm + bn)
@@ -214,17 +212,6 @@ inline int split_slices(int sms, int64_t tiles, int64_t k_tiles, int most, int m
   if (k_tiles / min_k_tiles < slices)
     slices = k_tiles / min_k_tiles;
   return slices < 1 ? 1 : (int)slices;
-}
-
-/// Whether a grid of `tiles` blocks fills `slots` (the blocks resident at once) in two or
-/// more rounds, the last at least 7/8 full: the f32 GEMM's large-grid tile runs there
-/// (docs/backend.md "f32 large-grid tile"), the default tile elsewhere. A last round half
-/// full measured 7-29% slower with the large tile, 7/8 full or more 0-8% faster (H200).
-inline bool full_rounds(int64_t tiles, int64_t slots) {
-  if (slots < 1)
-    slots = 1;
-  const int64_t rounds = ceil_div(tiles, slots), last = tiles - (rounds - 1) * slots;
-  return rounds >= 2 && last * 8 >= slots * 7;
 }
 
 /// The operand rows (of A and B, per k step) an SM loads for an m x n (x batch) output

@@ -38,6 +38,9 @@
 // than the 16-byte one and takes as many blocks an SM (unaligned sizes, 4096 x
 // 4096 x 4095 on an H200: 4.39 -> 3.52 ms, cuBLAS 2.82).
 //
+// On sm_90 an f32 GEMM may take DmmaTile (sketch/dmma.cuh) for MicroTile: the same
+// loaders, tiles and mainloops, each k tile multiplied on the f64 tensor cores.
+//
 //   mainloop<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, micro, acc[, first])
 //       Stages 2: double buffering as above; Stages 1: load, barrier, multiply;
 //       Stages >= 3 where both loaders copy by cp.async: Stages - 1 tiles in flight
@@ -138,6 +141,7 @@ __host__ __device__ constexpr int lane_cols(int rows, int cols) {
 /// This thread's place in the block tile and the rows/columns of its TM x TN micro-tile.
 template <int Rows, int Cols, int TM = 8, int TN = 8>
 struct MicroTile {
+  static constexpr bool kCudaCores = true;  // FFMA (DmmaTile: the f64 tensor cores)
   static constexpr int kRows = TM, kCols = TN;
   static constexpr int kThreadRows = Rows / TM, kThreadCols = Cols / TN; // the thread grid
   static constexpr int kVecRows = vector_width(TM), kVecCols = vector_width(TN);
@@ -402,16 +406,33 @@ __device__ __forceinline__ void multiply_tile(const float (*a)[padded(Rows)],
   }
 }
 
+} // namespace simt
+} // namespace sketch
+
+#include "sketch/dmma.cuh" // DmmaTile, its multiply_tile
+
+namespace sketch {
+namespace simt {
+
+/// Zeroes accumulators (float or double, any rank).
+__device__ __forceinline__ void clear(float &x) { x = 0.f; }
+__device__ __forceinline__ void clear(double &x) { x = 0.0; }
+template <typename T, int N>
+__device__ __forceinline__ void clear(T (&x)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    clear(x[i]);
+}
+
 /// The Stages = 2 mainloop (see mainloop below) over k tiles first .. first + ktiles - 1,
 /// tile kt in buffer kt & 1. With ktiles = 0 the prologue
 /// still stages tile `first`, all of it zero-filled (the loaders check k < depth);
 /// on sm_90 no `ktiles > 0` branch around it: with one, ptxas scheduled the
 /// 128 x 128 x 16 SGEMM 3-4% slower on an H200 (sm_80 keeps it: without it
 /// ptxas spilled 20 bytes at 128 registers in the 64 x 64 x 8, 2-warp tile).
-template <int Rows, int Cols, int BK, typename LoadA, typename LoadB, int TM, int TN>
+template <int Rows, int Cols, int BK, typename LoadA, typename LoadB, typename Tile, typename Acc>
 __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &load_b, int ktiles,
-                                                         const MicroTile<Rows, Cols, TM, TN> &t,
-                                                         float (&acc)[TM][TN],
+                                                         const Tile &t, Acc &acc,
                                                          float (*a_tile)[BK][padded(Rows)],
                                                          float (*b_tile)[BK][padded(Cols)],
                                                          int first) {
@@ -447,10 +468,9 @@ __device__ __forceinline__ void mainloop_double_buffered(LoadA &load_a, LoadB &l
 /// kPrefetchFragments: one fragment set, the barrier after the FMAs). Sizes without 16-byte rows
 /// at 128 x 128 x 16 on an H200: 4095^3 3.48 -> 3.36 ms and 3001^3 1.61 -> 1.56 against 2
 /// stages (bench/labs/sgemm_pipeline).
-template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int TM, int TN>
+template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, typename Tile, typename Acc>
 __device__ __forceinline__ void mainloop_pipelined(LoadA &load_a, LoadB &load_b, int ktiles,
-                                                   const MicroTile<Rows, Cols, TM, TN> &t,
-                                                   float (&acc)[TM][TN],
+                                                   const Tile &t, Acc &acc,
                                                    float (*a_tile)[BK][padded(Rows)],
                                                    float (*b_tile)[BK][padded(Cols)], int first) {
   static_assert(LoadA::kAsync && LoadB::kAsync, "3 or more stages need cp.async loaders");
@@ -468,8 +488,9 @@ __device__ __forceinline__ void mainloop_pipelined(LoadA &load_a, LoadB &load_b,
   };
   auto after = [](int stage) { return stage + 1 == Stages ? 0 : stage + 1; };
   publish(); // tile `first`
-  float x[2][TM], y[2][TN];
-  if constexpr (kPrefetchFragments)
+  constexpr bool kPrefetch = kPrefetchFragments && Tile::kCudaCores;
+  float x[2][Tile::kRows], y[2][Tile::kCols];
+  if constexpr (kPrefetch)
     load_fragments(a_tile[0][0], b_tile[0][0], t, x[0], y[0]);
   int read = 0, write = Stages - 1; // the stages of tiles kt and kt + Stages - 1
   for (int kt = 0; kt < ktiles; ++kt) {
@@ -480,7 +501,7 @@ __device__ __forceinline__ void mainloop_pipelined(LoadA &load_a, LoadB &load_b,
     cp_async_commit();
     write = after(write);
     const int next = after(read);
-    if constexpr (kPrefetchFragments) {
+    if constexpr (kPrefetch) {
 #pragma unroll
       for (int k = 0; k < BK; ++k) {
         if (k + 1 < BK) {
@@ -501,18 +522,12 @@ __device__ __forceinline__ void mainloop_pipelined(LoadA &load_a, LoadB &load_b,
 
 /// The mainloop on the shared tiles a_tile[Stages], b_tile[Stages], over k tiles
 /// first .. first + ktiles - 1.
-template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int TM, int TN>
-__device__ __forceinline__ void mainloop_on(LoadA &load_a, LoadB &load_b, int ktiles,
-                                            const MicroTile<Rows, Cols, TM, TN> &t,
-                                            float (&acc)[TM][TN],
+template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, typename Tile, typename Acc>
+__device__ __forceinline__ void mainloop_on(LoadA &load_a, LoadB &load_b, int ktiles, const Tile &t, Acc &acc,
                                             float (*a_tile)[BK][padded(Rows)],
                                             float (*b_tile)[BK][padded(Cols)],
                                             int first = 0) {
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j)
-      acc[i][j] = 0.f;
+  clear(acc);
   if constexpr (Stages == 1) {
     for (int kt = first; kt < first + ktiles; ++kt) {
       load_a.fetch(kt, a_tile[0]);
@@ -570,6 +585,20 @@ __device__ __forceinline__ void mainloop(LoadA &load_a, LoadB &load_b, int ktile
   mainloop_on<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, t, acc, a_tile, b_tile, first);
 }
 
+/// The same on the f64 tensor cores: f64 sums, rounded to f32 into `acc` at the end.
+template <int Rows, int Cols, int BK, int Stages, typename LoadA, typename LoadB, int WarpsM, int WarpsN>
+__device__ __forceinline__ void mainloop(LoadA &load_a, LoadB &load_b, int ktiles,
+                                         const DmmaTile<Rows, Cols, WarpsM, WarpsN> &t,
+                                         float (&acc)[DmmaTile<Rows, Cols, WarpsM, WarpsN>::kRows]
+                                                     [DmmaTile<Rows, Cols, WarpsM, WarpsN>::kCols],
+                                         int first = 0) {
+  auto *a_tile = reinterpret_cast<float (*)[BK][padded(Rows)]>(shared_tiles<Rows, Cols, BK, Stages, false>());
+  auto *b_tile = reinterpret_cast<float (*)[BK][padded(Cols)]>(shared_tiles<Rows, Cols, BK, Stages, true>());
+  typename DmmaTile<Rows, Cols, WarpsM, WarpsN>::Accumulators sums;
+  mainloop_on<Rows, Cols, BK, Stages>(load_a, load_b, ktiles, t, sums, a_tile, b_tile, first);
+  t.round(sums, acc);
+}
+
 /// Split-K over a thread-block cluster (sm_90; the f32 GEMM's kernel<..., true>): each block
 /// of the cluster has summed its run of the k tiles into `acc` (the mainloop above, its last
 /// barrier passed). The blocks other than rank 0 stage their accumulators in their shared
@@ -624,10 +653,10 @@ __device__ __forceinline__ bool sum_k_slices(float (&acc)[TM][TN]) {
 /// `dst_row` (the row's first element), columns >= `cols` skipped. Vec: one
 /// store per piece of the micro-tile's row where the piece fits (f32 outputs;
 /// the row must be 16-byte aligned).
-template <bool Vec, int Rows, int Cols, int TM, int TN, typename T>
-__device__ __forceinline__ void store_row(T *dst_row, const MicroTile<Rows, Cols, TM, TN> &t,
-                                          int col0, int cols, const float (&out)[TN]) {
-  constexpr int V = MicroTile<Rows, Cols, TM, TN>::kVecCols;
+template <bool Vec, typename Tile, typename T>
+__device__ __forceinline__ void store_row(T *dst_row, const Tile &t, int col0, int cols,
+                                          const float (&out)[Tile::kCols]) {
+  constexpr int V = Tile::kVecCols, TN = Tile::kCols;
 #pragma unroll
   for (int piece = 0; piece < TN; piece += V) {
     const int col = col0 + t.col(piece);
