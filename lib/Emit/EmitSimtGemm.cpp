@@ -364,7 +364,9 @@ struct SimtGemmWriter {
               str(tile().depth) + ", " + str(tile().threads()) + " threads, " + microTile() +
               " accumulators per thread" + mmaDescription() + "; shared tiles k-major, padded, " +
               (p.stages == 2 ? "double-buffered" : "single-buffered") +
-              (pipelines(kernel) ? ", 3 stages where every copy is a cp.async (!kVecA)" : "") +
+              (pipelines(kernel) ? ", 3 stages where every copy is a cp.async (!kVecA" +
+                                       std::string(kernel.split ? ", !kSplit)" : ")")
+                                 : "") +
               " (sketch/simt.cuh).");
     for (const std::string &line : epilogue.describe())
       w.comment("Epilogue: " + line);
@@ -511,7 +513,8 @@ struct SimtGemmWriter {
                    flags(kernel), /*scalarCopiesAsync=*/true, oneBlockWhen);
     emitSimtConstants(w, tile(), true);
     if (pipelines(kernel))
-      w.line("constexpr int STAGES = kVecA ? " + str(p.stages) + " : " + str(kSimtPipelinedStages) +
+      w.line(std::string("constexpr int STAGES = kVecA") + (split ? " || kSplit" : "") + " ? " +
+             str(p.stages) + " : " + str(kSimtPipelinedStages) +
              ";  // every copy a cp.async: a deeper pipeline");
     w.line("const int size_m = static_cast<int>(" + dim(p.m) + "), size_n = static_cast<int>(" +
            dim(p.n) + "), size_k = static_cast<int>(" + dim(p.k) + ");");
@@ -549,11 +552,13 @@ struct SimtGemmWriter {
   /// Whether kernel `k`'s instances without A's 16-byte copies (!kVecA) run the pipelined
   /// mainloop (kSimtPipelinedStages): A's rows run along k, so those instances copy A by
   /// 4-byte cp.async, and B's copies are cp.async in every instance; the kernel is double-
-  /// buffered and not split; and its tile pipelines (simtTilePipelines: 16 or more deep,
-  /// the deeper tiles fit). Sizes without 16-byte rows on an H200 at 128 x 128 x 16: 4095^3
-  /// 3.475 -> 3.347 ms, 3001^3 1.614 -> 1.554 (bench/labs/sgemm_pipeline).
+  /// buffered (a split kernel's kSplit instances stay so: sum_k_slices reads their 2 stages'
+  /// A tiles); and its tile pipelines (simtTilePipelines: 16 or more deep, the deeper tiles
+  /// fit). Sizes without 16-byte rows on an H200 at 128 x 128 x 16: 4095^3 3.475 -> 3.347 ms,
+  /// 3001^3 1.614 -> 1.554 (bench/labs/sgemm_pipeline); 64 x 64 x 16 on the f64 tensor cores
+  /// (the split-K form), 4095^3 3.34 -> 2.98 (bench/labs/sgemm_dmma).
   bool pipelines(const SimtGemmKernel &k) const {
-    return p.a.kContiguous && p.stages == 2 && !k.split && simtTilePipelines(k.tile, p.smemLimit);
+    return p.a.kContiguous && p.stages == 2 && simtTilePipelines(k.tile, p.smemLimit);
   }
 
   /// The host's dynamic shared-memory bytes for kernel `k` (static tiles: 0), by instance
@@ -566,7 +571,8 @@ struct SimtGemmWriter {
     int64_t pipelined = dynamic(k.tile.stageBytes(kSimtPipelinedStages));
     if (pipelined == bytes)
       return str(bytes);
-    return "vec_a ? " + str(bytes) + " : " + str(pipelined);
+    return std::string(k.split ? "vec_a || slices > 1" : "vec_a") + " ? " + str(bytes) + " : " +
+           str(pipelined);
   }
 
   /// Whether B's copies are 4-byte cp.async whatever its alignment: where A's and B's rows
