@@ -3,7 +3,8 @@
 Each example kernel runs on fresh random inputs with its output poisoned (NaN),
 and every element is compared with an f64 reference of the example's formula:
 |out - ref| <= rtol * |ref| + rtol * rms(ref), rtol = 1e-2 for f16/bf16 outputs
-and 1e-4 for f32 (the f32 example runs on the CUDA cores, no TF32).
+and 1e-4 for f32 (the f32 example runs on the f64 tensor cores on sm_90, the CUDA
+cores on sm_80; no TF32).
 """
 import math
 
