@@ -244,6 +244,10 @@ private:
                          " bytes of shared memory)"))
           indent(1) << "# " << line << "\n";
     }
+    auto f64Mma = plan::variantTile(kernel, plan::kF64MmaAttr, 2);
+    if (f64Mma && kernel->hasAttr(plan::kSmemBytesAttr))
+      indent(1) << "# on the f64 tensor cores: warps " << (*f64Mma)[0] << " x " << (*f64Mma)[1]
+                << " of m16n8k4 f64 MMAs (exact products, f64 sums, one rounding)\n";
     if (kernel->hasAttr(plan::kKeySplitsAttr) && kernel->hasAttr(plan::kSmemBytesAttr)) {
       indent(1) << "# key splits (sm_90a): with fewer row tiles than SMs, the host shares each\n";
       indent(1) << "#   row tile's key tiles among 2, 4 or 8 blocks of a cluster (all resident\n";

@@ -58,8 +58,12 @@ constexpr llvm::StringLiteral kNarrowVariantAttr = "sketch.narrow_variant";
 constexpr llvm::StringLiteral kTallVariantAttr = "sketch.tall_variant";
 /// The tall variant's pixels: three consumer warpgroups.
 inline constexpr int64_t kTallConvRows = 192;
+/// On an f32 GEMM whose tile multiplies on the f64 tensor cores (sm_90, SimtTile.h's
+/// f64TensorCoreTile): its warp grid (I64 array: warps along M, along N), which
+/// `--emit=sketch` states.
+constexpr llvm::StringLiteral kF64MmaAttr = "sketch.f64_mma";
 /// A variant's tile on `kernel` (the I64 array attribute `name`: kNarrowVariantAttr,
-/// kTallVariantAttr) where it holds `size` values; else none.
+/// kTallVariantAttr, kF64MmaAttr) where it holds `size` values; else none.
 std::optional<llvm::SmallVector<int64_t, 4>> variantTile(mlir::Operation *kernel,
                                                          llvm::StringRef name, size_t size);
 

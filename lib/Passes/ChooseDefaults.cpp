@@ -464,6 +464,24 @@ void chooseTallVariant(KernelOp kernel, const Config &config, StringRef arch,
   kernel->setAttr(plan::kTallVariantAttr, b.getI64ArrayAttr({plan::kTallConvRows, bn}));
 }
 
+/// An f32 GEMM whose tile multiplies on the f64 tensor cores (sm_90, f64TensorCoreTile):
+/// its warp grid as kF64MmaAttr (a function of the completed directives and the target).
+void recordF64Mma(KernelOp kernel, const Problem &problem, const Config &config,
+                  StringRef arch) {
+  kernel->removeAttr(plan::kF64MmaAttr);
+  if (!isSimtGemm(problem) || !plan::hasF64TensorCoreMma(arch))
+    return;
+  std::string broken;
+  auto tile = deriveSimtTile(config.values[kBM], config.values[kBN], config.values[kBK],
+                             config.values[kWarps], config.values[kStages],
+                             plan::smemLimitBytes(arch), broken);
+  auto mma = tile ? f64TensorCoreTile(*tile) : std::nullopt;
+  if (!mma)
+    return;
+  Builder b(kernel.getContext());
+  kernel->setAttr(plan::kF64MmaAttr, b.getI64ArrayAttr({mma->mmaWarpsM, mma->mmaWarpsN}));
+}
+
 /// An f32 convolution the implicit GEMM computes (not Winograd: the
 /// `algorithm` directive, else wherever Winograd does not apply).
 bool isSimtConv(KernelOp kernel, const Problem &problem) {
@@ -737,6 +755,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       return failure();
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false, "f32 GEMM")))
       return failure();
+    recordF64Mma(kernel, problem, *config, arch);
     kernel->removeAttr(plan::kNarrowVariantAttr);
     kernel->removeAttr(plan::kTallVariantAttr);
     markHopperAttention(kernel, problem, *config, arch);

@@ -33,10 +33,10 @@ sketch.kernel @gemm_bf16 {
 }
 
 // f32 GEMM: on sm_80 the CUDA cores' 128x128x16, 8 warps (8x8 per thread), double buffering;
-// on sm_90 (the f64 tensor cores) 64x64x16, 2 warps, and split_k auto: the tile splits itself
-// (sketch.simt_split) on small grids, K over a cluster's blocks.
+// on sm_90 (the f64 tensor cores, warps 1 x 2: sketch.f64_mma) 64x64x16, 2 warps, and
+// split_k auto: the tile splits itself (sketch.simt_split) on small grids, K over a cluster's blocks.
 // SM80: sketch.kernel @gemm_f32 attributes {stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
-// SM90: sketch.kernel @gemm_f32 attributes {sketch.simt_split = array<i64: 64, 64>, split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 2 : i64}
+// SM90: sketch.kernel @gemm_f32 attributes {sketch.f64_mma = [1, 2], sketch.simt_split = array<i64: 64, 64>, split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 2 : i64}
 sketch.kernel @gemm_f32 {
   sketch.tensor "A" : f32 ["M", "K"]
   sketch.tensor "B" : f32 ["K", "N"]
