@@ -79,12 +79,12 @@ int64_t SimtTile::copyChunks() const {
 }
 
 int64_t SimtTile::registers() const {
-  if (onF64TensorCores()) // ptxas refused m16n8k4.f64 in a 32 x 32 x 8 block held to 56
-    return std::max<int64_t>(64, 2 * accumulators() + 2 * microRows + microCols +
-                                     stagedFloats() + 3 * copyChunks() + loaderRegisters +
-                                     kSimtOtherRegisters);
-  return accumulators() + microRows + microCols + stagedFloats() + 3 * copyChunks() +
-         loaderRegisters + kSimtOtherRegisters;
+  int64_t operands = onF64TensorCores() ? 2 * accumulators() + 2 * microRows + microCols
+                                        : accumulators() + microRows + microCols;
+  int64_t total = operands + stagedFloats() + 3 * copyChunks() + loaderRegisters +
+                  kSimtOtherRegisters;
+  // ptxas refused m16n8k4.f64 in a 32 x 32 x 8 block held to 56
+  return onF64TensorCores() ? std::max<int64_t>(64, total) : total;
 }
 
 int64_t SimtTile::storeVector() const {

@@ -42,13 +42,12 @@ struct DmmaTile {
                 "a warp's piece of the tile must be whole m16n8 tiles");
   using Accumulators = double[kMmaRows][kMmaCols][4];
   int row0, col0;  // this thread's first output row and column
-  int a_row, b_col, k;  // its fragments: A rows a_row (+ 8), B column b_col, at k step + k
+  int b_col, k;     // its fragments: A rows row0 (+ 8), B column b_col, at k step + k
   __device__ DmmaTile() {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int warp_row = warp / WarpsN * kWarpRows, warp_col = warp % WarpsN * kWarpCols;
     row0 = warp_row + lane / 4;
     col0 = warp_col + 2 * (lane % 4);
-    a_row = warp_row + lane / 4;
     b_col = warp_col + lane / 4;
     k = lane % 4;
   }
@@ -75,7 +74,7 @@ __device__ __forceinline__ void multiply_tile(const float (*a)[padded(Rows)], co
   static_assert(BK % 4 == 0, "the f64 MMA steps k by 4");
 #pragma unroll
   for (int k = 0; k < BK; k += 4) {
-    const float *a_k = a[k + t.k] + t.a_row, *b_k = b[k + t.k] + t.b_col;
+    const float *a_k = a[k + t.k] + t.row0, *b_k = b[k + t.k] + t.b_col;
     double x[Tile::kMmaRows][2], y[Tile::kMmaCols];
 #pragma unroll
     for (int i = 0; i < Tile::kMmaRows; ++i)
