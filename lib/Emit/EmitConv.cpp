@@ -607,7 +607,8 @@ constexpr int64_t kConvLoaderRegisters = 8;
 /// deriveSimtTile (sketch-choose-defaults checked them; a located error
 /// otherwise): nchw rows are the BN channels, columns the BM pixels, and rule 6
 /// holds for its input loader; nhwc rows are the BM pixels (the im2col operand is
-/// dealt like a row-major A), columns the BN channels.
+/// dealt like a row-major A), columns the BN channels. On sm_90 it multiplies on the
+/// f64 tensor cores where the tile allows (simtTileForTarget), as the f32 GEMM does.
 FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
   std::string broken;
   auto tile = deriveSimtTile(p.nhwc ? p.tileM : p.tileN, p.nhwc ? p.tileN : p.tileM, p.tileK,
@@ -620,7 +621,7 @@ FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef a
   if (tile && (p.nhwc || p.x->type != ElementType::f32 || p.y->type != ElementType::f32))
     tile->loaderRegisters = kConvLoaderRegisters;
   if (tile)
-    return *tile;
+    return simtTileForTarget(*tile, arch);
   return kernel.emitError() << stringifyElementType(p.x->type) << " "
                             << (p.nhwc ? "nhwc" : "nchw") << " convolution tile BM = "
                             << p.tileM
@@ -709,25 +710,18 @@ struct SimtConvWriter : ConvWriterBase {
     }
   }
 
-  /// The kernel's head: header comment (`math` on the CUDA cores, block tile of
-  /// `rows` x `cols`), signature, tile constants, derived sizes.
+  /// The kernel's head: header comment (`math` on the CUDA cores or the f64 tensor cores,
+  /// block tile of `rows` x `cols`), signature, tile constants, derived sizes.
   void openKernelOf(const SimtTile &t, const std::string &name, const std::string &math,
                     const std::string &rows, const std::string &cols) {
-    emitHeaderComment(math + " on the CUDA cores: block tile " + str(t.rows) + " " + rows +
+    emitHeaderComment(math + " on " + simtUnits(t) + ": block tile " + str(t.rows) + " " + rows +
                       " x " + str(t.cols) + " " + cols + " x " + str(t.depth) + ", " +
                       str(t.threads()) + " threads, " + str(t.microRows) + " x " +
-                      str(t.microCols) +
-                      " accumulators each, shared tiles double-buffered "
-                      "(sketch/simt.cuh, sketch/conv.cuh)");
+                      str(t.microCols) + " accumulators each" + simtMmaDescription(t) +
+                      ", shared tiles double-buffered (sketch/simt.cuh, sketch/conv.cuh)");
     openSimtKernel(w, name, t, kernelParams(), pointwiseFlags(t));
     emitSimtConstants(w, t, true);
     emitDerivedSizes();
-  }
-
-  void emitMicroTile(const SimtTile &t) {
-    w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(t.microRows) + ", " +
-           str(t.microCols) + "> micro;  // this thread's " + str(t.microRows) + " x " +
-           str(t.microCols) + " outputs");
   }
 
   void emitKernelOf(const SimtTile &t, const std::string &name) {
@@ -737,7 +731,7 @@ struct SimtConvWriter : ConvWriterBase {
                  "pixels");
     w.line("const int k0 = blockIdx.y * ROWS, pix0 = blockIdx.x * COLS;  // first channel, pixel");
     w.line("const int depth = shape.c * shape.r * shape.s;  // reduction: (c, r, s), s fastest");
-    emitMicroTile(t);
+    emitSimtMicroTile(w, t);
     // f16 / bf16 operands: the loaders convert them to f32 (the element type argument)
     std::string element =
         p.x->type == ElementType::f32 ? "" : ", " + cTypeOf(p.x->type);
@@ -763,7 +757,7 @@ struct SimtConvWriter : ConvWriterBase {
     openKernelOf(t, name, "f32 nhwc", "pixels", "channels");
     w.line("const int pix0 = blockIdx.x * ROWS, k0 = blockIdx.y * COLS;  // first pixel, channel");
     w.line("const int depth = shape.r * shape.s * shape.c;  // reduction: (r, s, c), c fastest");
-    emitMicroTile(t);
+    emitSimtMicroTile(w, t);
     SimtLoader input{"sketch::Im2colNhwcLoader<ROWS, DEPTH, THREADS, kVec>", "load_x",
                      p.x->cname + ", shape, pix0"};
     SimtLoader filter{"sketch::simt::KContiguousLoader<COLS, DEPTH, THREADS, kVec>", "load_w",
@@ -842,7 +836,10 @@ struct SimtConvWriter : ConvWriterBase {
     w.line("if (sketch::ceil_div(pixels, " + std::string(pixelTile) +
            ") > INT32_MAX || grid.y > 65535)");
     w.line("  return cudaErrorInvalidValue;");
-    emitSimtLaunch(w, name, "grid", kernelArgs(), "0", pointwiseFlags(t));
+    // shared tiles above 48 KB are dynamic shared memory (sketch::simt::shared_tiles)
+    int64_t bytes = t.sharedBytes(std::min<int64_t>(p.stages, 2));
+    emitSimtLaunch(w, name, "grid", kernelArgs(), bytes > kStaticSharedBytes ? str(bytes) : "0",
+                   pointwiseFlags(t));
     w.line("return cudaGetLastError();");
   }
 };

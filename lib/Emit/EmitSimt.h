@@ -83,6 +83,19 @@ void emitSimtRowEpilogue(CudaWriter &w, const SimtTile &tile, const EpilogueEmit
                          const SimtRowEpilogue &rows,
                          llvm::function_ref<std::string(const EpilogueOperand &)> value);
 
+/// `tile` on the f64 tensor cores where `arch` has them and the tile allows
+/// (f64TensorCoreTile), else as it is.
+SimtTile simtTileForTarget(const SimtTile &tile, llvm::StringRef arch);
+
+/// `const sketch::simt::MicroTile<...> micro;` (the CUDA cores) or `DmmaTile<...>` (the
+/// f64 tensor cores): this thread's outputs, with a comment.
+void emitSimtMicroTile(CudaWriter &w, const SimtTile &tile);
+
+/// Where the block multiplies, for header comments: "the CUDA cores" or "the f64 tensor
+/// cores"; and on the latter, " (warps WM x WN of m16n8k4 f64 MMAs: ...)", else "".
+std::string simtUnits(const SimtTile &tile);
+std::string simtMmaDescription(const SimtTile &tile);
+
 /// The includes the SIMT kernels need (written once per file is enough; the
 /// headers have include guards).
 void emitSimtIncludes(CudaWriter &w);

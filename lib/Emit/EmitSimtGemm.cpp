@@ -134,6 +134,33 @@ void emitSimtMainloop(CudaWriter &w, StringRef stages, const SimtLoader &a, cons
   w.line("}");
 }
 
+SimtTile simtTileForTarget(const SimtTile &tile, StringRef arch) {
+  if (!plan::hasF64TensorCoreMma(arch))
+    return tile;
+  return f64TensorCoreTile(tile).value_or(tile);
+}
+
+void emitSimtMicroTile(CudaWriter &w, const SimtTile &tile) {
+  std::string outputs = str(tile.microRows) + " x " + str(tile.microCols);
+  if (tile.onF64TensorCores())
+    w.line("const sketch::simt::DmmaTile<ROWS, COLS, " + str(tile.mmaWarpsM) + ", " +
+           str(tile.mmaWarpsN) + "> micro;  // this thread's " + outputs + " outputs");
+  else
+    w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(tile.microRows) + ", " +
+           str(tile.microCols) + "> micro;  // this thread's " + outputs + " outputs");
+}
+
+std::string simtUnits(const SimtTile &tile) {
+  return tile.onF64TensorCores() ? "the f64 tensor cores" : "the CUDA cores";
+}
+
+std::string simtMmaDescription(const SimtTile &tile) {
+  if (!tile.onF64TensorCores())
+    return "";
+  return " (warps " + str(tile.mmaWarpsM) + " x " + str(tile.mmaWarpsN) +
+         " of m16n8k4 f64 MMAs: f32 operands widened, exact products, f64 sums rounded once)";
+}
+
 void emitSimtIncludes(CudaWriter &w) {
   w.line("#include \"sketch/simt.cuh\"  // the SIMT mainloop (the file prologue has the rest)");
 }
@@ -202,16 +229,8 @@ struct SimtGemmReader {
     if (!tile)
       return kernel.emitError() << "f32 GEMM tile " << d->tileM << "x" << d->tileN << "x"
                                 << d->tileK << " with " << d->warps << " warps: " << broken;
-    p.tile = onTensorCores(*tile);
+    p.tile = simtTileForTarget(*tile, arch);
     return success();
-  }
-
-  /// `tile` on the f64 tensor cores where the target has them and the tile allows
-  /// (f64TensorCoreTile), else as it is.
-  SimtTile onTensorCores(const SimtTile &tile) const {
-    if (!plan::hasF64TensorCoreMma(arch))
-      return tile;
-    return f64TensorCoreTile(tile).value_or(tile);
   }
 
   static constexpr KernelKindNames kNames = {"the GEMM main loop", "the f32 GEMM", "GEMM"};
@@ -324,10 +343,6 @@ struct SimtGemmWriter {
   std::string nameOf(const SimtGemmKernel &k) const { return p.sig.name + "_simt" + k.suffix; }
   const SimtTile &tile() const { return kernel.tile; }
   std::string microTile() const { return str(tile().microRows) + " x " + str(tile().microCols); }
-  /// Where the block multiplies: "the CUDA cores" or "the f64 tensor cores".
-  std::string units() const {
-    return tile().onF64TensorCores() ? "the f64 tensor cores" : "the CUDA cores";
-  }
   std::string dim(StringRef d) const { return p.sig.dim(d); }
 
   /// Element offset of batch element (bidx...) in `param`, "" when it has no batch dims.
@@ -356,13 +371,14 @@ struct SimtGemmWriter {
   void emitHeaderComment() {
     std::string a = p.a.param->name + (p.a.kContiguous ? "" : "^T");
     std::string b = p.b.param->name + (p.b.kContiguous ? "^T" : "");
-    w.comment("Kernel " + p.sig.name + ": f32 GEMM on " + units() + ", " + p.accumulator + "[" +
-              p.m + ", " + p.n + "] = " + a + " . " + b + " over " + p.k +
+    w.comment("Kernel " + p.sig.name + ": f32 GEMM on " + simtUnits(tile()) + ", " +
+              p.accumulator + "[" + p.m + ", " + p.n + "] = " + a + " . " + b + " over " + p.k +
               (p.batchDims.empty() ? "" : ", one block per batch element of [" +
                                                   joined(p.batchDims) + "]"));
     w.comment("Block tile " + str(tile().rows) + " x " + str(tile().cols) + " x " +
               str(tile().depth) + ", " + str(tile().threads()) + " threads, " + microTile() +
-              " accumulators per thread" + mmaDescription() + "; shared tiles k-major, padded, " +
+              " accumulators per thread" + simtMmaDescription(tile()) +
+              "; shared tiles k-major, padded, " +
               (p.stages == 2 ? "double-buffered" : "single-buffered") +
               (pipelines(kernel) ? ", 3 stages where every copy is a cp.async (!kVecA" +
                                        std::string(kernel.split ? ", !kSplit)" : ")")
@@ -370,14 +386,6 @@ struct SimtGemmWriter {
               " (sketch/simt.cuh).");
     for (const std::string &line : epilogue.describe())
       w.comment("Epilogue: " + line);
-  }
-
-  /// The f64 tensor cores' warp grid and arithmetic, for the header comment.
-  std::string mmaDescription() const {
-    if (!tile().onF64TensorCores())
-      return "";
-    return " (warps " + str(tile().mmaWarpsM) + " x " + str(tile().mmaWarpsN) +
-           " of m16n8k4 f64 MMAs: f32 operands widened, exact products, f64 sums rounded once)";
   }
 
   /// The batch indices bidx0... of this block. `again`: after the mainloop, from
@@ -522,12 +530,7 @@ struct SimtGemmWriter {
       emitSliceBounds();
     else
       w.line("const int m0 = blockIdx.y * ROWS, n0 = blockIdx.x * COLS;");
-    if (tile().onF64TensorCores())
-      w.line("const sketch::simt::DmmaTile<ROWS, COLS, " + str(tile().mmaWarpsM) + ", " +
-             str(tile().mmaWarpsN) + "> micro;  // this thread's " + microTile() + " outputs");
-    else
-      w.line("const sketch::simt::MicroTile<ROWS, COLS, " + str(tile().microRows) + ", " +
-             str(tile().microCols) + "> micro;  // this thread's " + microTile() + " outputs");
+    emitSimtMicroTile(w, tile());
     emitMainloop();
     if (split)
       emitSliceSums();
@@ -697,7 +700,7 @@ std::optional<SimtTile> smallGridTile(const SimtGemmReader &reader) {
   if (p.splitK.empty() || (p.splitRows == p.tile.rows && p.splitCols == p.tile.cols))
     return std::nullopt;
   auto small = simtSmallGridTile(p.tile, p.stages, plan::smemLimitBytes(reader.arch));
-  return small ? std::optional(reader.onTensorCores(*small)) : std::nullopt;
+  return small ? std::optional(simtTileForTarget(*small, reader.arch)) : std::nullopt;
 }
 
 } // namespace

@@ -229,6 +229,9 @@ FailureOr<Config> defaultsFor(KernelOp kernel, const Problem &problem, StringRef
     // 3x3 ResNet layers (H100, bench_conv.py, same run).
     if (tensorCores)
       set(128, 128, 32, 4, hopper ? 4 : 3);
+    else if (plan::hasF64TensorCoreMma(arch)) // on the f64 tensor cores (f64TensorCoreTile):
+      set(64, 128, 16, 4, 2); // 0.93x / 0.94x the CUDA-core default's time on the 1x1 and
+                              // stride-2 layers (H200, bench/labs/conv_f32_dmma)
     else // f32 nchw: a k step of 16 measured 4-12% faster than 8 on all six ResNet layers (H100)
       set(128, 128, 16, 8, 2);
     break;

@@ -47,6 +47,7 @@ EPILOGUES = {
     "cv_nchw_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y + channel(t["bias"], nhwc)
                                                           + t["Res"]),
     "cv_nchw_pointwise_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nchw_s1p1_t128x128x32_w8": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_s2p3_stem": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_s1p1_same": lambda y, t, s, nhwc: F.gelu(y),
     "cv_nhwc_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),

@@ -224,23 +224,22 @@ __device__ __forceinline__ int nchw_offset(const ConvShape &cs, int pixel, int c
 }
 
 /// Stores one output channel's micro-tile row of an nchw output: out[j] is
-/// (pixel pix0 + t.col(j), `channel`). With `vec` (P*Q % 4 == 0 and `y` 16-byte
-/// aligned) the 4 pixels of a 4-column piece are consecutive in one image: one float4.
-template <bool Vec, int Rows, int Cols, int TM, int TN, typename T>
-__device__ __forceinline__ void store_nchw_row(T *y, const ConvShape &cs,
-                                               const simt::MicroTile<Rows, Cols, TM, TN> &t,
-                                               int pix0, int channel, const float (&out)[TN],
-                                               bool vec) {
-  constexpr int V = simt::MicroTile<Rows, Cols, TM, TN>::kVecCols;
+/// (pixel pix0 + t.col(j), `channel`); `Tile` is simt::MicroTile or simt::DmmaTile. With
+/// `vec` (P*Q % 4 == 0 and `y` 16-byte aligned) the V pixels of a piece (V = kVecCols,
+/// 4 or 2, its first column a multiple of V) are consecutive in one image: one store.
+template <bool Vec, typename Tile, typename T>
+__device__ __forceinline__ void store_nchw_row(T *y, const ConvShape &cs, const Tile &t,
+                                               int pix0, int channel,
+                                               const float (&out)[Tile::kCols], bool vec) {
+  constexpr int V = Tile::kVecCols, TN = Tile::kCols;
 #pragma unroll
   for (int piece = 0; piece < TN; piece += V) {
     const int pixel = pix0 + t.col(piece);
-    if constexpr (Vec && V == 4 && std::is_same<T, float>::value) {
+    if constexpr (Vec && V > 1 && std::is_same<T, float>::value) {
       if (vec) {
         const int at = nchw_offset(cs, pixel, channel);
         if (at >= 0)
-          *reinterpret_cast<float4 *>(y + at) =
-              make_float4(out[piece], out[piece + 1], out[piece + 2], out[piece + 3]);
+          simt::store_vector<V>(y + at, &out[piece]);
         continue;
       }
     }
