@@ -493,6 +493,8 @@ private:
     std::string text = "shared " + std::to_string(buffer.stages) + " x " +
                        std::to_string(buffer.rows) + "x" + std::to_string(buffer.cols) + " at +" +
                        std::to_string(buffer.offset) + ", ";
+    if (buffer.layout == "k_major")
+      text += "k-major f32, ";
     text += buffer.layout == "xor" ? "XOR-swizzled 16-byte chunks"
                                    : "rows padded to " + std::to_string(buffer.rowBytes) + " bytes";
     return text + (async ? ", cp.async" : "");

@@ -264,6 +264,17 @@ SmemBuffer chooseLayout(int64_t rows, int64_t cols, int64_t elementBytes) {
   return buffer;
 }
 
+SmemBuffer simtOperandLayout(int64_t depth, int64_t extent) {
+  SmemBuffer buffer;
+  buffer.layout = "k_major";
+  buffer.rows = depth;
+  buffer.cols = extent;
+  buffer.elementBytes = 4;
+  buffer.rowBytes = (extent + 4) * 4; // sketch::simt::padded
+  buffer.stageBytes = buffer.rowBytes * depth;
+  return buffer;
+}
+
 int64_t elementBytes(ElementType type) { return type == ElementType::f32 ? 4 : 2; }
 
 std::optional<int64_t> evalTileDim(KernelOp kernel, StringRef expr) {

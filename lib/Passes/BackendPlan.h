@@ -62,6 +62,11 @@ inline constexpr int64_t kTallConvRows = 192;
 /// f64TensorCoreTile): its warp grid (I64 array: warps along M, along N), which
 /// `--emit=sketch` states.
 constexpr llvm::StringLiteral kF64MmaAttr = "sketch.f64_mma";
+/// On a kernel whose GEMM or implicit-GEMM convolution runs the SIMT mainloop (an f32
+/// GEMM, an f32 convolution or an nchw one of any type; sketch-choose-defaults):
+/// sketch-plan-shared-memory plans its operand tiles as that kernel holds them
+/// (simtOperandLayout), with no staging tile (its threads store their outputs).
+constexpr llvm::StringLiteral kSimtAttr = "sketch.simt";
 /// A variant's tile on `kernel` (the I64 array attribute `name`: kNarrowVariantAttr,
 /// kTallVariantAttr, kF64MmaAttr) where it holds `size` values; else none.
 std::optional<llvm::SmallVector<int64_t, 4>> variantTile(mlir::Operation *kernel,
@@ -119,7 +124,7 @@ constexpr llvm::StringLiteral kEpilogueModeAttr = "sketch.epilogue_mode";
 /// layout "xor", the 16-byte chunk c of row r is stored at chunk position
 /// c ^ ((r >> xorShift) & xorMask); with "pad", rowBytes includes the padding.
 struct SmemBuffer {
-  std::string layout; // "xor" or "pad"
+  std::string layout; // "xor", "pad" or "k_major" (simtOperandLayout)
   int64_t offset = 0;
   int64_t stageBytes = 0;
   int64_t stages = 1;
@@ -130,6 +135,11 @@ struct SmemBuffer {
   int64_t xorShift = 0;
   int64_t xorMask = 0;
 };
+
+/// An operand tile of the SIMT mainloop (sketch/simt.cuh) in shared memory: f32 (the
+/// loaders convert 16-bit operands), k-major, `depth` rows of `extent` floats padded by 4
+/// (layout "k_major": rows = depth, cols = extent).
+SmemBuffer simtOperandLayout(int64_t depth, int64_t extent);
 
 mlir::DictionaryAttr toAttr(mlir::MLIRContext *context, const SmemBuffer &buffer);
 std::optional<SmemBuffer> smemBufferFrom(mlir::Attribute attr);

@@ -498,6 +498,14 @@ bool isSimtConv(KernelOp kernel, const Problem &problem) {
   return !winograd;
 }
 
+/// plan::kSimtAttr on a kernel whose GEMM or convolution runs the SIMT mainloop.
+void markSimt(KernelOp kernel, const Problem &problem) {
+  if (isSimtGemm(problem) || isSimtConv(kernel, problem))
+    kernel->setAttr(plan::kSimtAttr, UnitAttr::get(kernel.getContext()));
+  else
+    kernel->removeAttr(plan::kSimtAttr);
+}
+
 /// Checks the `algorithm` directive: `winograd` and `winograd_2x2` only where
 /// Winograd applies (plan::winogradMismatch). sketch-pipeline records the choice.
 LogicalResult checkConvAlgorithm(KernelOp kernel) {
@@ -759,6 +767,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false, "f32 GEMM")))
       return failure();
     recordF64Mma(kernel, problem, *config, arch);
+    markSimt(kernel, problem);
     kernel->removeAttr(plan::kNarrowVariantAttr);
     kernel->removeAttr(plan::kTallVariantAttr);
     markHopperAttention(kernel, problem, *config, arch);

@@ -5,7 +5,8 @@
 // next tile is copied while the current one is used), 3 or more a multistage
 // pipeline of cp.async commit/wait groups keeping stages-1 tiles in flight.
 // The MMAs read shared memory through two register fragment buffers, loading
-// step kk+1 while step kk multiplies. The decisions become attributes that the
+// step kk+1 while step kk multiplies. The SIMT mainloop (plan::kSimtAttr) keeps
+// at most 2 stages and no fragment buffers. The decisions become attributes that the
 // emitters consume (see BackendPlan.h).
 //
 //===----------------------------------------------------------------------===//
@@ -50,7 +51,7 @@ LogicalResult pipelineLoop(KernelOp kernel, ForOp loop, int64_t stages) {
   loop.walk([&](Operation *op) {
     if (auto copy = dyn_cast<CopyOp>(op); copy && isStagingCopy(copy))
       copy->setAttr(plan::kAsyncAttr, b.getUnitAttr());
-    if (isa<GemmOp>(op))
+    if (isa<GemmOp>(op) && !kernel->hasAttr(plan::kSimtAttr))
       op->setAttr(plan::kFragmentBuffersAttr, b.getI64IntegerAttr(fragmentBuffers(kernel)));
     // A convolution's kernel: implicit GEMM or Winograd (sketch-choose-defaults
     // checked the `algorithm` directive).
@@ -75,7 +76,9 @@ LogicalResult pipelineKernel(KernelOp kernel) {
                                 << "' has no `stages` directive to pipeline its main loop with";
     if (*stages < 1 || *stages > 8)
       return kernel.emitError() << "`stages " << *stages << "` is out of range: use 1 to 8";
-    if (failed(pipelineLoop(kernel, loop, static_cast<int64_t>(*stages))))
+    // The SIMT mainloop keeps at most 2 stages (its deeper instances: docs/backend.md).
+    int64_t kept = kernel->hasAttr(plan::kSimtAttr) ? std::min<int64_t>(*stages, 2) : *stages;
+    if (failed(pipelineLoop(kernel, loop, kept)))
       return failure();
   }
   return success();

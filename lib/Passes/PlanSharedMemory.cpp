@@ -4,7 +4,8 @@
 // copies (from sketch-pipeline) of its tile, laid out so that the 16-byte
 // global-to-shared stores and the ldmatrix reads are free of bank conflicts
 // (an XOR swizzle of 16-byte chunks for f16/bf16 tiles, one 16-byte pad per
-// row otherwise). A GEMM result stored to global memory gets a staging buffer
+// row otherwise; the SIMT mainloop's f32 tiles k-major, padded by 4 floats a row,
+// plan::simtOperandLayout). A tensor-core GEMM result stored to global memory gets a staging buffer
 // (padded so that the fragment writes are conflict-free) that reuses the
 // pipeline buffers after the main loop. The total must fit the architecture's
 // per-block limit; kernels above 48 KB opt in at launch. A convolution run as
@@ -14,6 +15,7 @@
 #include "lib/Passes/BackendPlan.h"
 #include "lib/Passes/ChooseB2bResidency.h"
 #include "lib/Passes/Passes.h"
+#include "lib/Passes/SketchAnalysis.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -62,6 +64,7 @@ FailureOr<std::pair<int64_t, int64_t>> tileShape(KernelOp kernel, Operation *op,
 struct KernelPlanner {
   KernelOp kernel;
   std::string arch;
+  bool simt; // the SIMT mainloop's tiles (plan::kSimtAttr), no staging tile
   llvm::MapVector<StringRef, plan::SmemBuffer> buffers;
   int64_t pipelineBytes = 0;
   int64_t stagingBytes = 0;
@@ -75,21 +78,62 @@ struct KernelPlanner {
     auto shape = tileShape(kernel, copy, copy.getTileAttr(), what);
     if (failed(shape))
       return failure();
+    plan::SmemBuffer buffer;
+    if (simt) { // k-major (BK = tile_k rows), the stages of the loop (SimtTile::sharedBytes)
+      int64_t depth = kernel.getTileK().value_or(1);
+      buffer = plan::simtOperandLayout(depth, shape->first * shape->second / depth);
+    } else {
+      buffer = plan::chooseLayout(shape->first, shape->second,
+                                  plan::elementBytes(param.getElementType()));
+    }
     auto it = buffers.find(copy.getName());
     if (it != buffers.end()) {
-      if (it->second.rows != shape->first || it->second.cols != shape->second)
+      if (it->second.rows != buffer.rows || it->second.cols != buffer.cols)
         return copy.emitError() << what << " stages a different tile than its earlier Copy";
       copy->setAttr(plan::kSmemAttr, plan::toAttr(kernel.getContext(), it->second));
       return success();
     }
-    plan::SmemBuffer buffer =
-        plan::chooseLayout(shape->first, shape->second, plan::elementBytes(param.getElementType()));
     buffer.stages = stagesAround(copy);
     buffer.offset = pipelineBytes;
-    pipelineBytes = alignUp(pipelineBytes + buffer.stages * buffer.stageBytes, kBufferAlignment);
+    pipelineBytes += buffer.stages * buffer.stageBytes; // the SIMT tiles: one after the other
+    if (!simt)
+      pipelineBytes = alignUp(pipelineBytes, kBufferAlignment);
     buffers.insert({copy.getName(), buffer});
     copy->setAttr(plan::kSmemAttr, plan::toAttr(kernel.getContext(), buffer));
     return success();
+  }
+
+  /// The SIMT mainloop's A operand: the filter of an nchw convolution (its rows are
+  /// the output channels), else the first staged tensor.
+  StringRef simtFirstTile() {
+    StringRef first;
+    kernel.walk([&](Conv2dOp conv) {
+      std::optional<ConvShape> shape = convShape(kernel, conv);
+      if (shape && shape->input && shape->input.getLayout() != Layout::nhwc)
+        first = conv.getFilter();
+    });
+    return first;
+  }
+
+  /// The SIMT tiles one after the other as the kernel holds them (A's, then B's), and
+  /// each staging Copy's attribute again.
+  void placeSimtTiles() {
+    StringRef first = simtFirstTile();
+    int64_t offset = 0;
+    auto place = [&](plan::SmemBuffer &buffer) {
+      buffer.offset = offset;
+      offset += buffer.stages * buffer.stageBytes;
+    };
+    if (buffers.count(first))
+      place(buffers[first]);
+    for (auto &[name, buffer] : buffers)
+      if (name != first)
+        place(buffer);
+    kernel.walk([&](CopyOp copy) {
+      auto it = buffers.find(copy.getName());
+      if (it != buffers.end() && copy->hasAttr(plan::kSmemAttr))
+        copy->setAttr(plan::kSmemAttr, plan::toAttr(kernel.getContext(), it->second));
+    });
   }
 
   /// The register tile's (rows, cols): its Allocate in register, else (BM, BN).
@@ -146,7 +190,9 @@ struct KernelPlanner {
     });
     if (walk.wasInterrupted())
       return failure();
-    if (plan::findMainLoop(kernel))
+    if (simt)
+      placeSimtTiles();
+    if (plan::findMainLoop(kernel) && !simt)
       for (CopyOp store : plan::findResultStores(kernel))
         if (failed(planStaging(store)))
           return failure();
@@ -180,7 +226,7 @@ struct PlanSharedMemoryPass : sketch::impl::PlanSharedMemoryBase<PlanSharedMemor
                         b.getI64IntegerAttr(plan::winogradBlockOf(*conv).smemBytes()));
         return;
       }
-      KernelPlanner planner{kernel, arch, {}, 0, 0};
+      KernelPlanner planner{kernel, arch, kernel->hasAttr(plan::kSimtAttr), {}, 0, 0};
       failedAny |= failed(planner.run());
     });
     if (failedAny)

@@ -35,8 +35,8 @@ sketch.kernel @gemm_bf16 {
 // f32 GEMM: on sm_80 the CUDA cores' 128x128x16, 8 warps (8x8 per thread), double buffering;
 // on sm_90 (the f64 tensor cores, warps 1 x 2: sketch.f64_mma) 64x64x16, 2 warps, and
 // split_k auto: the tile splits itself (sketch.simt_split) on small grids, K over a cluster's blocks.
-// SM80: sketch.kernel @gemm_f32 attributes {stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
-// SM90: sketch.kernel @gemm_f32 attributes {sketch.f64_mma = [1, 2], sketch.simt_split = array<i64: 64, 64>, split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 2 : i64}
+// SM80: sketch.kernel @gemm_f32 attributes {sketch.simt, stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// SM90: sketch.kernel @gemm_f32 attributes {sketch.f64_mma = [1, 2], sketch.simt, sketch.simt_split = array<i64: 64, 64>, split_k = "auto", stages = 2 : i64, tile_k = 16 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 2 : i64}
 sketch.kernel @gemm_f32 {
   sketch.tensor "A" : f32 ["M", "K"]
   sketch.tensor "B" : f32 ["K", "N"]
@@ -48,8 +48,8 @@ sketch.kernel @gemm_f32 {
 // f32 convolution: 128x128x16 with 8 warps, and the 64-channel x 256-pixel tile the host
 // launches when K <= 64; on sm_90a (the f64 tensor cores) 64 pixels x 128 channels with
 // 4 warps, and 128 pixels x 64 channels when K <= 64.
-// SM80: sketch.kernel @conv_f32 attributes {sketch.narrow_variant = [256, 64, 16, 8], stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
-// SM90: sketch.kernel @conv_f32 attributes {sketch.narrow_variant = [128, 64, 16, 4], stages = 2 : i64, tile_k = 16 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// SM80: sketch.kernel @conv_f32 attributes {sketch.narrow_variant = [256, 64, 16, 8], sketch.simt, stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// SM90: sketch.kernel @conv_f32 attributes {sketch.narrow_variant = [128, 64, 16, 4], sketch.simt, stages = 2 : i64, tile_k = 16 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64}
 sketch.kernel @conv_f32 {
   sketch.tensor "In" : f32 ["N", "C", "H", "W"] layout nchw
   sketch.tensor "Wei" : f32 ["K", "C", "R", "S"] layout kcrs

@@ -5,15 +5,15 @@
 // RUN: sketch-opt --sketch-choose-defaults %s | FileCheck %s
 // RUN: sketch-opt --sketch-choose-defaults="warps=4" %s | FileCheck %s --check-prefix=GIVEN
 
-// CHECK: sketch.kernel @default_tile attributes {stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
-// CHECK: sketch.kernel @t64 attributes {stages = 2 : i64, tile_k = 8 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 2 : i64}
-// CHECK: sketch.kernel @t96 attributes {stages = 2 : i64, tile_k = 32 : i64, tile_m = 96 : i64, tile_n = 96 : i64, warps = 4 : i64}
-// CHECK: sketch.kernel @t16 attributes {stages = 2 : i64, tile_k = 8 : i64, tile_m = 16 : i64, tile_n = 16 : i64, warps = 1 : i64}
-// CHECK: sketch.kernel @t80 attributes {stages = 2 : i64, tile_k = 8 : i64, tile_m = 80 : i64, tile_n = 80 : i64, warps = 2 : i64}
-// CHECK: sketch.kernel @program attributes {stages = 2 : i64, tile_k = 8 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 8 : i64}
+// CHECK: sketch.kernel @default_tile attributes {sketch.simt, stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
+// CHECK: sketch.kernel @t64 attributes {sketch.simt, stages = 2 : i64, tile_k = 8 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 2 : i64}
+// CHECK: sketch.kernel @t96 attributes {sketch.simt, stages = 2 : i64, tile_k = 32 : i64, tile_m = 96 : i64, tile_n = 96 : i64, warps = 4 : i64}
+// CHECK: sketch.kernel @t16 attributes {sketch.simt, stages = 2 : i64, tile_k = 8 : i64, tile_m = 16 : i64, tile_n = 16 : i64, warps = 1 : i64}
+// CHECK: sketch.kernel @t80 attributes {sketch.simt, stages = 2 : i64, tile_k = 8 : i64, tile_m = 80 : i64, tile_n = 80 : i64, warps = 2 : i64}
+// CHECK: sketch.kernel @program attributes {sketch.simt, stages = 2 : i64, tile_k = 8 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 8 : i64}
 // CHECK: sketch.kernel @f16 attributes {stages = 3 : i64, tile_k = 32 : i64, tile_m = 64 : i64, tile_n = 64 : i64, warps = 4 : i64}
-// GIVEN: sketch.kernel @default_tile attributes {{{.*}}warps = 4 : i64}
-// GIVEN: sketch.kernel @t64 attributes {{{.*}}warps = 4 : i64}
+// GIVEN: sketch.kernel @default_tile attributes {sketch.simt, {{.*}}warps = 4 : i64}
+// GIVEN: sketch.kernel @t64 attributes {sketch.simt, {{.*}}warps = 4 : i64}
 
 sketch.kernel @default_tile {
   sketch.tensor "A" : f32 ["M", "K"]
