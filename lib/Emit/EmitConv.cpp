@@ -52,6 +52,8 @@ struct ConvPlan : ConvGeometry {
   bool nhwc = false;
   bool simt = false; // the CUDA-core mainloop: f32 operands, or any nchw; else tensor cores
   int64_t tileM = 128, tileN = 128, tileK = 8, warps = 8, stages = 2;
+  /// The SIMT mainloop's stages: double-buffered at most.
+  int64_t simtStages() const { return std::min<int64_t>(stages, 2); }
   std::string pipeline;
   std::vector<Operation *> epilogue;
   mutable CopyOp store;
@@ -612,7 +614,7 @@ constexpr int64_t kConvLoaderRegisters = 8;
 FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
   std::string broken;
   auto tile = deriveSimtTile(p.nhwc ? p.tileM : p.tileN, p.nhwc ? p.tileN : p.tileM, p.tileK,
-                             p.warps, std::min<int64_t>(p.stages, 2), plan::smemLimitBytes(arch),
+                             p.warps, p.simtStages(), plan::smemLimitBytes(arch),
                              broken, /*im2col=*/!p.nhwc);
   // The nhwc loader splits each chunk's pixel and (r, s, c) at every k-tile; the
   // 16-bit loaders convert: at the default tile's 128 registers (two blocks an SM)
@@ -745,7 +747,7 @@ struct SimtConvWriter : ConvWriterBase {
       im2col = "InputLoader";
     }
     SimtLoader input{im2col, "load_x", p.x->cname + ", shape, pix0"};
-    emitSimtMainloop(w, str(std::min<int64_t>(p.stages, 2)), filter, input, "(depth + DEPTH - 1) / DEPTH", {}, t);
+    emitSimtMainloop(w, str(p.simtStages()), filter, input, "(depth + DEPTH - 1) / DEPTH", {}, t);
     emitEpilogue(t);
     w.close();
   }
@@ -762,7 +764,7 @@ struct SimtConvWriter : ConvWriterBase {
                      p.x->cname + ", shape, pix0"};
     SimtLoader filter{"sketch::simt::KContiguousLoader<COLS, DEPTH, THREADS, kVec>", "load_w",
                       p.w->cname + ", depth, k0, shape.k, depth"};
-    emitSimtMainloop(w, str(std::min<int64_t>(p.stages, 2)), input, filter, "(depth + DEPTH - 1) / DEPTH", {}, t);
+    emitSimtMainloop(w, str(p.simtStages()), input, filter, "(depth + DEPTH - 1) / DEPTH", {}, t);
     emitNhwcEpilogue(t);
     w.close();
   }
@@ -836,10 +838,8 @@ struct SimtConvWriter : ConvWriterBase {
     w.line("if (sketch::ceil_div(pixels, " + std::string(pixelTile) +
            ") > INT32_MAX || grid.y > 65535)");
     w.line("  return cudaErrorInvalidValue;");
-    // shared tiles above 48 KB are dynamic shared memory (sketch::simt::shared_tiles)
-    int64_t bytes = t.sharedBytes(std::min<int64_t>(p.stages, 2));
-    emitSimtLaunch(w, name, "grid", kernelArgs(), bytes > kStaticSharedBytes ? str(bytes) : "0",
-                   pointwiseFlags(t));
+    emitSimtLaunch(w, name, "grid", kernelArgs(),
+                   str(simtDynamicBytes(t.sharedBytes(p.simtStages()))), pointwiseFlags(t));
     w.line("return cudaGetLastError();");
   }
 };

@@ -56,6 +56,10 @@ void emitSimtLaunch(CudaWriter &w, llvm::StringRef name, llvm::StringRef grid,
                     llvm::StringRef args, llvm::StringRef dynamicBytes = "0",
                     llvm::ArrayRef<SimtFlag> flags = {}, llvm::StringRef cluster = "");
 
+/// The dynamic shared memory a launch gives shared tiles of `bytes`: all of them above
+/// kStaticSharedBytes (sketch::simt::shared_tiles), else none.
+int64_t simtDynamicBytes(int64_t bytes);
+
 /// One operand loader of the SIMT mainloop, declared `TYPE NAME(ARGS);`
 /// (a loader of sketch/simt.cuh or sketch/conv.cuh).
 struct SimtLoader {

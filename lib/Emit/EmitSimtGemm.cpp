@@ -134,6 +134,8 @@ void emitSimtMainloop(CudaWriter &w, StringRef stages, const SimtLoader &a, cons
   w.line("}");
 }
 
+int64_t simtDynamicBytes(int64_t bytes) { return bytes > kStaticSharedBytes ? bytes : 0; }
+
 SimtTile simtTileForTarget(const SimtTile &tile, StringRef arch) {
   if (!plan::hasF64TensorCoreMma(arch))
     return tile;
@@ -567,11 +569,10 @@ struct SimtGemmWriter {
   /// The host's dynamic shared-memory bytes for kernel `k` (static tiles: 0), by instance
   /// where the pipelined ones differ.
   std::string dynamicBytes(const SimtGemmKernel &k) const {
-    auto dynamic = [](int64_t bytes) { return bytes > kStaticSharedBytes ? bytes : 0; };
-    int64_t bytes = dynamic(k.tile.sharedBytes(p.stages));
+    int64_t bytes = simtDynamicBytes(k.tile.sharedBytes(p.stages));
     if (!pipelines(k))
       return str(bytes);
-    int64_t pipelined = dynamic(k.tile.stageBytes(kSimtPipelinedStages));
+    int64_t pipelined = simtDynamicBytes(k.tile.stageBytes(kSimtPipelinedStages));
     if (pipelined == bytes)
       return str(bytes);
     return std::string(k.split ? "vec_a || slices > 1" : "vec_a") + " ? " + str(bytes) + " : " +

@@ -1,5 +1,6 @@
 //===- BackendPlan.cpp - attributes of the backend passes -----------------===//
 #include "lib/Passes/BackendPlan.h"
+#include "lib/Passes/SimtTile.h"
 #include "lib/Passes/SketchAnalysis.h"
 
 #include "mlir/IR/Builders.h"
@@ -270,7 +271,7 @@ SmemBuffer simtOperandLayout(int64_t depth, int64_t extent) {
   buffer.rows = depth;
   buffer.cols = extent;
   buffer.elementBytes = 4;
-  buffer.rowBytes = (extent + 4) * 4; // sketch::simt::padded
+  buffer.rowBytes = simtPaddedRow(extent) * 4;
   buffer.stageBytes = buffer.rowBytes * depth;
   return buffer;
 }

@@ -106,7 +106,7 @@ int64_t SimtTile::sharedBytes(int64_t stages) const {
 }
 
 int64_t SimtTile::stageBytes(int64_t stages) const {
-  return stages * depth * ((rows + 4) + (cols + 4)) * 4;
+  return stages * depth * (simtPaddedRow(rows) + simtPaddedRow(cols)) * 4;
 }
 
 namespace {

@@ -64,6 +64,10 @@ struct SimtTile {
   int64_t stageBytes(int64_t stages) const;
 };
 
+/// Floats a row of a k-major shared tile of `extent` columns takes: 4 of padding
+/// (sketch::simt::padded).
+inline int64_t simtPaddedRow(int64_t extent) { return extent + 4; }
+
 /// Floats one shared-memory access moves along a micro-tile side of `n`: 4, 2
 /// or 1, the widest dividing n (simt.cuh's vector_width).
 int64_t simtVectorWidth(int64_t n);
