@@ -600,30 +600,15 @@ struct ConvWriterBase {
 // f32 (nchw or nhwc) and f16 / bf16 nchw: the SIMT path
 //===----------------------------------------------------------------------===//
 
-/// Registers the nhwc im2col loader, the 16-bit nchw loaders (element loads
-/// converted to f32) and the stores of a 16-bit output (f32 converted and packed) need
-/// beyond a plain copy's (SimtTile::loaderRegisters).
-constexpr int64_t kConvLoaderRegisters = 8;
-
-/// The SIMT block of an implicit-GEMM f32 convolution by the rules of
-/// deriveSimtTile (sketch-choose-defaults checked them; a located error
-/// otherwise): nchw rows are the BN channels, columns the BM pixels, and rule 6
-/// holds for its input loader; nhwc rows are the BM pixels (the im2col operand is
-/// dealt like a row-major A), columns the BN channels. On sm_90 it multiplies on the
-/// f64 tensor cores where the tile allows (simtTileForTarget), as the f32 GEMM does.
+/// The SIMT block of an implicit-GEMM f32 convolution (deriveSimtConvTile;
+/// sketch-choose-defaults checked its rules, a located error otherwise), on the f64
+/// tensor cores where the target and the tile allow, as the f32 GEMM's.
 FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
   std::string broken;
-  auto tile = deriveSimtTile(p.nhwc ? p.tileM : p.tileN, p.nhwc ? p.tileN : p.tileM, p.tileK,
-                             p.warps, p.simtStages(), plan::smemLimitBytes(arch),
-                             broken, /*im2col=*/!p.nhwc);
-  // The nhwc loader splits each chunk's pixel and (r, s, c) at every k-tile; the
-  // 16-bit loaders convert: at the default tile's 128 registers (two blocks an SM)
-  // ptxas spilled 12-60 bytes. An f32 input with a 16-bit output: the narrow 64 x 128
-  // kernel spilled 4 bytes at 128 registers (four blocks an SM).
-  if (tile && (p.nhwc || p.x->type != ElementType::f32 || p.y->type != ElementType::f32))
-    tile->loaderRegisters = kConvLoaderRegisters;
-  if (tile)
-    return simtTileForTarget(*tile, arch);
+  bool converting = p.nhwc || p.x->type != ElementType::f32 || p.y->type != ElementType::f32;
+  if (auto tile = deriveSimtConvTile(p.tileM, p.tileN, p.tileK, p.warps, p.simtStages(), p.nhwc,
+                                     converting, arch, broken))
+    return *tile;
   return kernel.emitError() << stringifyElementType(p.x->type) << " "
                             << (p.nhwc ? "nhwc" : "nchw") << " convolution tile BM = "
                             << p.tileM

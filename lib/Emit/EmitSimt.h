@@ -87,10 +87,6 @@ void emitSimtRowEpilogue(CudaWriter &w, const SimtTile &tile, const EpilogueEmit
                          const SimtRowEpilogue &rows,
                          llvm::function_ref<std::string(const EpilogueOperand &)> value);
 
-/// `tile` on the f64 tensor cores where `arch` has them and the tile allows
-/// (f64TensorCoreTile), else as it is.
-SimtTile simtTileForTarget(const SimtTile &tile, llvm::StringRef arch);
-
 /// `const sketch::simt::MicroTile<...> micro;` (the CUDA cores) or `DmmaTile<...>` (the
 /// f64 tensor cores): this thread's outputs, with a comment.
 void emitSimtMicroTile(CudaWriter &w, const SimtTile &tile);

@@ -136,12 +136,6 @@ void emitSimtMainloop(CudaWriter &w, StringRef stages, const SimtLoader &a, cons
 
 int64_t simtDynamicBytes(int64_t bytes) { return bytes > kStaticSharedBytes ? bytes : 0; }
 
-SimtTile simtTileForTarget(const SimtTile &tile, StringRef arch) {
-  if (!plan::hasF64TensorCoreMma(arch))
-    return tile;
-  return f64TensorCoreTile(tile).value_or(tile);
-}
-
 void emitSimtMicroTile(CudaWriter &w, const SimtTile &tile) {
   std::string outputs = str(tile.microRows) + " x " + str(tile.microCols);
   if (tile.onF64TensorCores())

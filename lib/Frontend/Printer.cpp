@@ -245,9 +245,17 @@ private:
           indent(1) << "# " << line << "\n";
     }
     auto f64Mma = plan::variantTile(kernel, plan::kF64MmaAttr, 2);
-    if (f64Mma && kernel->hasAttr(plan::kSmemBytesAttr))
-      indent(1) << "# on the f64 tensor cores: warps " << (*f64Mma)[0] << " x " << (*f64Mma)[1]
-                << " of m16n8k4 f64 MMAs (exact products, f64 sums, one rounding)\n";
+    if (f64Mma && kernel->hasAttr(plan::kSmemBytesAttr)) {
+      bool conv = false;
+      kernel.walk([&](Conv2dOp) { conv = true; });
+      std::string grid = std::to_string((*f64Mma)[0]) + (conv ? " along the pixels" : "") +
+                         " x " + std::to_string((*f64Mma)[1]) +
+                         (conv ? " along the output channels" : "");
+      for (const std::string &line :
+           wrapComment("on the f64 tensor cores: warps " + grid +
+                       " of m16n8k4 f64 MMAs (exact products, f64 sums, one rounding)"))
+        indent(1) << "# " << line << "\n";
+    }
     if (kernel->hasAttr(plan::kKeySplitsAttr) && kernel->hasAttr(plan::kSmemBytesAttr)) {
       indent(1) << "# key splits (sm_90a): with fewer row tiles than SMs, the host shares each\n";
       indent(1) << "#   row tile's key tiles among 2, 4 or 8 blocks of a cluster (all resident\n";

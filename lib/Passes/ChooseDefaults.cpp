@@ -467,24 +467,6 @@ void chooseTallVariant(KernelOp kernel, const Config &config, StringRef arch,
   kernel->setAttr(plan::kTallVariantAttr, b.getI64ArrayAttr({plan::kTallConvRows, bn}));
 }
 
-/// An f32 GEMM whose tile multiplies on the f64 tensor cores (sm_90, f64TensorCoreTile):
-/// its warp grid as kF64MmaAttr (a function of the completed directives and the target).
-void recordF64Mma(KernelOp kernel, const Problem &problem, const Config &config,
-                  StringRef arch) {
-  kernel->removeAttr(plan::kF64MmaAttr);
-  if (!isSimtGemm(problem) || !plan::hasF64TensorCoreMma(arch))
-    return;
-  std::string broken;
-  auto tile = deriveSimtTile(config.values[kBM], config.values[kBN], config.values[kBK],
-                             config.values[kWarps], config.values[kStages],
-                             plan::smemLimitBytes(arch), broken);
-  auto mma = tile ? f64TensorCoreTile(*tile) : std::nullopt;
-  if (!mma)
-    return;
-  Builder b(kernel.getContext());
-  kernel->setAttr(plan::kF64MmaAttr, b.getI64ArrayAttr({mma->mmaWarpsM, mma->mmaWarpsN}));
-}
-
 /// An f32 convolution the implicit GEMM computes (not Winograd: the
 /// `algorithm` directive, else wherever Winograd does not apply).
 bool isSimtConv(KernelOp kernel, const Problem &problem) {
@@ -496,6 +478,51 @@ bool isSimtConv(KernelOp kernel, const Problem &problem) {
   bool winograd = false;
   kernel.walk([&](Conv2dOp conv) { winograd = plan::winogradMismatch(kernel, conv).empty(); });
   return !winograd;
+}
+
+/// A SIMT convolution's tile on `arch` (deriveSimtConvTile, as the emitter derives it).
+std::optional<SimtTile> simtConvTileOf(KernelOp kernel, const Config &config, StringRef arch) {
+  std::optional<ConvShape> shape;
+  kernel.walk([&](Conv2dOp conv) {
+    if (!shape)
+      shape = convShape(kernel, conv);
+  });
+  if (!shape || !shape->input || !shape->output)
+    return std::nullopt;
+  bool nhwc = shape->input.getLayout() == Layout::nhwc;
+  bool converting = nhwc || shape->input.getElementType() != ElementType::f32 ||
+                    shape->output.getElementType() != ElementType::f32;
+  std::string broken;
+  return deriveSimtConvTile(config.values[kBM], config.values[kBN], config.values[kBK],
+                            config.values[kWarps], config.values[kStages], nhwc, converting,
+                            arch, broken);
+}
+
+/// An f32 GEMM or SIMT convolution whose tile multiplies on the f64 tensor cores (sm_90,
+/// f64TensorCoreTile): its warp grid as kF64MmaAttr, along M (a convolution's pixels),
+/// along N (its output channels); a function of the completed directives and the target.
+void recordF64Mma(KernelOp kernel, const Problem &problem, const Config &config,
+                  StringRef arch) {
+  kernel->removeAttr(plan::kF64MmaAttr);
+  std::optional<SimtTile> tile;
+  bool channelRows = false; // an nchw convolution's tile rows are its output channels
+  if (isSimtGemm(problem)) {
+    std::string broken;
+    tile = deriveSimtTile(config.values[kBM], config.values[kBN], config.values[kBK],
+                          config.values[kWarps], config.values[kStages],
+                          plan::smemLimitBytes(arch), broken);
+    if (tile)
+      tile = simtTileForTarget(*tile, arch);
+  } else if (isSimtConv(kernel, problem)) {
+    tile = simtConvTileOf(kernel, config, arch);
+    channelRows = !isNhwcConv(kernel);
+  }
+  if (!tile || !tile->onF64TensorCores())
+    return;
+  int64_t alongM = channelRows ? tile->mmaWarpsN : tile->mmaWarpsM;
+  int64_t alongN = channelRows ? tile->mmaWarpsM : tile->mmaWarpsN;
+  Builder b(kernel.getContext());
+  kernel->setAttr(plan::kF64MmaAttr, b.getI64ArrayAttr({alongM, alongN}));
 }
 
 /// plan::kSimtAttr on a kernel whose GEMM or convolution runs the SIMT mainloop.
@@ -766,7 +793,6 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       return failure();
     if (isSimtGemm(problem) && failed(chooseSimtWarps(kernel, *config, arch, false, "f32 GEMM")))
       return failure();
-    recordF64Mma(kernel, problem, *config, arch);
     markSimt(kernel, problem);
     kernel->removeAttr(plan::kNarrowVariantAttr);
     kernel->removeAttr(plan::kTallVariantAttr);
@@ -783,6 +809,7 @@ struct ChooseDefaultsPass : sketch::impl::ChooseDefaultsBase<ChooseDefaultsPass>
       chooseNarrowVariant(kernel, *config, arch, false);
       chooseTallVariant(kernel, *config, arch, problem);
     }
+    recordF64Mma(kernel, problem, *config, arch);
     Builder b(kernel.getContext());
     kernel.setTileMAttr(b.getI64IntegerAttr(config->values[kBM]));
     kernel.setTileNAttr(b.getI64IntegerAttr(config->values[kBN]));

@@ -1,5 +1,6 @@
 //===- SimtTile.cpp - the f32 SIMT block and its rules --------------------===//
 #include "lib/Passes/SimtTile.h"
+#include "lib/Passes/BackendPlan.h"
 
 #include <algorithm>
 #include <tuple>
@@ -194,6 +195,29 @@ std::optional<SimtTile> f64TensorCoreTile(const SimtTile &tile) {
       best = mma;
   }
   return best;
+}
+
+SimtTile simtTileForTarget(const SimtTile &tile, llvm::StringRef arch) {
+  if (!plan::hasF64TensorCoreMma(arch))
+    return tile;
+  return f64TensorCoreTile(tile).value_or(tile);
+}
+
+std::optional<SimtTile> deriveSimtConvTile(int64_t pixels, int64_t channels, int64_t depth,
+                                           int64_t warps, int64_t stages, bool nhwc,
+                                           bool convertingLoads, llvm::StringRef arch,
+                                           std::string &broken) {
+  auto tile = deriveSimtTile(nhwc ? pixels : channels, nhwc ? channels : pixels, depth, warps,
+                             stages, plan::smemLimitBytes(arch), broken, /*im2col=*/!nhwc);
+  if (!tile)
+    return std::nullopt;
+  // The nhwc loader splits each chunk's pixel and (r, s, c) at every k-tile; the 16-bit
+  // loaders convert: at the default tile's 128 registers (two blocks an SM) ptxas spilled
+  // 12-60 bytes. An f32 input with a 16-bit output: the narrow 64 x 128 kernel spilled 4
+  // bytes at 128 registers (four blocks an SM).
+  if (convertingLoads)
+    tile->loaderRegisters = kConvLoaderRegisters;
+  return simtTileForTarget(*tile, arch);
 }
 
 int64_t defaultSimtWarps(int64_t rows, int64_t cols, int64_t depth, int64_t stages,

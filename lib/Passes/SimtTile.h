@@ -11,6 +11,8 @@
 #ifndef SKETCH_PASSES_SIMTTILE_H
 #define SKETCH_PASSES_SIMTTILE_H
 
+#include "llvm/ADT/StringRef.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -104,6 +106,25 @@ std::optional<SimtTile> deriveSimtTile(int64_t rows, int64_t cols, int64_t depth
 /// (the CUDA cores run it). H200, 4096^3: 64 x 64 x 16 with 2 warps 1.04x cuBLAS SGEMM,
 /// the CUDA cores' best 0.93x (bench/labs/sgemm_dmma).
 std::optional<SimtTile> f64TensorCoreTile(const SimtTile &tile);
+
+/// `tile` as `arch` runs it: on the f64 tensor cores where the target has them
+/// (plan::hasF64TensorCoreMma) and f64TensorCoreTile gives a grid, else as it is.
+SimtTile simtTileForTarget(const SimtTile &tile, llvm::StringRef arch);
+
+/// Registers the nhwc im2col loader, the 16-bit nchw loaders (element loads converted to
+/// f32) and a 16-bit output's stores (f32 converted and packed) need beyond a plain
+/// copy's (SimtTile::loaderRegisters).
+constexpr int64_t kConvLoaderRegisters = 8;
+
+/// An implicit-GEMM convolution's SIMT tile of `pixels` (BM) x `channels` (BN) x `depth`
+/// by deriveSimtTile's rules: nchw rows are the channels, columns the pixels, and rule 6
+/// holds for its input loader; nhwc rows are the pixels (the im2col operand dealt like a
+/// row-major A). `convertingLoads` (nhwc, or a 16-bit input or output) adds
+/// kConvLoaderRegisters. Then as `arch` runs it (simtTileForTarget).
+std::optional<SimtTile> deriveSimtConvTile(int64_t pixels, int64_t channels, int64_t depth,
+                                           int64_t warps, int64_t stages, bool nhwc,
+                                           bool convertingLoads, llvm::StringRef arch,
+                                           std::string &broken);
 
 /// `split_k auto`'s tile for small grids beside an f32 GEMM's `tile`: min(rows, 64) x
 /// min(cols, 64), 8 x 8 accumulators a thread, the same depth; none where that is `tile`
