@@ -103,9 +103,11 @@ def full_read_cases(name):
 
 def conv_cases(name, layers=None, batch=BATCH):
     """bench_conv.py's layers (or `layers`: (C, H = W, K, R = S, stride, pad) each) at `batch`:
-    f16 / bf16 kernels nhwc, f32 ones nchw (as bench_conv_defaults.sketch has them)."""
-    dtype = DTYPES[name.split("_")[1]]
-    nchw = dtype == torch.float32
+    f16 / bf16 kernels nhwc, f32 ones nchw, f32nhwc ones nhwc (as bench_conv_defaults.sketch
+    has them)."""
+    element = name.split("_")[1]
+    dtype = DTYPES[element.removesuffix("nhwc")]
+    nchw = element == "f32"
     window = name.split("_")[2]  # s1p1, s1p0, s2p1
     for c, hw, k, r, stride, pad in layers or LAYERS:
         if f"s{stride}p{pad}" != window:

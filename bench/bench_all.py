@@ -150,7 +150,7 @@ def conv_group(table):
     table.run("conv", 4 * 3 * 4095 * 4095,
               lambda rows, detail: bench_conv.sgemm_case(rows, detail, n=4095))
     n = bench_conv.BATCH
-    for dtype_name, elem in [("f16", 2), ("bf16", 2), ("f32", 4)]:
+    for dtype_name, elem in [("f16", 2), ("bf16", 2), ("f32", 4), ("f32nhwc", 4)]:
         for layer in bench_conv.LAYERS:
             c, hw, k, r, stride, pad = layer
             p = (hw + 2 * pad - r) // stride + 1
