@@ -244,18 +244,12 @@ private:
                          " bytes of shared memory)"))
           indent(1) << "# " << line << "\n";
     }
-    auto f64Mma = plan::variantTile(kernel, plan::kF64MmaAttr, 2);
-    if (f64Mma && kernel->hasAttr(plan::kSmemBytesAttr)) {
-      bool conv = false;
-      kernel.walk([&](Conv2dOp) { conv = true; });
-      std::string grid = std::to_string((*f64Mma)[0]) + (conv ? " along the pixels" : "") +
-                         " x " + std::to_string((*f64Mma)[1]) +
-                         (conv ? " along the output channels" : "");
+    if (auto grid = describeF64Grid(kernel, plan::kF64MmaAttr);
+        grid && kernel->hasAttr(plan::kSmemBytesAttr))
       for (const std::string &line :
-           wrapComment("on the f64 tensor cores: warps " + grid +
+           wrapComment("on the f64 tensor cores: " + *grid +
                        " of m16n8k4 f64 MMAs (exact products, f64 sums, one rounding)"))
         indent(1) << "# " << line << "\n";
-    }
     if (kernel->hasAttr(plan::kKeySplitsAttr) && kernel->hasAttr(plan::kSmemBytesAttr)) {
       indent(1) << "# key splits (sm_90a): with fewer row tiles than SMs, the host shares each\n";
       indent(1) << "#   row tile's key tiles among 2, 4 or 8 blocks of a cluster (all resident\n";
@@ -268,6 +262,9 @@ private:
       const SmallVector<int64_t, 4> &v = *narrow;
       indent(1) << "# K <= " << v[1] << " output channels: the host launches tile BM = " << v[0]
                 << ", BN = " << v[1] << ", BK = " << v[2] << ", warps " << v[3] << "\n";
+      if (auto grid = describeF64Grid(kernel, plan::kNarrowF64MmaAttr))
+        for (const std::string &line : wrapComment("(on the f64 tensor cores: " + *grid + ")"))
+          indent(1) << "#   " << line << "\n";
     }
     auto tall = plan::variantTile(kernel, plan::kTallVariantAttr, 2);
     if (tall && kernel->hasAttr(plan::kSmemBytesAttr)) {
@@ -309,6 +306,18 @@ private:
       text += "; where S is 1, and for M up to " + n(Rule::narrowRows) +
               " rows, the split tile runs as a kernel of its own (no slices, no reduction)";
     return text;
+  }
+
+  /// The f64 tensor cores' warp grid the attribute `name` (plan::kF64MmaAttr,
+  /// kNarrowF64MmaAttr) holds: "warps 1 x 2", a convolution's along its pixels and channels.
+  static std::optional<std::string> describeF64Grid(KernelOp kernel, StringRef name) {
+    auto grid = plan::variantTile(kernel, name, 2);
+    if (!grid)
+      return std::nullopt;
+    bool conv = false;
+    kernel.walk([&](Conv2dOp) { conv = true; });
+    return "warps " + std::to_string((*grid)[0]) + (conv ? " along the pixels" : "") + " x " +
+           std::to_string((*grid)[1]) + (conv ? " along the output channels" : "");
   }
 
   /// An f32 GEMM's split over a cluster (plan::kSimtSplitAttr; none: no clusters).

@@ -62,6 +62,8 @@ inline constexpr int64_t kTallConvRows = 192;
 /// f64TensorCoreTile): its warp grid (I64 array: warps along M, along N), which
 /// `--emit=sketch` states.
 constexpr llvm::StringLiteral kF64MmaAttr = "sketch.f64_mma";
+/// The same for the narrow variant's tile (kNarrowVariantAttr) of an f32 convolution.
+constexpr llvm::StringLiteral kNarrowF64MmaAttr = "sketch.narrow_f64_mma";
 /// On a kernel whose GEMM or implicit-GEMM convolution runs the SIMT mainloop (an f32
 /// GEMM, an f32 convolution or an nchw one of any type; sketch-choose-defaults):
 /// sketch-plan-shared-memory plans its operand tiles as that kernel holds them

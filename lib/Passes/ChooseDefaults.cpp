@@ -480,8 +480,10 @@ bool isSimtConv(KernelOp kernel, const Problem &problem) {
   return !winograd;
 }
 
-/// A SIMT convolution's tile on `arch` (deriveSimtConvTile, as the emitter derives it).
-std::optional<SimtTile> simtConvTileOf(KernelOp kernel, const Config &config, StringRef arch) {
+/// A SIMT convolution's tile of `values` (BM, BN, BK, warps: the kernel's or its narrow
+/// variant's) on `arch` (deriveSimtConvTile, as the emitter derives it).
+std::optional<SimtTile> simtConvTileOf(KernelOp kernel, ArrayRef<int64_t> values,
+                                       int64_t stages, StringRef arch) {
   std::optional<ConvShape> shape;
   kernel.walk([&](Conv2dOp conv) {
     if (!shape)
@@ -493,36 +495,45 @@ std::optional<SimtTile> simtConvTileOf(KernelOp kernel, const Config &config, St
   bool converting = nhwc || shape->input.getElementType() != ElementType::f32 ||
                     shape->output.getElementType() != ElementType::f32;
   std::string broken;
-  return deriveSimtConvTile(config.values[kBM], config.values[kBN], config.values[kBK],
-                            config.values[kWarps], config.values[kStages], nhwc, converting,
-                            arch, broken);
+  return deriveSimtConvTile(values[0], values[1], values[2], values[3], stages, nhwc,
+                            converting, arch, broken);
 }
 
-/// An f32 GEMM or SIMT convolution whose tile multiplies on the f64 tensor cores (sm_90,
-/// f64TensorCoreTile): its warp grid as kF64MmaAttr, along M (a convolution's pixels),
-/// along N (its output channels); a function of the completed directives and the target.
-void recordF64Mma(KernelOp kernel, const Problem &problem, const Config &config,
-                  StringRef arch) {
-  kernel->removeAttr(plan::kF64MmaAttr);
-  std::optional<SimtTile> tile;
-  bool channelRows = false; // an nchw convolution's tile rows are its output channels
-  if (isSimtGemm(problem)) {
-    std::string broken;
-    tile = deriveSimtTile(config.values[kBM], config.values[kBN], config.values[kBK],
-                          config.values[kWarps], config.values[kStages],
-                          plan::smemLimitBytes(arch), broken);
-    if (tile)
-      tile = simtTileForTarget(*tile, arch);
-  } else if (isSimtConv(kernel, problem)) {
-    tile = simtConvTileOf(kernel, config, arch);
-    channelRows = !isNhwcConv(kernel);
-  }
+/// `tile`'s warp grid on the f64 tensor cores as `name`, along M (a convolution's pixels)
+/// and N (its output channels; `channelRows`: the tile's rows are those channels).
+void setF64Grid(KernelOp kernel, StringRef name, const std::optional<SimtTile> &tile,
+                bool channelRows) {
   if (!tile || !tile->onF64TensorCores())
     return;
   int64_t alongM = channelRows ? tile->mmaWarpsN : tile->mmaWarpsM;
   int64_t alongN = channelRows ? tile->mmaWarpsM : tile->mmaWarpsN;
   Builder b(kernel.getContext());
-  kernel->setAttr(plan::kF64MmaAttr, b.getI64ArrayAttr({alongM, alongN}));
+  kernel->setAttr(name, b.getI64ArrayAttr({alongM, alongN}));
+}
+
+/// An f32 GEMM or SIMT convolution whose tile multiplies on the f64 tensor cores (sm_90,
+/// f64TensorCoreTile): its warp grid as kF64MmaAttr (and the narrow variant's as
+/// kNarrowF64MmaAttr); a function of the completed directives and the target.
+void recordF64Mma(KernelOp kernel, const Problem &problem, const Config &config,
+                  StringRef arch) {
+  kernel->removeAttr(plan::kF64MmaAttr);
+  kernel->removeAttr(plan::kNarrowF64MmaAttr);
+  const int64_t *v = config.values;
+  if (isSimtGemm(problem)) {
+    std::string broken;
+    auto tile = deriveSimtTile(v[kBM], v[kBN], v[kBK], v[kWarps], v[kStages],
+                               plan::smemLimitBytes(arch), broken);
+    if (tile)
+      setF64Grid(kernel, plan::kF64MmaAttr, simtTileForTarget(*tile, arch), false);
+  } else if (isSimtConv(kernel, problem)) {
+    bool nchw = !isNhwcConv(kernel);
+    setF64Grid(kernel, plan::kF64MmaAttr,
+               simtConvTileOf(kernel, {v[kBM], v[kBN], v[kBK], v[kWarps]}, v[kStages], arch),
+               nchw);
+    if (auto narrow = plan::variantTile(kernel, plan::kNarrowVariantAttr, 4))
+      setF64Grid(kernel, plan::kNarrowF64MmaAttr,
+                 simtConvTileOf(kernel, *narrow, v[kStages], arch), nchw);
+  }
 }
 
 /// plan::kSimtAttr on a kernel whose GEMM or convolution runs the SIMT mainloop.

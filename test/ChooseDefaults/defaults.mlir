@@ -47,9 +47,9 @@ sketch.kernel @gemm_f32 {
 
 // f32 convolution: 128x128x16 with 8 warps, and the 64-channel x 256-pixel tile the host
 // launches when K <= 64; on sm_90a (the f64 tensor cores) 64 pixels x 128 channels with
-// 4 warps (2 x 2 warps of f64 MMAs), and 128 pixels x 64 channels when K <= 64.
+// 4 warps (2 x 2 warps of f64 MMAs), and 128 pixels x 64 channels when K <= 64 (4 x 1).
 // SM80: sketch.kernel @conv_f32 attributes {sketch.narrow_variant = [256, 64, 16, 8], sketch.simt, stages = 2 : i64, tile_k = 16 : i64, tile_m = 128 : i64, tile_n = 128 : i64, warps = 8 : i64}
-// SM90: sketch.kernel @conv_f32 attributes {sketch.f64_mma = [2, 2], sketch.narrow_variant = [128, 64, 16, 4], sketch.simt, stages = 2 : i64, tile_k = 16 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64}
+// SM90: sketch.kernel @conv_f32 attributes {sketch.f64_mma = [2, 2], sketch.narrow_f64_mma = [4, 1], sketch.narrow_variant = [128, 64, 16, 4], sketch.simt, stages = 2 : i64, tile_k = 16 : i64, tile_m = 64 : i64, tile_n = 128 : i64, warps = 4 : i64}
 sketch.kernel @conv_f32 {
   sketch.tensor "In" : f32 ["N", "C", "H", "W"] layout nchw
   sketch.tensor "Wei" : f32 ["K", "C", "R", "S"] layout kcrs
