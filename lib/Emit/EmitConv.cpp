@@ -53,7 +53,7 @@ struct ConvPlan : ConvGeometry {
   bool simt = false; // the CUDA-core mainloop: f32 operands, or any nchw; else tensor cores
   int64_t tileM = 128, tileN = 128, tileK = 8, warps = 8, stages = 2;
   /// The SIMT mainloop's stages: double-buffered at most.
-  int64_t simtStages() const { return std::min<int64_t>(stages, 2); }
+  int64_t simtStages() const { return sketch::simtStages(stages); }
   std::string pipeline;
   std::vector<Operation *> epilogue;
   mutable CopyOp store;

@@ -211,7 +211,7 @@ struct SimtGemmReader {
     FailureOr<TileDirectives> d = readTileDirectives(kernel);
     if (failed(d))
       return failure();
-    p.stages = std::min<int64_t>(d->stages, 2);
+    p.stages = simtStages(d->stages);
     p.smemLimit = plan::smemLimitBytes(arch);
     auto splits = kernel->getAttrOfType<DenseI64ArrayAttr>(plan::kSimtSplitAttr);
     if (splits && splits.size() == 2 && kernel.getSplitK()) {

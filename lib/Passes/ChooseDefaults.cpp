@@ -480,10 +480,12 @@ bool isSimtConv(KernelOp kernel, const Problem &problem) {
   return !winograd;
 }
 
-/// A SIMT convolution's tile of `values` (BM, BN, BK, warps: the kernel's or its narrow
-/// variant's) on `arch` (deriveSimtConvTile, as the emitter derives it).
-std::optional<SimtTile> simtConvTileOf(KernelOp kernel, ArrayRef<int64_t> values,
-                                       int64_t stages, StringRef arch) {
+/// What a SIMT convolution's tile depends on besides its values (deriveSimtConvTile):
+/// nhwc activations, and loads or stores that convert (nhwc, or a 16-bit input or output).
+struct SimtConvLoads {
+  bool nhwc = false, converting = false;
+};
+std::optional<SimtConvLoads> simtConvLoads(KernelOp kernel) {
   std::optional<ConvShape> shape;
   kernel.walk([&](Conv2dOp conv) {
     if (!shape)
@@ -492,11 +494,8 @@ std::optional<SimtTile> simtConvTileOf(KernelOp kernel, ArrayRef<int64_t> values
   if (!shape || !shape->input || !shape->output)
     return std::nullopt;
   bool nhwc = shape->input.getLayout() == Layout::nhwc;
-  bool converting = nhwc || shape->input.getElementType() != ElementType::f32 ||
-                    shape->output.getElementType() != ElementType::f32;
-  std::string broken;
-  return deriveSimtConvTile(values[0], values[1], values[2], values[3], stages, nhwc,
-                            converting, arch, broken);
+  return SimtConvLoads{nhwc, nhwc || shape->input.getElementType() != ElementType::f32 ||
+                                 shape->output.getElementType() != ElementType::f32};
 }
 
 /// `tile`'s warp grid on the f64 tensor cores as `name`, along M (a convolution's pixels)
@@ -525,14 +524,19 @@ void recordF64Mma(KernelOp kernel, const Problem &problem, const Config &config,
                                plan::smemLimitBytes(arch), broken);
     if (tile)
       setF64Grid(kernel, plan::kF64MmaAttr, simtTileForTarget(*tile, arch), false);
-  } else if (isSimtConv(kernel, problem)) {
-    bool nchw = !isNhwcConv(kernel);
-    setF64Grid(kernel, plan::kF64MmaAttr,
-               simtConvTileOf(kernel, {v[kBM], v[kBN], v[kBK], v[kWarps]}, v[kStages], arch),
-               nchw);
+  } else if (auto loads = isSimtConv(kernel, problem) ? simtConvLoads(kernel) : std::nullopt) {
+    // the kernel's tile and its narrow variant's (BM, BN, BK, warps), as the emitter
+    // derives them (simtConvTile)
+    auto grid = [&](StringRef name, ArrayRef<int64_t> values) {
+      std::string broken;
+      setF64Grid(kernel, name,
+                 deriveSimtConvTile(values[0], values[1], values[2], values[3], v[kStages],
+                                    loads->nhwc, loads->converting, arch, broken),
+                 !loads->nhwc);
+    };
+    grid(plan::kF64MmaAttr, {v[kBM], v[kBN], v[kBK], v[kWarps]});
     if (auto narrow = plan::variantTile(kernel, plan::kNarrowVariantAttr, 4))
-      setF64Grid(kernel, plan::kNarrowF64MmaAttr,
-                 simtConvTileOf(kernel, *narrow, v[kStages], arch), nchw);
+      grid(plan::kNarrowF64MmaAttr, *narrow);
   }
 }
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "lib/Passes/BackendPlan.h"
 #include "lib/Passes/Passes.h"
+#include "lib/Passes/SimtTile.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -77,7 +78,7 @@ LogicalResult pipelineKernel(KernelOp kernel) {
     if (*stages < 1 || *stages > 8)
       return kernel.emitError() << "`stages " << *stages << "` is out of range: use 1 to 8";
     // The SIMT mainloop keeps at most 2 stages (its deeper instances: docs/backend.md).
-    int64_t kept = kernel->hasAttr(plan::kSimtAttr) ? std::min<int64_t>(*stages, 2) : *stages;
+    int64_t kept = kernel->hasAttr(plan::kSimtAttr) ? simtStages(*stages) : *stages;
     if (failed(pipelineLoop(kernel, loop, kept)))
       return failure();
   }

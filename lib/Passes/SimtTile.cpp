@@ -103,7 +103,7 @@ int64_t SimtTile::minBlocksPerSm() const {
 }
 
 int64_t SimtTile::sharedBytes(int64_t stages) const {
-  return stageBytes(std::min<int64_t>(stages, 2));
+  return stageBytes(simtStages(stages));
 }
 
 int64_t SimtTile::stageBytes(int64_t stages) const {
@@ -148,7 +148,7 @@ std::string brokenResources(const SimtTile &tile, int64_t warps, int64_t stages,
            " threads can have (65536 an SM, at most 255 a thread): use a smaller tile or BK";
   if (tile.sharedBytes(stages) > smemLimit)
     return "rule 5, shared memory: the tiles need " + str(tile.sharedBytes(stages)) + " bytes (" +
-           str(std::min<int64_t>(stages, 2)) +
+           str(simtStages(stages)) +
            " stages x BK x (BM + 4 + BN + 4) floats), more than the " + str(smemLimit) +
            " a block may use on the target: use a smaller tile or 1 stage";
   return "";

@@ -138,6 +138,10 @@ std::optional<SimtTile> simtSmallGridTile(const SimtTile &tile, int64_t stages,
 /// reduction indices, so the threads are a multiple of the pixel columns and
 /// divide the input tile's 4-index chunks evenly.
 
+/// The stages the SIMT mainloop's shared tiles keep of `stages` (the directive's): 1 or
+/// double-buffered (2); the pipelined instances' deeper tiles are kSimtPipelinedStages.
+inline int64_t simtStages(int64_t stages) { return stages < 2 ? stages : 2; }
+
 /// The stages of the pipelined SIMT mainloop (simt.cuh's mainloop_pipelined), which the
 /// instances whose every copy is a cp.async run.
 constexpr int64_t kSimtPipelinedStages = 3;
