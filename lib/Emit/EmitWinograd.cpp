@@ -38,9 +38,9 @@ std::string kernelName(const WinogradConvSpec &spec, const WinogradBlock &b) {
 /// The main loop: copies of step s + 1 in flight (cp.async into the raw buffers)
 /// while the warps multiply step s's components.
 void emitMainLoop(CudaWriter &w, bool nhwc) {
-  w.line(std::string("sketch::winograd::WinogradCopies<M, BT, BK, BC, LDU, THREADS, ") +
-         (nhwc ? "true" : "false") + ", kVecFilters> copies(x_in, w_in, shape, wshape, tile0, k0);" +
-         (nhwc ? "  // nhwc / krsc" : ""));
+  w.line(std::string("using Copies = sketch::winograd::WinogradCopies<M, BT, BK, BC, LDU, LDV, THREADS, ") +
+         (nhwc ? "true" : "false") + ", kVecFilters>;" + (nhwc ? "  // nhwc / krsc" : ""));
+  w.line("const Copies copies(x_in, w_in, shape, wshape, tile0, k0);");
   w.line("const int steps = (shape.c + BC - 1) / BC;");
   w.line("copies.copy(0, xr, wr);");
   w.line("sketch::cp_async_commit();");
@@ -59,14 +59,15 @@ void emitMainLoop(CudaWriter &w, bool nhwc) {
   w.line("#pragma unroll");
   w.open("for (int q = 0; q < PER_WARP; ++q)");
   w.line("const float *us = &u[cur][warp * PER_WARP + q][c][ty * 4];");
-  w.line("const float *vs = &v[cur][warp * PER_WARP + q][c][tx * 4];");
+  w.line("const float *vs = v[cur][warp * PER_WARP + q][c];");
   w.line("float a[TM], b[TN];");
   w.line("#pragma unroll");
   w.line("for (int i = 0; i < TM; i += 4)  // channel pieces 32 apart");
   w.line("  *reinterpret_cast<float4 *>(&a[i]) = *reinterpret_cast<const float4 *>(us + i * 8);");
   w.line("#pragma unroll");
-  w.line("for (int j = 0; j < TN; j += 4)  // tile pieces 16 apart");
-  w.line("  *reinterpret_cast<float4 *>(&b[j]) = *reinterpret_cast<const float4 *>(vs + j * 4);");
+  w.line("for (int j = 0; j < TN; j += 4)  // tile pieces 16 apart, at V's columns of them");
+  w.line("  *reinterpret_cast<float4 *>(&b[j]) =");
+  w.line("      *reinterpret_cast<const float4 *>(vs + Copies::v_column(c, tx * 4 + j * 4));");
   w.line("#pragma unroll");
   w.line("for (int i = 0; i < TM; ++i)");
   w.line("  #pragma unroll");
@@ -105,7 +106,10 @@ void emitEpilogue(CudaWriter &w, const WinogradConvSpec &spec) {
   w.line("                    acc[q][i][piece * 4 + 3]);");
   w.line("__syncthreads();");
   w.open("for (int pair = threadIdx.x; pair < BK * 16; pair += THREADS)");
-  w.line("const int kk = pair / 16, t = pair % 16;");
+  if (spec.nhwc)
+    w.comment("a warp: 8 channels x 4 tiles, 32-byte stores (and E's reads in distinct banks)");
+  w.line(spec.nhwc ? "const int kk = pair % 8 + pair / 32 % (BK / 8) * 8, t = pair / 8 % 4 + pair / (4 * BK) * 4;"
+                   : "const int kk = pair / 16, t = pair % 16;");
   w.line("const int channel = k0 + kk, tile = tile0 + piece * 16 + t;");
   w.line("if (channel >= shape.k || tile >= wshape.tiles)");
   w.line("  continue;");
@@ -170,18 +174,18 @@ void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec, const Winog
   w.line("constexpr int THREADS = " + str(b.threads()) + ", PER_WARP = " +
          str(b.componentsPerWarp()) + ";  // components a warp");
   w.line("constexpr int TM = BK / 8, TN = BT / 4;  // a thread's channels x tiles of each component");
-  w.line("constexpr int LDU = " + str(b.ldU()) + ", LDE = " + str(WinogradBlock::ldE) +
-         ";  // padded rows of U and of the exchange buffer");
-  w.comment("shared memory: U[2][A * A][BC][LDU] transformed filters, V[2][A * A][BC][BT]");
+  w.line("constexpr int LDU = " + str(b.ldU()) + ", LDV = " + str(b.ldV()) + ", LDE = " +
+         str(WinogradBlock::ldE) + ";  // rows of U, V and the exchange buffer");
+  w.comment("shared memory: U[2][A * A][BC][LDU] transformed filters, V[2][A * A][BC][LDV]");
   w.comment("transformed patches (two stages each), the raw copies of one step XR[A * A][BT * BC]");
   w.comment("and WR (9 x BK * BC floats); after the loop E[A * A][BK][LDE] over U and V");
-  w.line("static_assert(A * A * BK * LDE <= 2 * A * A * BC * (LDU + BT), \"E fits over U and V\");");
+  w.line("static_assert(A * A * BK * LDE <= 2 * A * A * BC * (LDU + LDV), \"E fits over U and V\");");
   w.line("extern __shared__ __align__(128) unsigned char smem[];");
   w.line("float *const smem_f = reinterpret_cast<float *>(smem);");
   w.line("auto u = reinterpret_cast<float (*)[A * A][BC][LDU]>(smem_f);");
-  w.line("auto v = reinterpret_cast<float (*)[A * A][BC][BT]>(smem_f + 2 * A * A * BC * LDU);");
-  w.line("auto xr = reinterpret_cast<float (*)[BT * BC]>(smem_f + 2 * A * A * BC * (LDU + BT));");
-  w.line("auto wr = reinterpret_cast<float (*)[BK * BC]>(smem_f + 2 * A * A * BC * (LDU + BT) + "
+  w.line("auto v = reinterpret_cast<float (*)[A * A][BC][LDV]>(smem_f + 2 * A * A * BC * LDU);");
+  w.line("auto xr = reinterpret_cast<float (*)[BT * BC]>(smem_f + 2 * A * A * BC * (LDU + LDV));");
+  w.line("auto wr = reinterpret_cast<float (*)[BK * BC]>(smem_f + 2 * A * A * BC * (LDU + LDV) + "
          "A * A * BT * BC);");
   spec.derivedSizes();
   w.line("const float *const x_in = " + spec.x + ";");

@@ -514,9 +514,10 @@ SmallVector<CopyOp> findResultStores(KernelOp kernel) {
   return stores;
 }
 
-WinogradBlock WinogradBlock::forOutputTile(int64_t m) {
+WinogradBlock WinogradBlock::forOutputTile(int64_t m, bool nhwc) {
   WinogradBlock block;
   block.m = m;
+  block.nhwc = nhwc;
   if (m == 2) // 16 components: a warp each, 32 tiles x 64 channels (8 x 8 a thread)
     block.tiles = 32, block.warps = 16;
   return block;
@@ -524,7 +525,12 @@ WinogradBlock WinogradBlock::forOutputTile(int64_t m) {
 
 WinogradBlock winogradBlockOf(Conv2dOp conv) {
   auto algorithm = conv->getAttrOfType<StringAttr>(kConvAlgorithmAttr);
-  return WinogradBlock::forOutputTile(algorithm ? winogradOutputTile(algorithm.getValue()) : 4);
+  bool nhwc = false;
+  if (auto kernel = conv->getParentOfType<KernelOp>())
+    if (auto shape = convShape(kernel, conv); shape && shape->input)
+      nhwc = shape->input.getLayout() == Layout::nhwc;
+  return WinogradBlock::forOutputTile(algorithm ? winogradOutputTile(algorithm.getValue()) : 4,
+                                      nhwc);
 }
 
 int64_t winogradOutputTile(llvm::StringRef algorithm) {

@@ -361,20 +361,27 @@ std::vector<std::string> tensorDims(KernelOp kernel, llvm::StringRef name);
 /// channels / 8 x tiles / 4 outputs of each (the warp 8 x 4 threads).
 struct WinogradBlock {
   int64_t m = 4, tiles = 16, channels = 64, depth = 8, warps = 12;
+  bool nhwc = false; // nhwc activations: a warp's transforms store 8 channels x 4 tiles
   /// The block for tiles of m x m outputs (2 or 4).
-  static WinogradBlock forOutputTile(int64_t m);
+  static WinogradBlock forOutputTile(int64_t m, bool nhwc);
   int64_t alpha() const { return m + 2; }
   int64_t components() const { return alpha() * alpha(); }
   int64_t threads() const { return 32 * warps; }
   int64_t componentsPerWarp() const { return components() / warps; }
   /// Padded rows of U (the transposed filter stores hit every bank).
   int64_t ldU() const { return channels + 4; }
+  /// Rows of V. nhwc: a warp's transforms store 8 channel rows x 4 tiles, and winograd.cuh's
+  /// v_column swizzles rows that start at the same bank; rows of 32 tiles are padded to 40
+  /// (4 bank offsets, so a swizzle of one bit: the readers keep 2 addresses, not 4; without
+  /// padding, or at 36 or 44, ptxas spilled 24 bytes of the 128-register F(2x2) kernel on
+  /// sm_80). 16 tiles: no padding (F(4x4) fills the shared memory).
+  int64_t ldV() const { return nhwc && tiles % 32 == 0 ? tiles + 8 : tiles; }
   /// The epilogue exchanges the components of 16 tiles at a time, rows padded to 20.
   static constexpr int64_t epilogueTiles = 16, ldE = epilogueTiles + 4;
   /// Floats of shared memory: U and V twice (double-buffered), the raw copies of one
   /// step (patches, filters); the epilogue's exchange buffer reuses U and V.
   int64_t smemFloats() const {
-    return 2 * components() * depth * (ldU() + tiles) + components() * tiles * depth +
+    return 2 * components() * depth * (ldU() + ldV()) + components() * tiles * depth +
            9 * channels * depth;
   }
   int64_t smemBytes() const { return 4 * smemFloats(); }

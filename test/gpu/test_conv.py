@@ -73,6 +73,7 @@ EPILOGUES = {
     "cv_nhwc_wino_s1p2_residual": lambda y, t, s, nhwc: relu(y + t["Res"]),
     "cv_nchw_wino2x2_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_wino2x2_s1p2_residual": lambda y, t, s, nhwc: y + t["Res"],
+    "cv_nhwc_wino2x2_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
 }
 
 
@@ -496,7 +497,8 @@ def check_rejections(name, window_too_large, what):
 
 
 # Winograd F(4x4, 3x3) (cv_nchw_wino_*, nhwc: cv_nhwc_wino_*) and F(2x2, 3x3)
-# (cv_nchw_wino2x2_*): the sketches' filters are literally 3x3 (R, S below are ignored).
+# (cv_nchw_wino2x2_*, cv_nhwc_wino2x2_*): the sketches' filters are literally 3x3 (R, S
+# below are ignored).
 WINOGRAD = lambda: sorted(n for n in kernels()  # noqa: E731
                           if n.startswith(("cv_nchw_wino", "cv_nhwc_wino")))
 # N = 1, C = 1 or 3, odd and tiny H, W (partial 4x4 and 2x2 tiles, 1x1 images), prime C
@@ -523,8 +525,8 @@ def test_winograd_resnet50_layers():
 
 
 def test_winograd_misaligned_base_pointers():
-    sweep(["cv_nchw_wino_s1p1", "cv_nchw_wino_s1p2_residual"], [(2, 64, 15, 15, 72, 3, 3)],
-          misalign=True)
+    sweep(["cv_nchw_wino_s1p1", "cv_nchw_wino_s1p2_residual", "cv_nhwc_wino_s1p1_bias_relu",
+           "cv_nhwc_wino2x2_s1p1_bias_relu"], [(2, 64, 15, 15, 72, 3, 3)], misalign=True)
 
 
 def test_winograd_rejects_bad_arguments():

@@ -13,7 +13,7 @@
 //   TileCoord(shape, tile, m)                    a tile's image and first output
 //   Transforms<m>                                the 1-D transforms B^T, G, A^T
 //   Transforms2d<m>::input / filter / output     V = B^T d B, U = G g G^T, Y = A^T M A
-//   WinogradCopies<m, BT, BK, BC, LDU, THREADS, NHWC, VEC_FILTERS>
+//   WinogradCopies<m, BT, BK, BC, LDU, LDV, THREADS, NHWC, VEC_FILTERS>
 //                                                a block's copies of one channel step:
 //       cp.async of the patches (4 bytes) and filters (4 bytes, or 16 for quads of
 //       filters) into raw shared buffers, then the transforms into the component
@@ -200,7 +200,9 @@ struct Transforms2d {
 };
 
 /// The copies of one channel step of a block: BT * BC input patches (patch p: tile
-/// tile0 + p % BT, channel c0 + p / BT) and the BK * BC 3x3 filters, dealt to THREADS
+/// tile0 + p % BT, channel c0 + p / BT; nhwc: channel c0 + p % BC, tile tile0 + p / BC,
+/// so that a warp's 4-byte loads take 8 channels of 4 pixels, a 32-byte sector each)
+/// and the BK * BC 3x3 filters, dealt to THREADS
 /// threads as units u = threadIdx.x + r * THREADS (patches first). A filter unit is one
 /// filter (output channel k0 + f / BC, input channel c0 + f % BC), or with VEC_FILTERS
 /// four (output channel k0 + q / (BC / 4), input channels c0 + q % (BC / 4) * 4 ..
@@ -210,9 +212,10 @@ struct Transforms2d {
 /// last tile) into the raw buffers XR[A * A][BT * BC] and WR (9 x BK * BC floats:
 /// [9][BK * BC], or a quad's 36 floats after another); `transform` reads back the same
 /// thread's units (no barrier between them: wait for the thread's own copies) and stores
-/// V[A * A][BC][BT] and U[A * A][BC][LDU], the Winograd components.
-/// NHWC: X is nhwc and W krsc (else nchw and kcrs); only the strides differ.
-template <int M, int BT, int BK, int BC, int LDU, int THREADS, bool NHWC = false,
+/// V[A * A][BC][LDV] and U[A * A][BC][LDU], the Winograd components; tile t of channel
+/// c is V's column v_column(c, t).
+/// NHWC: X is nhwc and W krsc (else nchw and kcrs): the strides and the patches' order.
+template <int M, int BT, int BK, int BC, int LDU, int LDV, int THREADS, bool NHWC = false,
           bool VEC_FILTERS = false>
 struct WinogradCopies {
   static constexpr int A = M + 2, NP = BT * BC, NF = BK * BC;
@@ -220,13 +223,43 @@ struct WinogradCopies {
   static constexpr int UNITS = NP + NF / PER_UNIT;
   static constexpr int ROUNDS = (UNITS + THREADS - 1) / THREADS;
   static_assert(!VEC_FILTERS || BC % 4 == 0, "filter quads of 4 input channels");
+  static_assert(!NHWC || (BT % 4 == 0 && (BT & (BT - 1)) == 0 && LDV % 4 == 0),
+                "V's swizzled groups of 4 tiles");
+
+  /// Patch unit u's channel within the step and tile within the block.
+  __device__ __forceinline__ static int patch_channel(int u) { return NHWC ? u % BC : u / BT; }
+  __device__ __forceinline__ static int patch_tile(int u) { return NHWC ? u / BC : u % BT; }
+  /// Unit u's (first) input channel within the step: a patch's, or a filter (quad)'s.
+  __device__ __forceinline__ static int unit_channel(int u) {
+    if (u < NP)
+      return patch_channel(u);
+    return VEC_FILTERS ? (u - NP) % (BC / 4) * 4 : (u - NP) % BC;
+  }
+
+  /// V's column of tile t in channel row c. nhwc: a warp's transform stores 8 channels x 4
+  /// tiles; where rows of LDV floats start at fewer than 8 bank offsets, tile group t / 4
+  /// is XORed with a function of c that sends the 8 rows to distinct banks (the readers'
+  /// float4 of 4 tiles stays whole). nchw: t.
+  __device__ __forceinline__ static constexpr int v_column(int c, int t) {
+    if constexpr (!NHWC) {
+      return t;
+    } else {
+      // rows at distinct bank offsets: 32 / gcd(LDV, 32)
+      constexpr int rows_a_bank_cycle = LDV % 32 == 0 ? 1 : LDV % 16 == 0 ? 2 : LDV % 8 == 0 ? 4 : 8;
+      constexpr int groups = BT / 4 < 8 / rows_a_bank_cycle ? BT / 4 : 8 / rows_a_bank_cycle;
+      const int swizzle = groups > 1 ? c / rows_a_bank_cycle % groups : 0;
+      // the XOR of the group's low and high bits apart: the readers' group is
+      // tx + 4 * piece (tx < 4), so the low part takes 4 values a thread, not 4 a piece
+      const int group = t / 4;
+      return (((group & ~3) ^ (swizzle & ~3)) | ((group & 3) ^ (swizzle & 3))) * 4 + t % 4;
+    }
+  }
   const float *x, *w;
   int channels;
   int x_channel, x_row, x_col; // element strides of X between channels, rows, columns
   int w_channel, w_tap;        // element strides of W between input channels, filter taps
   int offset[ROUNDS];     // a patch's element (image, channel, h0, w0), a filter's (k, c, 0, 0)
   unsigned mask[ROUNDS];  // patch: rows in the image (bits 0..A-1), columns (bits 8..); filter: k live
-  int chan[ROUNDS];       // the unit's (first) input channel within the step
 
   __device__ WinogradCopies(const float *x_, const float *w_, const ConvShape &cs,
                             const WinogradShape &ws, int tile0, int k0)
@@ -241,10 +274,9 @@ struct WinogradCopies {
       const int u = int(threadIdx.x) + r * THREADS;
       offset[r] = 0;
       mask[r] = 0;
-      chan[r] = 0;
       if (u < NP) {
-        chan[r] = u / BT;
-        const int tile = tile0 + u % BT;
+        const int chan = patch_channel(u);
+        const int tile = tile0 + patch_tile(u);
         if (tile >= ws.tiles)
           continue;
         const TileCoord tc(ws, tile, M);
@@ -256,15 +288,14 @@ struct WinogradCopies {
           if (w0 + i >= 0 && w0 + i < cs.w)
             mask[r] |= 1u << (8 + i);
         }
-        offset[r] = NHWC ? ((tc.image * cs.h + h0) * cs.w + w0) * cs.c + chan[r]
-                         : (tc.image * cs.c + chan[r]) * x_channel + h0 * cs.w + w0;
+        offset[r] = NHWC ? ((tc.image * cs.h + h0) * cs.w + w0) * cs.c + chan
+                         : (tc.image * cs.c + chan) * x_channel + h0 * cs.w + w0;
       } else if (u < UNITS) {
         const int f = (u - NP) * PER_UNIT; // the unit's first filter, as without quads
         const int k = VEC_FILTERS ? (u - NP) / (BC / 4) : f / BC;
-        chan[r] = VEC_FILTERS ? (u - NP) % (BC / 4) * 4 : f % BC;
         if (k0 + k < cs.k) {
           mask[r] = 1;
-          offset[r] = (k0 + k) * cs.c * 9 + chan[r] * w_channel;
+          offset[r] = (k0 + k) * cs.c * 9 + unit_channel(u) * w_channel;
         }
       }
     }
@@ -275,7 +306,7 @@ struct WinogradCopies {
 #pragma unroll
     for (int r = 0; r < ROUNDS; ++r) {
       const int u = int(threadIdx.x) + r * THREADS;
-      const bool live = c0 + chan[r] < channels;
+      const bool live = c0 + unit_channel(u) < channels;
       if (u < NP) {
         const float *p = x + (offset[r] + c0 * x_channel);
 #pragma unroll
@@ -305,7 +336,7 @@ struct WinogradCopies {
 
   /// Raw -> components: V[xi][channel][tile] and U[xi][channel][k] of this thread's units.
   __device__ __forceinline__ void transform(const float (*xr)[NP], const float (*wr)[NF],
-                                            float (*v)[BC][BT], float (*u_out)[BC][LDU]) const {
+                                            float (*v)[BC][LDV], float (*u_out)[BC][LDU]) const {
 #pragma unroll
     for (int r = 0; r < ROUNDS; ++r) {
       const int u = int(threadIdx.x) + r * THREADS;
@@ -319,7 +350,7 @@ struct WinogradCopies {
         Transforms2d<M>::input(d, t);
 #pragma unroll
         for (int xi = 0; xi < A * A; ++xi)
-          v[xi][u / BT][u % BT] = t[xi];
+          v[xi][patch_channel(u)][v_column(patch_channel(u), patch_tile(u))] = t[xi];
       } else if (u < UNITS) {
         if constexpr (VEC_FILTERS) {
           const float *quad = &wr[0][0] + (u - NP) * 36;
@@ -346,7 +377,7 @@ struct WinogradCopies {
             Transforms2d<M>::filter(g, t);
 #pragma unroll
             for (int xi = 0; xi < A * A; ++xi)
-              u_out[xi][chan[r] + i][k] = t[xi];
+              u_out[xi][unit_channel(u) + i][k] = t[xi];
           }
         } else {
           const int f = u - NP;
