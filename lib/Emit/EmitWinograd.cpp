@@ -14,7 +14,7 @@
 //       the image, C, K)
 //     warp w: M[xi] (BK x BT) += U[xi]^T V[xi] for its components xi
 //     each thread transforms the patches and filters it copied into the other
-//       stage of V[xi][BC][BT] and U[xi][BC][LDU]
+//       stage of V[xi][BC][LDV] (nhwc: columns swizzled, v_column) and U[xi][BC][LDU]
 //   epilogue, 16 tiles at a time: M through shared memory so that a thread holds
 //     all components of a (channel, tile) pair; Y = A^T M A; the fused statements
 //     per output element; guarded stores (P, Q that m does not divide).
