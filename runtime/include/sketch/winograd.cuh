@@ -248,8 +248,8 @@ struct WinogradCopies {
       constexpr int rows_a_bank_cycle = LDV % 32 == 0 ? 1 : LDV % 16 == 0 ? 2 : LDV % 8 == 0 ? 4 : 8;
       constexpr int groups = BT / 4 < 8 / rows_a_bank_cycle ? BT / 4 : 8 / rows_a_bank_cycle;
       const int swizzle = groups > 1 ? c / rows_a_bank_cycle % groups : 0;
-      // the XOR of the group's low and high bits apart: the readers' group is
-      // tx + 4 * piece (tx < 4), so the low part takes 4 values a thread, not 4 a piece
+      // (group ^ swizzle, written as its low 2 bits and the rest apart: the readers' group
+      // is tx + 4 * piece with tx < 4; the form measured in bench/labs/winograd_nhwc_order)
       const int group = t / 4;
       return (((group & ~3) ^ (swizzle & ~3)) | ((group & 3) ^ (swizzle & 3))) * 4 + t % 4;
     }
