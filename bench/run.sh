@@ -20,10 +20,11 @@ run_ceiling() {
   "$build/mma_sync_ceiling" | tee "${OUT:-$build}/ceiling.md"
 }
 if [ "${1:-}" = "--ceiling" ]; then run_ceiling; exit; fi
+# the Python package's sketchc (the decoder layer, ResNet-50, the call's host time): .gen/bin, carried
+[ -x "$root/.gen/bin/sketchc" ] && export SKETCHC=$root/.gen/bin/sketchc
 # --all: the Llama layer's and ResNet-50's sketch.compile builds (nvcc, about a minute on a
 # fresh machine) run on the CPU beside the library build and bench_all.py, into sketch's cache
 prebuild_examples() {
-  [ -x "$root/.gen/bin/sketchc" ] && export SKETCHC=$root/.gen/bin/sketchc
   PYTHONPATH="$root/python:$root/examples/llama:$root/examples/resnet" python3 -c \
     'import sketch, sketch_llama, sketch_resnet; sketch.compile(sketch_llama.SKETCH); sketch_resnet.compile_kernels()' \
     > "$build/prebuild.log" 2>&1 || echo "== prebuild of the examples failed (they build again when run): $build/prebuild.log"
@@ -42,8 +43,7 @@ PYTHONUNBUFFERED=1 python3 "$root/bench/$main" --commit "$(cat "$gen/COMMIT" 2>/
 status=$?
 echo "== $main: done at $SECONDS s"
 if [ "$main" = bench_all.py ]; then
-  # the decoder layer, ResNet-50 and the call's host time through the Python package (sketchc: .gen/bin, carried), then the ceiling
-  [ -x "$root/.gen/bin/sketchc" ] && export SKETCHC=$root/.gen/bin/sketchc
+  # the decoder layer, ResNet-50 and the call's host time through the Python package, then the ceiling
   wait "$prebuild"
   echo "== prebuild of the examples: done at $SECONDS s"
   PYTHONUNBUFFERED=1 python3 "$root/bench/bench_llama_layer.py" --results "$root/bench/RESULTS.md" || status=1

@@ -605,9 +605,9 @@ struct ConvWriterBase {
 /// tensor cores where the target and the tile allow, as the f32 GEMM's.
 FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
   std::string broken;
-  bool converting = p.nhwc || p.x->type != ElementType::f32 || p.y->type != ElementType::f32;
+  bool f32InputAndOutput = p.x->type == ElementType::f32 && p.y->type == ElementType::f32;
   if (auto tile = deriveSimtConvTile(p.tileM, p.tileN, p.tileK, p.warps, p.simtStages(), p.nhwc,
-                                     converting, arch, broken))
+                                     f32InputAndOutput, arch, broken))
     return *tile;
   return kernel.emitError() << stringifyElementType(p.x->type) << " "
                             << (p.nhwc ? "nhwc" : "nchw") << " convolution tile BM = "

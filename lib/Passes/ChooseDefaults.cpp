@@ -481,9 +481,9 @@ bool isSimtConv(KernelOp kernel, const Problem &problem) {
 }
 
 /// What a SIMT convolution's tile depends on besides its values (deriveSimtConvTile):
-/// nhwc activations, and loads or stores that convert (nhwc, or a 16-bit input or output).
+/// nhwc activations, and whether its input and output are f32 (no converting loads).
 struct SimtConvLoads {
-  bool nhwc = false, converting = false;
+  bool nhwc = false, f32InputAndOutput = true;
 };
 std::optional<SimtConvLoads> simtConvLoads(KernelOp kernel) {
   std::optional<ConvShape> shape;
@@ -493,9 +493,9 @@ std::optional<SimtConvLoads> simtConvLoads(KernelOp kernel) {
   });
   if (!shape || !shape->input || !shape->output)
     return std::nullopt;
-  bool nhwc = shape->input.getLayout() == Layout::nhwc;
-  return SimtConvLoads{nhwc, nhwc || shape->input.getElementType() != ElementType::f32 ||
-                                 shape->output.getElementType() != ElementType::f32};
+  return SimtConvLoads{shape->input.getLayout() == Layout::nhwc,
+                       shape->input.getElementType() == ElementType::f32 &&
+                           shape->output.getElementType() == ElementType::f32};
 }
 
 /// `tile`'s warp grid on the f64 tensor cores as `name`, along M (a convolution's pixels)
@@ -531,7 +531,7 @@ void recordF64Mma(KernelOp kernel, const Problem &problem, const Config &config,
       std::string broken;
       setF64Grid(kernel, name,
                  deriveSimtConvTile(values[0], values[1], values[2], values[3], v[kStages],
-                                    loads->nhwc, loads->converting, arch, broken),
+                                    loads->nhwc, loads->f32InputAndOutput, arch, broken),
                  !loads->nhwc);
     };
     grid(plan::kF64MmaAttr, {v[kBM], v[kBN], v[kBK], v[kWarps]});

@@ -205,7 +205,7 @@ SimtTile simtTileForTarget(const SimtTile &tile, llvm::StringRef arch) {
 
 std::optional<SimtTile> deriveSimtConvTile(int64_t pixels, int64_t channels, int64_t depth,
                                            int64_t warps, int64_t stages, bool nhwc,
-                                           bool convertingLoads, llvm::StringRef arch,
+                                           bool f32InputAndOutput, llvm::StringRef arch,
                                            std::string &broken) {
   auto tile = deriveSimtTile(nhwc ? pixels : channels, nhwc ? channels : pixels, depth, warps,
                              stages, plan::smemLimitBytes(arch), broken, /*im2col=*/!nhwc);
@@ -215,7 +215,7 @@ std::optional<SimtTile> deriveSimtConvTile(int64_t pixels, int64_t channels, int
   // loaders convert: at the default tile's 128 registers (two blocks an SM) ptxas spilled
   // 12-60 bytes. An f32 input with a 16-bit output: the narrow 64 x 128 kernel spilled 4
   // bytes at 128 registers (four blocks an SM).
-  if (convertingLoads)
+  if (nhwc || !f32InputAndOutput)
     tile->loaderRegisters = kConvLoaderRegisters;
   return simtTileForTarget(*tile, arch);
 }

@@ -119,11 +119,11 @@ constexpr int64_t kConvLoaderRegisters = 8;
 /// An implicit-GEMM convolution's SIMT tile of `pixels` (BM) x `channels` (BN) x `depth`
 /// by deriveSimtTile's rules: nchw rows are the channels, columns the pixels, and rule 6
 /// holds for its input loader; nhwc rows are the pixels (the im2col operand dealt like a
-/// row-major A). `convertingLoads` (nhwc, or a 16-bit input or output) adds
-/// kConvLoaderRegisters. Then as `arch` runs it (simtTileForTarget).
+/// row-major A). Loads or stores that convert (nhwc, or not `f32InputAndOutput`: a 16-bit
+/// input or output) add kConvLoaderRegisters. Then as `arch` runs it (simtTileForTarget).
 std::optional<SimtTile> deriveSimtConvTile(int64_t pixels, int64_t channels, int64_t depth,
                                            int64_t warps, int64_t stages, bool nhwc,
-                                           bool convertingLoads, llvm::StringRef arch,
+                                           bool f32InputAndOutput, llvm::StringRef arch,
                                            std::string &broken);
 
 /// `split_k auto`'s tile for small grids beside an f32 GEMM's `tile`: min(rows, 64) x
