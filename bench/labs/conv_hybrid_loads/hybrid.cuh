@@ -2,43 +2,24 @@
 // operand comes from two engines at once: the tile's first TMA_ROWS rows as one TMA im2col
 // box (thread 0, with the filter's box), the other BM - TMA_ROWS rows by cp.async from the
 // producer warpgroup's 128 threads (16-byte chunks, arriving on the stage's full barrier
-// when they land). BM / 64 consumer warpgroups of 64 rows, as generated. Whole tiles only.
+// when they land). The consumers are the cp.async-producer lab's (lab_cp::consume in
+// ../conv_cp_async_producer/producer.cuh, pasted before this file). Whole tiles only.
 namespace lab_hy {
-
-__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
 
 template <typename T, int BM, int TMA_ROWS, int STAGES>
 __global__ void __launch_bounds__(128 + BM * 2, 1) conv(const T *__restrict__ X, const T *__restrict__ Wt, T *Y, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, const __grid_constant__ sketch::ConvShape shape, const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap y_map) {
   extern __shared__ __align__(128) unsigned char smem[];
   sketch::grid_dependency_wait();
-  constexpr int BN = 128, BK = 64, NI = BN / 8, KI = BK / 16, THREADS = BM * 2;  // consumers
-  constexpr int A_STAGE_BYTES = BM * BK * 2, B_STAGE_BYTES = BN * BK * 2;
   constexpr int CP_ROWS = (BM - TMA_ROWS) / 16;  // a producer thread's rows (one chunk each)
   static_assert((BM - TMA_ROWS) % 16 == 0 && TMA_ROWS % 8 == 0, "rows in whole passes");
-  const uint32_t smem_base = sketch::smem_addr(smem);
-  const uint32_t a_smem = (smem_base + 1023) & ~1023u;
-  const uint32_t b_smem = a_smem + STAGES * A_STAGE_BYTES;
-  const uint32_t staged_smem = b_smem + STAGES * B_STAGE_BYTES;
-  const uint32_t bars = staged_smem + BM * BN * 2;
-  const int64_t size_m = (int64_t)shape.n * shape.p * shape.q, size_n = shape.k, size_k = (int64_t)shape.c * shape.r * shape.s;
-  const int tiles_n = (int)sketch::ceil_div(size_n, BN);
-  const int tile_count = (int)sketch::ceil_div(size_m, BM) * tiles_n;
-  const int k_tiles = (int)sketch::ceil_div(size_k, BK);
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      sketch::mbarrier_init(bars + 8 * s, CP_ROWS > 0 ? 128 + 1 : 1);  // the copies, thread 0's bytes
-      sketch::mbarrier_init(bars + 8 * (STAGES + s), THREADS / 32);
-    }
-    sketch::fence_mbarrier_init();
-  }
-  __syncthreads();
+  using P = lab_cp::Plan<BM, STAGES>;
+  const P plan(smem, shape, CP_ROWS > 0 ? 128 + 1 : 1);  // the copies, thread 0's bytes
+  constexpr int BN = P::BN, BK = P::BK, A_STAGE_BYTES = P::A_STAGE_BYTES, B_STAGE_BYTES = P::B_STAGE_BYTES;
   if (threadIdx.x < 128) {
     const int pt = threadIdx.x, chunk = pt % 8;
     int k_step = 0;
-    for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
-      const int64_t m0 = (int64_t)(tile / tiles_n) * BM, n0 = (int64_t)(tile % tiles_n) * BN;
+    for (int tile = blockIdx.x; tile < plan.tile_count; tile += gridDim.x) {
+      const int64_t m0 = (int64_t)(tile / plan.tiles_n) * BM, n0 = (int64_t)(tile % plan.tiles_n) * BN;
       const int pq = shape.p * shape.q;
       const int x_n = (int)(m0 / pq), x_pq = (int)(m0 % pq);
       const int x_h = x_pq / shape.q * shape.stride_h - shape.pad_h;
@@ -48,15 +29,15 @@ __global__ void __launch_bounds__(128 + BM * 2, 1) conv(const T *__restrict__ X,
       for (int i = 0; i < CP_ROWS; ++i) win[i] = sketch::window_nhwc(shape, m0 + TMA_ROWS + pt / 8 + 16 * i);
       sketch::ReductionIndex at{chunk * 8, 0, 0};  // this thread's chunk of k-tile 0; BK divides C
       int c0 = 0, r = 0, s = 0;                    // the k-tile's tap and first channel
-      for (int kt = 0; kt < k_tiles; ++kt, ++k_step) {
-        const uint32_t full = bars + 8 * (k_step % STAGES);
+      for (int kt = 0; kt < plan.k_tiles; ++kt, ++k_step) {
+        const uint32_t full = plan.bars + 8 * (k_step % STAGES);
         if (k_step >= STAGES)
-          sketch::mbarrier_wait(bars + 8 * (STAGES + k_step % STAGES), (k_step / STAGES - 1) & 1);
-        const uint32_t dst = a_smem + (k_step % STAGES) * A_STAGE_BYTES;
+          sketch::mbarrier_wait(plan.bars + 8 * (STAGES + k_step % STAGES), (k_step / STAGES - 1) & 1);
+        const uint32_t dst = plan.a_smem + (k_step % STAGES) * A_STAGE_BYTES;
         if (pt == 0) {
           sketch::mbarrier_arrive_expect_tx(full, TMA_ROWS * BK * 2 + B_STAGE_BYTES);
           sketch::tma_load_im2col_4d(dst, &x_map, c0, x_w, x_h, x_n, (uint16_t)(s * shape.dil_w), (uint16_t)(r * shape.dil_h), full);
-          sketch::tma_load_2d(b_smem + (k_step % STAGES) * B_STAGE_BYTES, &w_map, kt * BK, (int)n0, full);
+          sketch::tma_load_2d(plan.b_smem + (k_step % STAGES) * B_STAGE_BYTES, &w_map, kt * BK, (int)n0, full);
         }
         if constexpr (CP_ROWS > 0) {
           const int k = kt * BK + chunk * 8;
@@ -66,7 +47,7 @@ __global__ void __launch_bounds__(128 + BM * 2, 1) conv(const T *__restrict__ X,
             const int row = TMA_ROWS + pt / 8 + 16 * i;
             sketch::load_im2col_nhwc_16<true>(dst + row * 128 + ((chunk ^ (row & 7)) << 4), X, shape, win[i], red, k);
           }
-          cp_async_arrive(full);
+          lab_cp::cp_async_arrive(full);
         }
         at.c += BK;  // the next k-tile's tap and channels
         if ((c0 += BK) == shape.c) {
@@ -78,59 +59,7 @@ __global__ void __launch_bounds__(128 + BM * 2, 1) conv(const T *__restrict__ X,
     }
     return;
   }
-  const int tid = (int)threadIdx.x - 128, lane = tid % 32, warp = tid / 32, wg = warp / 4;
-  const int g = lane / 4, t = lane % 4;
-  T *staged = reinterpret_cast<T *>(smem + (staged_smem - smem_base));
-  float acc[1][NI][4];
-  int k_step = 0;
-  for (int tile = blockIdx.x; tile < tile_count; tile += gridDim.x) {
-    const int64_t m0 = (int64_t)(tile / tiles_n) * BM, n0 = (int64_t)(tile % tiles_n) * BN;
-    #pragma unroll
-    for (int ni = 0; ni < NI; ++ni)
-      #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;
-    for (int kt = 0; kt < k_tiles; ++kt, ++k_step) {
-      sketch::mbarrier_wait(bars + 8 * (k_step % STAGES), (k_step / STAGES) & 1);
-      if constexpr (CP_ROWS > 0) sketch::fence_async_shared();  // the cp.async rows, for the tensor cores
-      const uint32_t a_stage = a_smem + (k_step % STAGES) * A_STAGE_BYTES;
-      const uint32_t b_stage = b_smem + (k_step % STAGES) * B_STAGE_BYTES;
-      sketch::wgmma_fence_operands(acc[0]);
-      sketch::wgmma_fence();
-      #pragma unroll
-      for (int kk = 0; kk < KI; ++kk) {
-        const uint64_t desc_a = sketch::wgmma_desc_sw128(a_stage + wg * 64 * 128 + kk * 32, 16, 1024);
-        const uint64_t desc_b = sketch::wgmma_desc_sw128(b_stage + kk * 32, 16, 1024);
-        sketch::wgmma_m64n128k16<T, 0, 0>(acc[0], desc_a, desc_b);
-      }
-      sketch::wgmma_commit();
-      sketch::wgmma_fence_operands(acc[0]);
-      sketch::wgmma_wait<1>();
-      sketch::wgmma_fence_operands(acc[0]);
-      if (kt > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));
-    }
-    sketch::wgmma_wait<0>();
-    sketch::wgmma_fence_operands(acc[0]);
-    if (k_tiles > 0) sketch::mbarrier_arrive_by_warp(bars + 8 * (STAGES + (k_step - 1) % STAGES));
-    if (tid == 0) sketch::tma_store_wait_read();
-    sketch::named_barrier_sync(1, THREADS);
-    #pragma unroll
-    for (int ni = 0; ni < NI; ++ni) {
-      #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = warp * 16 + g + h * 8, c = ni * 8 + 2 * t;
-        *reinterpret_cast<uint32_t *>(staged + sketch::Swizzle128<BM, T>::offset(r, c)) =
-            sketch::pack2<T>(acc[0][ni][2 * h], acc[0][ni][2 * h + 1]);
-      }
-    }
-    sketch::fence_async_shared();
-    sketch::named_barrier_sync(1, THREADS);
-    if (tid == 0) {
-      #pragma unroll
-      for (int b = 0; b < 2; ++b) sketch::tma_store_2d(&y_map, staged_smem + b * BM * 128, (int)n0 + b * 64, (int)m0);
-      sketch::tma_store_commit();
-    }
-  }
-  if (tid == 0) sketch::tma_store_wait_read();
+  lab_cp::consume<T, BM, STAGES, (CP_ROWS > 0)>(smem, plan, y_map);
 }
 
 // LAB_TMA_ROWS: the rows of a tile the TMA box brings (the rest by cp.async); LAB_BM128=1:
