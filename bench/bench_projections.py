@@ -2,7 +2,8 @@
 """LLM projection GEMMs: Y = X W^T (W [N, K] as nn.Linear stores it), ours vs cuBLAS.
 
 Workload (issue 16): tokens M in {1, 16, 128, 4096, 16384} times (N, K) in
-{(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336)}, f16 and bf16: 40 rows.
+{(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336)}, f16 and bf16: 40 rows; and
+Llama-3 8B's gate or up projection alone, (14336, 4096), since 2026-12-04: 50 rows.
 "Ours" is bp_<type>_default, the kernel sketchc generates with no directives (its own
 tile, and for small grids the split-K form by the host function's rule); every listed
 configuration of bench/projections (make_projection_sketches.py: single tiles, `split_k 1`, and
@@ -37,7 +38,7 @@ from bench_common import head_to_head, measure_kernel, publish, time_ms  # noqa:
 from make_projection_sketches import CONFIGS, TYPES  # noqa: E402  (not bench/gemm's make_sketches, imported by bench.py in the same process)
 
 TOKENS = [1, 16, 128, 4096, 16384]
-SHAPES = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336)]  # (N, K)
+SHAPES = [(4096, 4096), (6144, 4096), (14336, 4096), (28672, 4096), (4096, 14336)]  # (N, K)
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
 ROW_TARGET, MEAN_TARGET, DEFAULT_SLACK = 0.9, 1.0, 1.05
 

@@ -209,11 +209,14 @@ def test_narrow_kernel_rows():
     slices), ragged and aligned N, every kernel (MN-major B and A,
     batches, every epilogue form), checked; then, on sm_90a with 132 SMs, that the
     aligned ones ran the narrow kernel's TMA path (unbatched kernels: with the batch of 3,
-    some of these grids cover 3/4 of the SMs at the kernel's own tile)."""
+    some of these grids cover 3/4 of the SMs at the kernel's own tile), except at M = 129,
+    N = 4104, where the linear ones (B K-major) run 64 x 112 (111 tiles, 176 rows, against
+    99 of 64 x 128, 192)."""
     shapes = [(97, 4100, 72), (128, 8192, 200), (129, 4104, 520), (300, 6000, 1000),
               (300, 6144, 136)]
     CASES.sweep(all_kernels(), shapes)
-    assert_unbatched_ran(shapes[1:], "_narrow_kernel<true, true>")
+    assert_unbatched_ran(shapes[1:2] + shapes[3:], "_narrow_kernel<true, true>")
+    assert_unbatched_ran(shapes[2:3], "_64x112_kernel<true, true>", mn_major_b="_narrow_kernel<true, true>")
 
 
 def test_output_rows_not_whole_chunks():
@@ -237,17 +240,21 @@ def test_wave_tile_kernels():
     64 x 128, 192 rows, and 256 of 64 x 48, 2 rounds), M = 300, N = 2000 (126 against 80).
     64 x 48 (B K-major) at M <= 64, where it has as many tiles as 128 x 48: M = 16,
     N = 6144 (128 tiles, 112 rows), M = 1, N = 6000, M = 64, N = 5000 (105 tiles).
-    Where B is MN-major the narrow kernel runs in place of 128 x 48 and 64 x 48 (128 x 128:
-    256 rows). Last tile rows of 8, 1, 44 and 100 rows, ragged N; every kernel, checked;
-    then, on sm_90a with 132 SMs, which kernel ran."""
+    64 x 112 (B K-major) where N is a little under 132 x 128: M = 16, N = 14336 (128 tiles,
+    176 rows, against 112 of 64 x 128, 192), M = 1, N = 14300, M = 64, N = 14336.
+    Where B is MN-major the narrow kernel runs in place of 128 x 48, 64 x 48 and 64 x 112
+    (128 x 128: 256 rows). Last tile rows of 8, 1, 44 and 100 rows, ragged N; every kernel,
+    checked; then, on sm_90a with 132 SMs, which kernel ran."""
     wide96 = [(264, 4096, 520), (136, 6144, 1000)]
     wide48 = [(128, 6144, 1000), (300, 2000, 1000)]
     tile64x48 = [(16, 6144, 1000), (1, 6000, 264), (64, 5000, 136)]
+    tile64x112 = [(16, 14336, 264), (1, 14300, 136), (64, 14336, 72)]
     ragged = [(257, 4100, 264), (200, 6152, 72), (100, 6100, 264)]
-    CASES.sweep(all_kernels(), wide96 + wide48 + tile64x48 + ragged)
+    CASES.sweep(all_kernels(), wide96 + wide48 + tile64x48 + tile64x112 + ragged)
     assert_unbatched_ran(wide96, "_128x96_kernel<", mn_major_b="_128x128_kernel<")
     assert_unbatched_ran(wide48, "_128x48_kernel<", mn_major_b="_narrow_kernel<")
     assert_unbatched_ran(tile64x48, "_64x48_kernel<", mn_major_b="_narrow_kernel<")
+    assert_unbatched_ran(tile64x112, "_64x112_kernel<", mn_major_b="_narrow_kernel<")
 
 
 def test_wave_tile_kernels_short_k():
