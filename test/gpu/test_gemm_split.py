@@ -262,11 +262,14 @@ def test_wave_tile_kernels_short_k():
     (sanitize.sh): 128 x 48 where B is K-major at M = 100, N = 6100 (128 tiles, 176 rows,
     against 256 of 64 x 48); 64 x 48 at M = 128, N = 2056 (86 tiles, 112 rows, against 43
     of 128 x 48 and 34 of 64 x 128) and M = 7, N = 6144; 128 x 96 (128 x 128) at M = 136,
-    N = 6144; every kernel, checked."""
-    CASES.sweep(all_kernels(), [(128, 2056, 72), (100, 6100, 72), (136, 6144, 72), (7, 6144, 72)])
+    N = 6144; 64 x 112 at M = 7, N = 14344 (129 tiles, 176 rows, against 113 of 64 x 128);
+    every kernel, checked."""
+    CASES.sweep(all_kernels(), [(128, 2056, 72), (100, 6100, 72), (136, 6144, 72), (7, 6144, 72),
+                                (7, 14344, 72)])
     assert_unbatched_ran([(100, 6100, 72)], "_128x48_kernel<", mn_major_b="_narrow_kernel<")
     assert_unbatched_ran([(128, 2056, 72), (7, 6144, 72)], "_64x48_kernel<",
                          mn_major_b="_narrow_kernel<")
+    assert_unbatched_ran([(7, 14344, 72)], "_64x112_kernel<", mn_major_b="_narrow_kernel<")
 
 
 def test_tall_split_form():
