@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Emit/ConvGeometry.h"
+#include "lib/Emit/EmitGemm.h"
 #include "lib/Emit/EmitHost.h"
 #include "lib/Emit/KernelEmitters.h"
 #include "lib/Emit/WgmmaGemm.h"
@@ -365,9 +366,17 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "pq", "x_n", "x_pq", "x_h", "x_w", "k", "tap", "c0", "r", "full",
                                "a_stage", "b_stage", "kk", "desc_a", "desc_b", "e", "ni", "b",
                                "grid", "smem_bytes", "T0", "T1", "buffer", "release",
-                               "TILE_BYTES", "B1_BUFFER_BYTES", "out_t"};
+                               "TILE_BYTES", "B1_BUFFER_BYTES", "out_t",
+                               // batched kernels (emitBatchPointers, emitHost)
+                               "batch"};
 
-bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
+/// A name of kLocals, or a batch index of emitBatchIndices ("z", "bidx0", ...).
+bool isLocal(StringRef name) {
+  if (name == "z" || (name.consume_front("bidx") && !name.empty() &&
+                      llvm::all_of(name, llvm::isDigit)))
+    return true;
+  return llvm::is_contained(kLocals, name);
+}
 
 /// Where an epilogue reads its full-tile inputs: global memory (guarded), the padded
 /// shared tiles cp.async loaded, or the wgmma form's 128B-swizzled TMA tiles (those of a
@@ -471,13 +480,25 @@ private:
   std::string t0() const { return typeName(plan.a0.getElementType()); }
   std::string t1() const { return typeName(plan.b1.getElementType()); }
   bool staged() const { return plan.residency == Residency::shared; }
+  /// Leading batch dims on the stored tensor, not folded into M: blockIdx.z runs over them.
+  bool batchSlices() const { return !plan.batchDims.empty() && !plan.foldBatch; }
+  /// The rows of GEMM-I: M, or batch x M where the batch folds into M (Plan::foldBatch).
+  std::string mSize() const {
+    return plan.foldBatch ? "int64_t(" + sig.product(foldedRows()) + ")" : size(plan.m);
+  }
+  /// The batch dims and M, whose product is the folded M.
+  std::vector<std::string> foldedRows() const {
+    std::vector<std::string> dims(plan.batchDims.begin(), plan.batchDims.end());
+    dims.push_back(plan.m);
+    return dims;
+  }
 
   /// A0 and B0 through tensor-map TMA as well (sm_90; the host function chooses at run
   /// time, sketch/tma.cuh): persistent kernels whose K0 tiles and B0 tiles are whole
   /// 64-column panels (128 bytes, the SWIZZLE_128B span) and whose TMA stages, unpadded,
   /// with their mbarriers and the 1024-byte alignment, fit the plan's pipeline region.
   bool tma() const {
-    if (!plan.persistent || plan.b0KContiguous || plan.conv ||
+    if (!plan.persistent || plan.b0KContiguous || plan.conv || batchSlices() ||
         (plan.arch != "sm_90" && plan.arch != "sm_90a"))
       return false;
     if (plan.tileK0 % 64 != 0 || plan.chunkN0 % 64 != 0)
@@ -530,6 +551,21 @@ private:
       w.line(formatv("// GEMM-II: {0} ({1} x {2}) = {3} . {4} ({5} x {2})", plan.d1, plan.m,
                      plan.n1, plan.d0, plan.b1.getName(), plan.n0)
                  .str());
+    }
+    if (plan.foldBatch)
+      w.line("// Batched over (" + llvm::join(plan.batchDims, ", ") + "), " +
+             plan.b0.getName().str() + " and " + plan.b1.getName().str() +
+             " shared: the rows of every batch index are one M of " + sig.product(foldedRows()) +
+             " rows.");
+    if (batchSlices()) {
+      std::string shared;
+      for (TensorParamOp param : {plan.a0, plan.b0, plan.b1})
+        if (!plan.batchPositions.count(param.getName().str()))
+          shared += (shared.empty() ? "" : ", ") + param.getName().str();
+      w.line("// Batched over (" + llvm::join(plan.batchDims, ", ") +
+             "): one grid z-slice a batch index" +
+             (shared.empty() ? "" : "; " + shared + " shared by the batch") +
+             ". No TMA (the tensor maps have no batch coordinate): cp.async and mma.sync.");
     }
     if (staged())
       w.line(formatv("// {0} staged in shared memory: GEMM-I runs over {1} columns at a time and "
@@ -631,11 +667,43 @@ private:
   // Kernel
   //===--------------------------------------------------------------------===//
 
+  /// The kernel's parameters; a tensor with batch dims is taken as `<name>_batches` (the
+  /// whole tensor) and the kernel declares `<name>` at its block's batch.
   std::string kernelParams() const {
-    std::string params = kernelParameterList(sig, [](const ParamInfo &) { return true; });
+    KernelSignature kernelSig = sig;
+    for (ParamInfo &param : kernelSig.params)
+      if (batchSlices() && plan.batchPositions.count(param.name))
+        param.cname = batchesName(param);
+    std::string params = kernelParameterList(kernelSig, [](const ParamInfo &) { return true; });
     if (plan.conv)
       params += ", const sketch::ConvShape shape";
     return params;
+  }
+
+  /// The kernel parameter that holds a batched tensor whole: a name no parameter has.
+  std::string batchesName(const ParamInfo &param) const {
+    std::string name = param.cname + "_batches";
+    while (sig.find(name) || llvm::any_of(sig.params, [&](const ParamInfo &p) {
+             return p.cname == name;
+           }))
+      name += "_";
+    return name;
+  }
+
+  /// The block's batch indices and, for each batched tensor, its pointer at them.
+  void emitBatchPointers() {
+    if (!batchSlices())
+      return;
+    emitBatchIndices(w, sig, plan.batchDims);
+    for (const ParamInfo &param : sig.params) {
+      auto positions = plan.batchPositions.find(param.name);
+      if (positions == plan.batchPositions.end())
+        continue;
+      ParamInfo whole = param;
+      whole.cname = batchesName(param);
+      w.line(pointerType(param) + "__restrict__ " + param.cname + " = " +
+             batchOffset(sig, whole, positions->second) + ";");
+    }
   }
 
   /// The launch's arguments: the host function's, then the convolution's shape.
@@ -664,6 +732,7 @@ private:
     w.line("__global__ void __launch_bounds__(" + ns + "::kThreads, SKETCH_B2B_MIN_BLOCKS)");
     CudaWriter::Block fn(w, kernelName + "(" + params + ")");
     w.line("using namespace " + ns + ";");
+    emitBatchPointers();
     w.line("extern __shared__ __align__(128) unsigned char smem[];");
     if (tma) {
       w.comment("TMA: the pipeline region from its first 1024-byte boundary (128B-swizzled "
@@ -708,7 +777,7 @@ private:
       w.line("const int64_t k0_size = " + std::string(kConvK0Size) + "; // the first "
              "convolution's reduction (r, s, c)");
     } else {
-      w.line("const int64_t m_size = " + size(plan.m) + ";  // rows of " +
+      w.line("const int64_t m_size = " + mSize() + ";  // rows of " +
              plan.a0.getName().str());
       w.line("const int64_t k0_size = " + size(plan.k0) + "; // columns of " +
              plan.a0.getName().str());
@@ -1501,7 +1570,7 @@ private:
       w.line("const int64_t m_size = int64_t(shape.n) * shape.p * shape.q; // output pixels");
       w.line("const int64_t k0_size = " + std::string(kConvK0Size) + ";");
     } else {
-      w.line("const int64_t m_size = " + size(plan.m) + ", k0_size = " + size(plan.k0) + ";");
+      w.line("const int64_t m_size = " + mSize() + ", k0_size = " + size(plan.k0) + ";");
     }
     w.line("const int tiles = (int)sketch::ceil_div(m_size, BM);  // row tiles");
     emitWgmmaBuffers(w, b,
@@ -1808,12 +1877,19 @@ private:
       if (plan.wgmma || plan.persistent) // the tensor maps and the prefetch rule read it
         w.line("const int64_t k0_size = " + std::string(kConvK0Size) + ";");
     } else {
-      w.line("const int64_t m_size = " + size(plan.m) + ", k0_size = " + size(plan.k0) + ";");
+      w.line("const int64_t m_size = " + mSize() + ", k0_size = " + size(plan.k0) + ";");
       w.line("if (k0_size % 8 != 0) // rows of " + plan.a0.getName().str() +
              " are copied in 16-byte chunks");
       w.line("  return cudaErrorInvalidValue;");
       w.line("if (m_size == 0)");
       w.line("  return cudaSuccess;");
+      if (batchSlices()) {
+        w.line("const int64_t batch = " + sig.product(plan.batchDims) + "; // blockIdx.z");
+        w.line("if (batch == 0)");
+        w.line("  return cudaSuccess;");
+        w.line("if (batch > 65535)");
+        w.line("  return cudaErrorInvalidValue;");
+      }
       w.line("if (!sketch::all_nonnull(" + pointers + "))");
       w.line("  return cudaErrorInvalidValue;");
     }
@@ -1872,10 +1948,17 @@ private:
       w.line("    (error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, " + launched +
              ", kThreads, kSmemBytes)) != cudaSuccess)");
       w.line("  return error;");
-      w.line("if (per_sm > 0 && blocks > int64_t(per_sm) * sms)");
-      w.line("  blocks = int64_t(per_sm) * sms;");
+      if (batchSlices()) {
+        w.comment("(a share of them for each batch index)");
+        w.line("if (per_sm > 0 && blocks * batch > int64_t(per_sm) * sms)");
+        w.line("  blocks = std::max<int64_t>(int64_t(per_sm) * sms / batch, 1);");
+      } else {
+        w.line("if (per_sm > 0 && blocks > int64_t(per_sm) * sms)");
+        w.line("  blocks = int64_t(per_sm) * sms;");
+      }
     }
-    w.line(launched + "<<<dim3(unsigned(blocks)), kThreads, kSmemBytes, stream>>>(" +
+    w.line(launched + "<<<dim3(unsigned(blocks)" + (batchSlices() ? ", 1, unsigned(batch)" : "") +
+           "), kThreads, kSmemBytes, stream>>>(" +
            kernelArgs() + ");");
     w.line("return cudaGetLastError();");
   }

@@ -24,11 +24,8 @@ using namespace mlir;
 
 namespace sketch {
 
-namespace {
-
 std::string batchVar(int64_t position) { return "bidx" + str(position); }
 
-/// The offset of a tensor's batch (its leading dims, matched to the output's).
 std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
                         ArrayRef<int64_t> positions) {
   std::string offset;
@@ -39,8 +36,6 @@ std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
   }
   return offset.empty() ? param.cname : param.cname + " + " + offset;
 }
-
-} // namespace
 
 std::string gemmDimsOf(const ParamInfo &param) {
   return param.name + "[" + joined(param.dims) + "]";
@@ -79,15 +74,19 @@ void emitGemmTileOrigin(CudaWriter &w, StringRef block, StringRef groupRows) {
   w.line("const int64_t m0 = (int64_t)tile_m * BM, n0 = (int64_t)tile_n * BN;");
 }
 
-void emitGemmBatchIndices(CudaWriter &w, const GemmAnalysis &g) {
-  if (g.batchDims.empty())
+void emitBatchIndices(CudaWriter &w, const KernelSignature &sig, ArrayRef<std::string> batchDims) {
+  if (batchDims.empty())
     return;
-  w.comment("batch: blockIdx.z runs over (" + joined(g.batchDims) + ")");
+  w.comment("batch: blockIdx.z runs over (" + joined(batchDims) + ")");
   w.line("int64_t z = blockIdx.z;");
-  for (int64_t i = static_cast<int64_t>(g.batchDims.size()) - 1; i > 0; --i)
-    w.line("const int64_t " + batchVar(i) + " = z % " + g.sig.dim(g.batchDims[i]) +
-           "; z /= " + g.sig.dim(g.batchDims[i]) + ";");
+  for (int64_t i = static_cast<int64_t>(batchDims.size()) - 1; i > 0; --i)
+    w.line("const int64_t " + batchVar(i) + " = z % " + sig.dim(batchDims[i]) + "; z /= " +
+           sig.dim(batchDims[i]) + ";");
   w.line("const int64_t " + batchVar(0) + " = z;");
+}
+
+void emitGemmBatchIndices(CudaWriter &w, const GemmAnalysis &g) {
+  emitBatchIndices(w, g.sig, g.batchDims);
 }
 
 void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g, StringRef block) {

@@ -40,6 +40,17 @@ void emitGemmSizes(CudaWriter &w, const GemmAnalysis &g);
 void emitGemmTileOrigin(CudaWriter &w, llvm::StringRef block, llvm::StringRef groupRows = "8");
 void emitGemmBatchIndices(CudaWriter &w, const GemmAnalysis &g);
 
+/// Batch indices bidx0, ... of blockIdx.z over `batchDims` (none when empty); any
+/// kernel whose grid's z runs over an output's leading dims.
+void emitBatchIndices(CudaWriter &w, const KernelSignature &sig,
+                      llvm::ArrayRef<std::string> batchDims);
+/// The name of batch index `position` ("bidx0").
+std::string batchVar(int64_t position);
+/// `param` at the block's batch: its pointer plus, for each of its leading dims, that
+/// dim's batch index (bidx<position>) times the size of the dims after it.
+std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
+                        llvm::ArrayRef<int64_t> positions);
+
 /// a_src, b_src and d_dst: the operands at the block's batch index.
 void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g);
 

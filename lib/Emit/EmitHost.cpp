@@ -3,7 +3,7 @@
 
 namespace sketch {
 
-static std::string pointerType(const ParamInfo &param) {
+std::string pointerType(const ParamInfo &param) {
   return (param.written ? "" : "const ") + cTypeOf(param.type) + " *";
 }
 

@@ -21,6 +21,9 @@ namespace sketch {
 /// `extern "C" cudaError_t NAME(...)` without the trailing `;` or body.
 std::string hostPrototype(const KernelSignature &sig);
 
+/// A tensor parameter's C++ pointer type, `const` when only read: "const __half *".
+std::string pointerType(const ParamInfo &param);
+
 /// The host function's parameters without the stream: tensors, scalars, size symbols.
 std::string hostParameterList(const KernelSignature &sig);
 

@@ -71,8 +71,16 @@ SmallVector<GemmOp> gemmsOf(KernelOp kernel) {
   return gemms;
 }
 
-std::string dimOf(TensorParamOp param, unsigned index) {
-  return cast<StringAttr>(param.getDims()[index]).str();
+/// Dimension `index` (0: rows, 1: columns) of a matrix with optional leading batch dims.
+std::string matrixDim(TensorParamOp param, unsigned index) {
+  return cast<StringAttr>(param.getDims()[param.getDims().size() - 2 + index]).str();
+}
+
+std::string joinedDims(ArrayRef<std::string> dims) {
+  std::string text;
+  for (const std::string &dim : dims)
+    text += (text.empty() ? "" : ", ") + dim;
+  return text;
 }
 
 class Planner {
@@ -87,6 +95,7 @@ public:
         failed(readDirectives()) || failed(readEpilogues()) || failed(chooseResidency()) ||
         failed(layOutSharedMemory()))
       return failure();
+    plan.foldBatch = batchFolds();
     plan.wgmma = wgmmaFormOf(plan);
     return plan;
   }
@@ -242,19 +251,69 @@ private:
     return success();
   }
 
-  /// The 2-D tensor parameter `name`, checked to be an f16/bf16 operand when `operand`.
+  /// The matrix parameter `name` ([rows, cols] after the stored tensor's batch dims,
+  /// matched by plan::matchDims), checked to be an f16/bf16 operand when `operand`.
   FailureOr<TensorParamOp> matrixParam(Operation *user, StringRef name, bool operand) {
     TensorParamOp param = findTensorParam(kernel, name);
     if (!param)
       return user->emitError() << what() << ": '" << name << "' must be a tensor parameter";
-    if (param.getDims().size() != 2)
-      return user->emitError() << what() << ": '" << name
-                               << "' must be a 2-D tensor (batched b2b is not supported)";
+    auto dims = plan::tensorDims(kernel, name);
+    if (dims.size() < 2)
+      return user->emitError() << what() << ": '" << name << "[" << joinedDims(dims)
+                               << "]' must be a matrix: [rows, columns] after any batch "
+                                  "dimensions";
+    if (failed(readBatch(user, name, ArrayRef<std::string>(dims).drop_back(2))))
+      return failure();
     if (operand && !isHalfType(param.getElementType()))
       return user->emitError() << what() << ": operand '" << name << "' is "
                                << spellElementType(param.getElementType())
                                << "; the tensor-core path needs f16 or bf16 operands";
     return param;
+  }
+
+  /// Records the batch positions of `name`'s leading dims: the stored tensor's (read
+  /// first) are the batch; another tensor's must each match one of them, in order.
+  LogicalResult readBatch(Operation *user, StringRef name, ArrayRef<std::string> leading) {
+    if (leading.empty())
+      return success();
+    if (name == plan.store.getName()) {
+      plan.batchDims.assign(leading.begin(), leading.end());
+      for (int64_t i = 0; i < static_cast<int64_t>(leading.size()); ++i)
+        plan.batchPositions[name.str()].push_back(i);
+      return success();
+    }
+    auto positions = plan::matchDims(leading, plan.batchDims);
+    if (!positions)
+      return user->emitError() << what() << ": the leading dimensions of '" << name << "["
+                               << joinedDims(plan::tensorDims(kernel, name))
+                               << "]' do not match the batch dimensions of '"
+                               << plan.store.getName() << "["
+                               << joinedDims(plan::tensorDims(kernel, plan.store.getName()))
+                               << "]'";
+    plan.batchPositions[name.str()] = *positions;
+    return success();
+  }
+
+  /// Plan::foldBatch: whether the batch is one M of batch x M rows.
+  bool batchFolds() {
+    if (plan.batchDims.empty() || plan.batchPositions.count(plan.b0.getName().str()) ||
+        plan.batchPositions.count(plan.b1.getName().str()))
+      return false;
+    auto whole = [&](StringRef name) {
+      auto found = plan.batchPositions.find(name.str());
+      if (found == plan.batchPositions.end() || found->second.size() != plan.batchDims.size())
+        return false;
+      for (auto [index, position] : llvm::enumerate(found->second))
+        if (position != static_cast<int64_t>(index))
+          return false;
+      return true;
+    };
+    for (const auto *inputs : {&plan.betweenInputs, &plan.afterInputs})
+      for (const EpilogueInput &input : *inputs)
+        if (input.broadcast == Broadcast::perRow ||
+            (input.broadcast == Broadcast::full && !whole(input.name)))
+          return false;
+    return whole(plan.a0.getName()) && whole(plan.out.getName());
   }
 
   /// The compile-time value of a GEMM width, or a located error saying what must hold.
@@ -282,26 +341,28 @@ private:
     if (plan.conv)
       return readConvOperands();
     auto first = cast<GemmOp>(plan.first), second = cast<GemmOp>(plan.second);
-    auto a0 = matrixParam(first, first.getLhs(), true);
+    // The stored tensor first: its leading dims are the batch the others match.
+    auto out = matrixParam(plan.store, plan.d1, false);
+    auto a0 = failed(out) ? out : matrixParam(first, first.getLhs(), true);
     auto b0 = failed(a0) ? a0 : matrixParam(first, first.getRhs(), true);
     auto b1 = failed(b0) ? b0 : matrixParam(second, second.getRhs(), true);
-    auto out = failed(b1) ? b1 : matrixParam(plan.store, plan.d1, false);
-    if (failed(out))
+    if (failed(b1))
       return failure();
     plan.a0 = *a0, plan.b0 = *b0, plan.b1 = *b1, plan.out = *out;
     if (plan.a0.getElementType() != plan.b0.getElementType())
       return first.emitError() << what() << ": '" << plan.a0.getName() << "' and '"
                                << plan.b0.getName() << "' must have the same element type";
-    plan.m = dimOf(plan.a0, 0);
-    plan.k0 = dimOf(plan.a0, 1);
-    if (failed(readWidths(dimOf(plan.b0, plan.b0KContiguous ? 0 : 1),
-                          dimOf(plan.b1, plan.b1KContiguous ? 0 : 1))))
+    plan.m = matrixDim(plan.a0, 0);
+    plan.k0 = matrixDim(plan.a0, 1);
+    if (failed(readWidths(matrixDim(plan.b0, plan.b0KContiguous ? 0 : 1),
+                          matrixDim(plan.b1, plan.b1KContiguous ? 0 : 1))))
       return failure();
-    if (!sameExtent(dimOf(plan.out, 0), plan.m) ||
-        !sameExtent(dimOf(plan.out, 1), dimOf(plan.b1, plan.b1KContiguous ? 0 : 1)))
+    if (!sameExtent(matrixDim(plan.out, 0), plan.m) ||
+        !sameExtent(matrixDim(plan.out, 1), matrixDim(plan.b1, plan.b1KContiguous ? 0 : 1)))
       return plan.store.emitError() << what() << ": '" << plan.d1 << "' is " << plan.m
                                     << " x " << plan.n1 << " but is stored to a tensor of shape ["
-                                    << dimOf(plan.out, 0) << ", " << dimOf(plan.out, 1) << "]";
+                                    << matrixDim(plan.out, 0) << ", " << matrixDim(plan.out, 1)
+                                    << "]";
     return success();
   }
 
@@ -363,7 +424,8 @@ private:
     return success();
   }
 
-  /// How `name` (a global tensor) broadcasts over a tile of `m` x `n` columns.
+  /// How `name` (a global tensor) broadcasts over a tile of `m` x `n` columns; a matrix's
+  /// leading dims must match the batch (its batch positions are recorded).
   FailureOr<EpilogueInput> classify(Operation *op, StringRef name, StringRef tile, int64_t n) {
     TensorParamOp param = findTensorParam(kernel, name);
     auto dims = plan::tensorDims(kernel, name);
@@ -372,8 +434,15 @@ private:
       return value && *value == n;
     };
     EpilogueInput input{name.str(), param.getElementType(), Broadcast::full};
-    if (dims.size() == 2 && sameExtent(dims[0], plan.m) && sameN(dims[1]))
-      return input;
+    if (dims.size() >= 2 && sameExtent(dims[dims.size() - 2], plan.m) && sameN(dims.back())) {
+      // [rows, n] after leading dims that match the batch (shared by it without them)
+      auto positions = plan::matchDims(ArrayRef<std::string>(dims).drop_back(2), plan.batchDims);
+      if (positions) {
+        if (!positions->empty())
+          plan.batchPositions[name.str()] = *positions;
+        return input;
+      }
+    }
     if (plan.conv && dims.size() == 4 && sameN(dims[3]) && samePixels(dims))
       return input; // [N, P, Q, n] nhwc: [M, n] rows of output pixels
     if (dims.size() == 1 && sameN(dims[0])) {
@@ -384,9 +453,7 @@ private:
       input.broadcast = Broadcast::perRow;
       return input;
     }
-    std::string shape;
-    for (const std::string &dim : dims)
-      shape += (shape.empty() ? "" : ", ") + dim;
+    std::string shape = joinedDims(dims);
     if (plan.conv) {
       auto out = plan::tensorDims(kernel, plan.out.getName());
       return op->emitError() << "'" << name << "[" << shape << "]' cannot be broadcast over '"
@@ -394,9 +461,11 @@ private:
                              << out[0] << ", " << out[1] << ", " << out[2] << ", " << n
                              << "] (nhwc) or [" << n << "] (per channel)";
     }
+    std::string batch = plan.batchDims.empty() ? "" : joinedDims(plan.batchDims) + ", ";
     return op->emitError() << "'" << name << "[" << shape << "]' cannot be broadcast over '" << tile
-                           << "' (" << plan.m << " x " << n << "): use [" << plan.m << ", " << n
-                           << "], [" << n << "] (per column) or [" << plan.m << "] (per row)";
+                           << "' (" << plan.m << " x " << n << "): use [" << batch << plan.m
+                           << ", " << n << "], [" << n << "] (per column) or [" << plan.m
+                           << "] (per row)";
   }
 
   /// True when the first three of `dims` are the stored output's N, P, Q.
@@ -641,7 +710,9 @@ bool b2b::isTmaTile(const EpilogueInput &input) {
 
 std::optional<WgmmaForm> b2b::wgmmaFormOf(Plan plan) { // (op handles: not const)
   ElementType type = plan.a0.getElementType();
-  if (plan.arch != "sm_90a" || !isHalfType(type) ||
+  // Batched by grid z-slices: the tensor maps would need a batch coordinate.
+  if (plan.arch != "sm_90a" || (!plan.batchDims.empty() && !plan.foldBatch) ||
+      !isHalfType(type) ||
       plan.b0.getElementType() != type || plan.b1.getElementType() != type)
     return std::nullopt;
   // W1's chunks are K-major wgmma tiles of 64-element panels; the TMA box of W0 is N0 rows.

@@ -25,6 +25,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,17 @@ struct Plan {
   /// D1 stored after each GEMM-II column pass from a BM x chunkN1 tile (staged D0,
   /// several passes, `out` not in place of an input tile); else once, BM x N1.
   bool outPerPass = false;
+
+  /// Batched back-to-back GEMMs: the stored tensor's leading dims (one batch index a
+  /// grid z-slice), and for each global tensor with leading dims the position of each
+  /// among them (plan::matchDims); tensors without leading dims are shared by the batch.
+  std::vector<std::string> batchDims;
+  std::map<std::string, llvm::SmallVector<int64_t>> batchPositions;
+  /// Batched with B0 and B1 shared and every tensor with rows (A0, the stored one,
+  /// full epilogue inputs) carrying the whole batch in order, no per-row vector: the
+  /// rows of all batch indices are one M of batch x M rows (contiguous, row-major),
+  /// run as the unbatched kernel, wgmma form and TMA included.
+  bool foldBatch = false;
 
   std::string m, k0; ///< runtime (or literal) sizes
   int64_t n0 = 0, n1 = 0;

@@ -324,6 +324,109 @@ def test_rejects_bad_sizes():
     assert torch.isnan(t["D1"].float()).all()
 
 
+# Batched kernels: (operand, output type, N0, N1, batch dims) and, per tensor, its
+# leading dims ("all": the output's, "inner": the last of them, none: shared).
+BATCHED = {
+    "b2b_batched": dict(operand="f16", out="f16", n0=64, n1=128, batch=("Bt",),
+                        order=["A0", "B0", "B1", "bias1", "C1", "D1"]),
+    "b2b_batched_staged": dict(operand="bf16", out="f32", n0=512, n1=64, batch=("H", "Bt"),
+                               order=["A0", "B0", "B1", "rowb", "D1"]),
+    "b2b_batched_fold": dict(operand="f16", out="f16", n0=128, n1=64, batch=("H", "Bt"),
+                             order=["A0", "B0", "bias0", "B1", "C1", "D1"]),
+}
+
+
+def batched_case(name, batch, m, k0, seed):
+    """Runs one batched case; returns an error message or None."""
+    spec = BATCHED[name]
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    op, n0, n1 = DTYPES[spec["operand"]], spec["n0"], spec["n1"]
+
+    def rand(shape, dtype, scale=1.0):
+        return (torch.randn(shape, generator=gen, device="cuda") * scale).to(dtype)
+
+    b = tuple(batch)
+    t = {"A0": rand(b + (m, k0), op)}
+    if name == "b2b_batched":
+        t["B0"] = rand(b + (k0, n0), op, 1.0 / max(k0, 1) ** 0.5)
+        t["B1"] = rand((n0, n1), op, 1.0 / n0 ** 0.5)
+        t["bias1"] = rand((n1,), op)
+        t["C1"] = rand(b + (m, n1), op)
+    elif name == "b2b_batched_fold":
+        t["B0"] = rand((k0, n0), op, 1.0 / max(k0, 1) ** 0.5)
+        t["bias0"] = rand((n0,), op)
+        t["B1"] = rand((n0, n1), op, 1.0 / n0 ** 0.5)
+        t["C1"] = rand(b + (m, n1), op)
+    else:
+        t["B0"] = rand((k0, n0), op, 1.0 / max(k0, 1) ** 0.5)
+        t["B1"] = rand(b[-1:] + (n1, n0), op, 1.0 / n0 ** 0.5)  # K-contiguous, per inner index
+        t["rowb"] = rand((m,), torch.float32)
+    t["D1"] = torch.full(b + (m, n1), float("nan"), device="cuda", dtype=DTYPES[spec["out"]])
+    fn = getattr(library(), name)
+    fn.restype = ctypes.c_int
+    args = [ctypes.c_void_p(t[p].data_ptr()) for p in spec["order"]]
+    args += [ctypes.c_int64(v) for v in list(batch) + [m, k0]]
+    args.append(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+    status = fn(*args)
+    torch.cuda.synchronize()
+    where = f"{name} batch={batch} M={m} K0={k0}"
+    if status != 0:
+        return f"{where}: returned cudaError {status}"
+    f = {k: v.float() for k, v in t.items()}
+    if name == "b2b_batched":
+        d0 = relu(f["A0"] @ f["B0"]).to(op).float()
+        ref = d0 @ f["B1"] + f["bias1"] + f["C1"]
+    elif name == "b2b_batched_fold":
+        d0 = F.gelu(f["A0"] @ f["B0"] + f["bias0"]).to(op).float()
+        ref = d0 @ f["B1"] + f["C1"]
+    else:
+        d0 = torch.tanh(f["A0"] @ f["B0"]).to(op).float()
+        ref = d0 @ f["B1"].transpose(-1, -2) - f["rowb"][:, None]
+    out = f["D1"]
+    if not torch.isfinite(out).all():
+        return f"{where}: {(~torch.isfinite(out)).sum().item()} elements not finite (unwritten or NaN)"
+    rtol, atol = TOLERANCE["bf16" if spec["operand"] == "bf16" else "f16"]
+    scale = ref.pow(2).mean().sqrt().item() if ref.numel() else 0.0
+    off = ((out - ref).abs() > rtol * ref.abs() + atol * scale).sum().item()
+    return f"{where}: {off} elements off" if off else None
+
+
+def test_batched():
+    """Batched b2b: one and two batch dims, operands per batch index, per inner index or
+    shared (b2b_batched_fold: B0 and B1 shared, the batch folded into M); M not a multiple
+    of the tile, batches of 1 to 300, every element checked."""
+    cases = [("b2b_batched", (1,), 100, 72), ("b2b_batched", (3,), 1000, 200),
+             ("b2b_batched", (7,), 4133, 576), ("b2b_batched", (5,), 1, 8),
+             ("b2b_batched", (300,), 33, 24),  # more batch indices than SMs: a block each
+             ("b2b_batched_staged", (2, 3), 100, 72), ("b2b_batched_staged", (1, 2), 1000, 256),
+             ("b2b_batched_staged", (3, 1), 257, 8),
+             ("b2b_batched_fold", (2, 3), 100, 72), ("b2b_batched_fold", (1, 1), 4133, 576),
+             ("b2b_batched_fold", (3, 5), 1, 8), ("b2b_batched_fold", (4, 2), 1000, 200)]
+    failures = [msg for msg in (batched_case(n, b, m, k0, i) for i, (n, b, m, k0) in
+                                enumerate(cases)) if msg]
+    for msg in failures:
+        print("FAIL", msg)
+    assert not failures
+
+
+def test_batched_empty_and_bad_sizes():
+    """A batch of 0 is a no-op; K0 not a multiple of 8 is cudaErrorInvalidValue and writes nothing."""
+    assert batched_case("b2b_batched", (0,), 100, 72, 30) is None
+    t = torch.full((2, 64, 128), float("nan"), device="cuda", dtype=torch.float16)
+    c1 = torch.randn((2, 64, 128), device="cuda").half()
+    a = torch.randn((2, 64, 12), device="cuda").half()
+    b0 = torch.randn((2, 12, 64), device="cuda").half()
+    b1, bias = torch.randn((64, 128), device="cuda").half(), torch.randn(128, device="cuda").half()
+    fn = library().b2b_batched
+    fn.restype = ctypes.c_int
+    ptrs = [ctypes.c_void_p(x.data_ptr()) for x in (a, b0, b1, bias, c1, t)]
+    status = fn(*ptrs, ctypes.c_int64(2), ctypes.c_int64(64), ctypes.c_int64(12),
+                ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+    torch.cuda.synchronize()
+    assert status == 1
+    assert torch.isnan(t.float()).all()
+
+
 def main(argv):
     if "--lib" in argv:
         os.environ["SKETCH_B2B_LIB"] = argv[argv.index("--lib") + 1]
