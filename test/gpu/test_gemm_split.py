@@ -242,19 +242,24 @@ def test_wave_tile_kernels():
     N = 6144 (128 tiles, 112 rows), M = 1, N = 6000, M = 64, N = 5000 (105 tiles).
     64 x 112 (B K-major) where N is a little under 132 x 128: M = 16, N = 14336 (128 tiles,
     176 rows, against 112 of 64 x 128, 192), M = 1, N = 14300, M = 64, N = 14336.
+    128 x 112 (B K-major) where 64 x 112 takes two rounds and it one: M = 128, N = 14336
+    (112 tiles, 240 rows, against 256 of 64 x 112, 352), M = 200, N = 7000 (126 tiles).
     Where B is MN-major the narrow kernel runs in place of 128 x 48, 64 x 48 and 64 x 112
-    (128 x 128: 256 rows). Last tile rows of 8, 1, 44 and 100 rows, ragged N; every kernel,
-    checked; then, on sm_90a with 132 SMs, which kernel ran."""
+    (128 x 128: 256 rows), 128 x 128 in place of 128 x 112. Last tile rows of 8, 1, 44,
+    72 and 100 rows, ragged N; every kernel, checked; then, on sm_90a with 132 SMs, which
+    kernel ran."""
     wide96 = [(264, 4096, 520), (136, 6144, 1000)]
     wide48 = [(128, 6144, 1000), (300, 2000, 1000)]
     tile64x48 = [(16, 6144, 1000), (1, 6000, 264), (64, 5000, 136)]
     tile64x112 = [(16, 14336, 264), (1, 14300, 136), (64, 14336, 72)]
+    tile128x112 = [(128, 14336, 264), (200, 7000, 136)]
     ragged = [(257, 4100, 264), (200, 6152, 72), (100, 6100, 264)]
-    CASES.sweep(all_kernels(), wide96 + wide48 + tile64x48 + tile64x112 + ragged)
+    CASES.sweep(all_kernels(), wide96 + wide48 + tile64x48 + tile64x112 + tile128x112 + ragged)
     assert_unbatched_ran(wide96, "_128x96_kernel<", mn_major_b="_128x128_kernel<")
     assert_unbatched_ran(wide48, "_128x48_kernel<", mn_major_b="_narrow_kernel<")
     assert_unbatched_ran(tile64x48, "_64x48_kernel<", mn_major_b="_narrow_kernel<")
     assert_unbatched_ran(tile64x112, "_64x112_kernel<", mn_major_b="_narrow_kernel<")
+    assert_unbatched_ran(tile128x112, "_128x112_kernel<", mn_major_b="_128x128_kernel<")
 
 
 def test_wave_tile_kernels_short_k():
@@ -263,13 +268,15 @@ def test_wave_tile_kernels_short_k():
     against 256 of 64 x 48); 64 x 48 at M = 128, N = 2056 (86 tiles, 112 rows, against 43
     of 128 x 48 and 34 of 64 x 128) and M = 7, N = 6144; 128 x 96 (128 x 128) at M = 136,
     N = 6144; 64 x 112 at M = 7, N = 14344 (129 tiles, 176 rows, against 113 of 64 x 128);
+    128 x 112 at M = 256, N = 7000 (126 tiles, 240 rows, against 252 of 64 x 112, 352);
     every kernel, checked."""
     CASES.sweep(all_kernels(), [(128, 2056, 72), (100, 6100, 72), (136, 6144, 72), (7, 6144, 72),
-                                (7, 14344, 72)])
+                                (7, 14344, 72), (256, 7000, 72)])
     assert_unbatched_ran([(100, 6100, 72)], "_128x48_kernel<", mn_major_b="_narrow_kernel<")
     assert_unbatched_ran([(128, 2056, 72), (7, 6144, 72)], "_64x48_kernel<",
                          mn_major_b="_narrow_kernel<")
     assert_unbatched_ran([(7, 14344, 72)], "_64x112_kernel<", mn_major_b="_narrow_kernel<")
+    assert_unbatched_ran([(256, 7000, 72)], "_128x112_kernel<", mn_major_b="_128x128_kernel<")
 
 
 def test_tall_split_form():
