@@ -26,14 +26,20 @@ namespace sketch {
 
 std::string batchVar(int64_t position) { return "bidx" + str(position); }
 
-std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
-                        ArrayRef<int64_t> positions) {
+std::string batchOffsetTerms(const KernelSignature &sig, const ParamInfo &param,
+                             ArrayRef<int64_t> positions) {
   std::string offset;
   for (size_t i = 0; i < positions.size(); ++i) {
     std::vector<std::string> after(param.dims.begin() + i + 1, param.dims.end());
     offset +=
         (offset.empty() ? "" : " + ") + batchVar(positions[i]) + " * (" + sig.product(after) + ")";
   }
+  return offset;
+}
+
+std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
+                        ArrayRef<int64_t> positions) {
+  std::string offset = batchOffsetTerms(sig, param, positions);
   return offset.empty() ? param.cname : param.cname + " + " + offset;
 }
 

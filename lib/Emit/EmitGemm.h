@@ -50,6 +50,9 @@ std::string batchVar(int64_t position);
 /// dim's batch index (bidx<position>) times the size of the dims after it.
 std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
                         llvm::ArrayRef<int64_t> positions);
+/// Its offset alone, in elements ("" when `positions` is empty).
+std::string batchOffsetTerms(const KernelSignature &sig, const ParamInfo &param,
+                             llvm::ArrayRef<int64_t> positions);
 
 /// a_src, b_src and d_dst: the operands at the block's batch index.
 void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g);

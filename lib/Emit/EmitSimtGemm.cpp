@@ -343,14 +343,7 @@ struct SimtGemmWriter {
 
   /// Element offset of batch element (bidx...) in `param`, "" when it has no batch dims.
   std::string batchOffset(const SimtOperand &operand) const {
-    const auto &dims = operand.param->dims;
-    std::string offset;
-    for (size_t i = 0; i < operand.batchPositions.size(); ++i) {
-      std::vector<std::string> after(dims.begin() + i + 1, dims.end());
-      offset += (offset.empty() ? "" : " + ") + std::string("bidx") +
-                str(operand.batchPositions[i]) + " * (" + p.sig.product(after) + ")";
-    }
-    return offset;
+    return batchOffsetTerms(p.sig, *operand.param, operand.batchPositions);
   }
 
   std::string outputBatchOffset() const {
