@@ -76,12 +76,7 @@ std::string matrixDim(TensorParamOp param, unsigned index) {
   return cast<StringAttr>(param.getDims()[param.getDims().size() - 2 + index]).str();
 }
 
-std::string joinedDims(ArrayRef<std::string> dims) {
-  std::string text;
-  for (const std::string &dim : dims)
-    text += (text.empty() ? "" : ", ") + dim;
-  return text;
-}
+std::string joinedDims(ArrayRef<std::string> dims) { return llvm::join(dims, ", "); }
 
 class Planner {
 public:
