@@ -21,48 +21,41 @@ def ms(fn):
     return do_bench(fn, warmup=50, rep=300, return_mode="median")
 
 
+def row(label, shape, kernel, sizes, chain, tensors, d1):
+    """Times `kernel` (tensors, then sizes) against torch's `chain` on the same tensors
+    and prints one table row; d1 is the kernel's output (the last tensor)."""
+    kernel.restype = ctypes.c_int
+    args = [ctypes.c_void_p(t.data_ptr()) for t in tensors + [d1]]
+    args += [ctypes.c_int64(v) for v in sizes]
+    ours = lambda: kernel(*args, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))  # noqa: E731
+    compiled = torch.compile(chain)
+    t_ours = ms(ours)
+    ref = chain(*tensors).float()
+    err = ((d1.float() - ref).norm() / ref.norm()).item()
+    t_eager = ms(lambda: chain(*tensors))
+    t_comp = ms(lambda: compiled(*tensors))
+    print(f"| {label}, err {err:.1e} | {shape} | {t_ours:.4f} | {t_eager:.4f} | {t_comp:.4f} "
+          f"| {t_eager / t_ours:.2f}x | {t_comp / t_ours:.2f}x |")
+
+
 def main(lib_path):
     lib = ctypes.CDLL(lib_path)
-    stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)  # noqa: E731
-    ptr = lambda t: ctypes.c_void_p(t.data_ptr())  # noqa: E731
     r = lambda *s, scale=1.0: (torch.randn(*s, device="cuda") * scale).half()  # noqa: E731
+    nan = lambda *s: torch.full(s, float("nan"), device="cuda", dtype=torch.half)  # noqa: E731
     print("| kernel | batch x M x K0 | ours ms | torch eager ms | torch.compile ms | eager / ours | compile / ours |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for bt, m, k0 in [(8, 4096, 256), (32, 1024, 576), (64, 333, 128)]:
-        a0, b0 = r(bt, m, k0), r(bt, k0, 64, scale=k0 ** -0.5)
-        b1, bias, c1 = r(64, 128, scale=0.125), r(128), r(bt, m, 128)
-        d1 = torch.full((bt, m, 128), float("nan"), device="cuda", dtype=torch.half)
-        fn = lib.b2b_batched
-        fn.restype = ctypes.c_int
-        ours = lambda: fn(ptr(a0), ptr(b0), ptr(b1), ptr(bias), ptr(c1), ptr(d1),  # noqa: E731
-                          ctypes.c_int64(bt), ctypes.c_int64(m), ctypes.c_int64(k0), stream())
+        tensors = [r(bt, m, k0), r(bt, k0, 64, scale=k0 ** -0.5), r(64, 128, scale=0.125), r(128),
+                   r(bt, m, 128)]  # A0, B0, B1, bias1, C1
         chain = lambda a0, b0, b1, bias, c1: torch.relu(torch.bmm(a0, b0)) @ b1 + bias + c1  # noqa: E731
-        compiled = torch.compile(chain)
-        t_ours = ms(ours)
-        ref = chain(a0, b0, b1, bias, c1)
-        err = ((d1.float() - ref.float()).norm() / ref.float().norm()).item()
-        t_eager = ms(lambda: chain(a0, b0, b1, bias, c1))
-        t_comp = ms(lambda: compiled(a0, b0, b1, bias, c1))
-        print(f"| b2b_batched (z-slices), err {err:.1e} | {bt} x {m} x {k0} | {t_ours:.4f} | {t_eager:.4f} "
-              f"| {t_comp:.4f} | {t_eager / t_ours:.2f}x | {t_comp / t_ours:.2f}x |")
+        row("b2b_batched (z-slices)", f"{bt} x {m} x {k0}", lib.b2b_batched, [bt, m, k0], chain,
+            tensors, nan(bt, m, 128))
     for h, bt, m, k0 in [(2, 4, 4096, 256), (4, 8, 1024, 576), (1, 64, 333, 128)]:
-        a0, b0, bias0 = r(h, bt, m, k0), r(k0, 128, scale=k0 ** -0.5), r(128)
-        b1, c1 = r(128, 64, scale=128 ** -0.5), r(h, bt, m, 64)
-        d1 = torch.full((h, bt, m, 64), float("nan"), device="cuda", dtype=torch.half)
-        fn = lib.b2b_batched_fold
-        fn.restype = ctypes.c_int
-        ours = lambda: fn(ptr(a0), ptr(b0), ptr(bias0), ptr(b1), ptr(c1), ptr(d1),  # noqa: E731
-                          ctypes.c_int64(h), ctypes.c_int64(bt), ctypes.c_int64(m), ctypes.c_int64(k0),
-                          stream())
+        tensors = [r(h, bt, m, k0), r(k0, 128, scale=k0 ** -0.5), r(128), r(128, 64, scale=128 ** -0.5),
+                   r(h, bt, m, 64)]  # A0, B0, bias0, B1, C1
         chain = lambda a0, b0, bias0, b1, c1: F.gelu(a0 @ b0 + bias0) @ b1 + c1  # noqa: E731
-        compiled = torch.compile(chain)
-        t_ours = ms(ours)
-        ref = chain(a0, b0, bias0, b1, c1)
-        err = ((d1.float() - ref.float()).norm() / ref.float().norm()).item()
-        t_eager = ms(lambda: chain(a0, b0, bias0, b1, c1))
-        t_comp = ms(lambda: compiled(a0, b0, bias0, b1, c1))
-        print(f"| b2b_batched_fold (one M), err {err:.1e} | {h * bt} x {m} x {k0} | {t_ours:.4f} | {t_eager:.4f} "
-              f"| {t_comp:.4f} | {t_eager / t_ours:.2f}x | {t_comp / t_ours:.2f}x |")
+        row("b2b_batched_fold (one M)", f"{h * bt} x {m} x {k0}", lib.b2b_batched_fold,
+            [h, bt, m, k0], chain, tensors, nan(h, bt, m, 64))
 
 
 if __name__ == "__main__":
