@@ -559,6 +559,9 @@ private:
       // The sm_90a wgmma form beside it (ChooseB2bResidency.h).
       if (auto form = reshape->getAttrOfType<StringAttr>("sketch.b2b_wgmma"))
         text += "; sm_90a " + form.getValue().str();
+      // How a batched one runs its batch (ChooseB2bResidency.h).
+      if (auto batch = reshape->getAttrOfType<StringAttr>("sketch.b2b_batch"))
+        text += "; " + batch.getValue().str();
       return text;
     }
     // Ops this printer does not know (added by a later stage) stay visible.

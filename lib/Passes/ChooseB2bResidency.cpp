@@ -668,6 +668,9 @@ struct ChooseB2bResidencyPass : sketch::impl::ChooseB2bResidencyBase<ChooseB2bRe
       if (plan->wgmma)
         plan->reshape->setAttr(kWgmmaFormAttr,
                                StringAttr::get(context, describeWgmmaForm(*plan)));
+      if (!plan->batchDims.empty())
+        plan->reshape->setAttr(kBatchFormAttr,
+                               StringAttr::get(context, describeBatchForm(*plan)));
     });
     if (failedAny)
       signalPassFailure();
@@ -774,6 +777,11 @@ FailureOr<int64_t> b2b::b2bSharedMemoryBytes(KernelOp kernel, StringRef arch) {
   if (failed(plan))
     return failure();
   return plan->smem.total;
+}
+
+std::string b2b::describeBatchForm(const Plan &plan) {
+  std::string batch = "batch (" + llvm::join(plan.batchDims, ", ") + ")";
+  return plan.foldBatch ? batch + " folded into M" : batch + ": a grid z-slice each";
 }
 
 std::string b2b::describeWgmmaForm(const Plan &plan) {

@@ -38,6 +38,10 @@ constexpr llvm::StringLiteral kResidencyAttr = "sketch.b2b_residency";
 /// On the Reshape of D0 where the plan has a wgmma form: what it does, for --emit=sketch.
 constexpr llvm::StringLiteral kWgmmaFormAttr = "sketch.b2b_wgmma";
 
+/// On the Reshape of D0 where the stored tensor has batch dims: how the kernel runs them
+/// (describeBatchForm), for --emit=sketch.
+constexpr llvm::StringLiteral kBatchFormAttr = "sketch.b2b_batch";
+
 enum class Residency { registers, shared };
 
 /// How an epilogue reads a global tensor, relative to the tile it updates.
@@ -191,6 +195,9 @@ llvm::StringRef spellResidency(Residency residency);
 
 /// The wgmma form of `plan` (which has one) in words, for the Reshape's comment.
 std::string describeWgmmaForm(const Plan &plan);
+
+/// "batch (H, B) folded into M" or "batch (H, B): a grid z-slice each".
+std::string describeBatchForm(const Plan &plan);
 
 } // namespace sketch::b2b
 
