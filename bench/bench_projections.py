@@ -3,7 +3,9 @@
 
 Workload (issue 16): tokens M in {1, 16, 128, 4096, 16384} times (N, K) in
 {(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336)}, f16 and bf16: 40 rows; and
-Llama-3 8B's gate or up projection alone, (14336, 4096), since 2026-12-04: 50 rows.
+Llama-3 8B's gate or up projection alone, (14336, 4096), since 2026-12-04: 50 rows; and
+M = 384 (a prefill chunk, where the default measured 0.79-0.82x cuBLAS on some shapes,
+docs/backend.md), since 2026-12-04 (session 57): 60 rows.
 "Ours" is bp_<type>_default, the kernel sketchc generates with no directives (its own
 tile, and for small grids the split-K form by the host function's rule); every listed
 configuration of bench/projections (make_projection_sketches.py: single tiles, `split_k 1`, and
@@ -37,7 +39,7 @@ import sketch_gpu  # noqa: E402
 from bench_common import head_to_head, measure_kernel, publish, time_ms  # noqa: E402
 from make_projection_sketches import CONFIGS, TYPES  # noqa: E402  (not bench/gemm's make_sketches, imported by bench.py in the same process)
 
-TOKENS = [1, 16, 128, 4096, 16384]
+TOKENS = [1, 16, 128, 384, 4096, 16384]
 SHAPES = [(4096, 4096), (6144, 4096), (14336, 4096), (28672, 4096), (4096, 14336)]  # (N, K)
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
 ROW_TARGET, MEAN_TARGET, DEFAULT_SLACK = 0.9, 1.0, 1.05
