@@ -366,17 +366,11 @@ const char *const kLocals[] = {"lane",      "warp_row",  "m0",          "row",
                                "pq", "x_n", "x_pq", "x_h", "x_w", "k", "tap", "c0", "r", "full",
                                "a_stage", "b_stage", "kk", "desc_a", "desc_b", "e", "ni", "b",
                                "grid", "smem_bytes", "T0", "T1", "buffer", "release",
-                               "TILE_BYTES", "B1_BUFFER_BYTES", "out_t",
-                               // batched kernels (emitBatchPointers, emitHost)
-                               "batch"};
+                               "TILE_BYTES", "B1_BUFFER_BYTES", "out_t"};
 
-/// A name of kLocals, or a batch index of emitBatchIndices ("z", "bidx0", ...).
-bool isLocal(StringRef name) {
-  if (name == "z" || (name.consume_front("bidx") && !name.empty() &&
-                      llvm::all_of(name, llvm::isDigit)))
-    return true;
-  return llvm::is_contained(kLocals, name);
-}
+/// (The batched kernels' "batch", "z" and "bidx0", ... need no entry: cIdent renames
+/// them in every kernel.)
+bool isLocal(StringRef name) { return llvm::is_contained(kLocals, name); }
 
 /// Where an epilogue reads its full-tile inputs: global memory (guarded), the padded
 /// shared tiles cp.async loaded, or the wgmma form's 128B-swizzled TMA tiles (those of a
@@ -480,8 +474,6 @@ private:
   std::string t0() const { return typeName(plan.a0.getElementType()); }
   std::string t1() const { return typeName(plan.b1.getElementType()); }
   bool staged() const { return plan.residency == Residency::shared; }
-  /// Leading batch dims on the stored tensor, not folded into M: blockIdx.z runs over them.
-  bool batchSlices() const { return !plan.batchDims.empty() && !plan.foldBatch; }
   /// The rows of GEMM-I: M, or batch x M where the batch folds into M (Plan::foldBatch).
   std::string mSize() const {
     return plan.foldBatch ? "int64_t(" + sig.product(foldedRows()) + ")" : size(plan.m);
@@ -498,7 +490,7 @@ private:
   /// 64-column panels (128 bytes, the SWIZZLE_128B span) and whose TMA stages, unpadded,
   /// with their mbarriers and the 1024-byte alignment, fit the plan's pipeline region.
   bool tma() const {
-    if (!plan.persistent || plan.b0KContiguous || plan.conv || batchSlices() ||
+    if (!plan.persistent || plan.b0KContiguous || plan.conv || plan.batchSlices() ||
         (plan.arch != "sm_90" && plan.arch != "sm_90a"))
       return false;
     if (plan.tileK0 % 64 != 0 || plan.chunkN0 % 64 != 0)
@@ -557,7 +549,7 @@ private:
              plan.b0.getName().str() + " and " + plan.b1.getName().str() +
              " shared: the rows of every batch index are one M of " + sig.product(foldedRows()) +
              " rows.");
-    if (batchSlices()) {
+    if (plan.batchSlices()) {
       std::string shared;
       for (TensorParamOp param : {plan.a0, plan.b0, plan.b1})
         if (!plan.batchPositions.count(param.getName().str()))
@@ -672,7 +664,7 @@ private:
   std::string kernelParams() const {
     KernelSignature kernelSig = sig;
     for (ParamInfo &param : kernelSig.params)
-      if (batchSlices() && plan.batchPositions.count(param.name))
+      if (plan.batchSlices() && plan.batchPositions.count(param.name))
         param.cname = batchesName(param);
     std::string params = kernelParameterList(kernelSig, [](const ParamInfo &) { return true; });
     if (plan.conv)
@@ -683,16 +675,16 @@ private:
   /// The kernel parameter that holds a batched tensor whole: a name no parameter has.
   std::string batchesName(const ParamInfo &param) const {
     std::string name = param.cname + "_batches";
-    while (sig.find(name) || llvm::any_of(sig.params, [&](const ParamInfo &p) {
-             return p.cname == name;
-           }))
+    while (sig.find(name) ||
+           llvm::any_of(sig.params, [&](const ParamInfo &p) { return p.cname == name; }) ||
+           llvm::any_of(sig.sizeSymbols, [&](const std::string &s) { return cIdent(s) == name; }))
       name += "_";
     return name;
   }
 
   /// The block's batch indices and, for each batched tensor, its pointer at them.
   void emitBatchPointers() {
-    if (!batchSlices())
+    if (!plan.batchSlices())
       return;
     emitBatchIndices(w, sig, plan.batchDims);
     for (const ParamInfo &param : sig.params) {
@@ -1883,7 +1875,7 @@ private:
       w.line("  return cudaErrorInvalidValue;");
       w.line("if (m_size == 0)");
       w.line("  return cudaSuccess;");
-      if (batchSlices()) {
+      if (plan.batchSlices()) {
         w.line("const int64_t batch = " + sig.product(plan.batchDims) + "; // blockIdx.z");
         w.line("if (batch == 0)");
         w.line("  return cudaSuccess;");
@@ -1948,7 +1940,7 @@ private:
       w.line("    (error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, " + launched +
              ", kThreads, kSmemBytes)) != cudaSuccess)");
       w.line("  return error;");
-      if (batchSlices()) {
+      if (plan.batchSlices()) {
         w.comment("(a share of them for each batch index)");
         w.line("if (per_sm > 0 && blocks * batch > int64_t(per_sm) * sms)");
         w.line("  blocks = std::max<int64_t>(int64_t(per_sm) * sms / batch, 1);");
@@ -1957,9 +1949,10 @@ private:
         w.line("  blocks = int64_t(per_sm) * sms;");
       }
     }
-    w.line(launched + "<<<dim3(unsigned(blocks)" + (batchSlices() ? ", 1, unsigned(batch)" : "") +
-           "), kThreads, kSmemBytes, stream>>>(" +
-           kernelArgs() + ");");
+    std::string grid =
+        plan.batchSlices() ? "unsigned(blocks), 1, unsigned(batch)" : "unsigned(blocks)";
+    w.line(launched + "<<<dim3(" + grid + "), kThreads, kSmemBytes, stream>>>(" + kernelArgs() +
+           ");");
     w.line("return cudaGetLastError();");
   }
 

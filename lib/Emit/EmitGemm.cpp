@@ -24,7 +24,11 @@ using namespace mlir;
 
 namespace sketch {
 
+namespace {
+
 std::string batchVar(int64_t position) { return "bidx" + str(position); }
+
+} // namespace
 
 std::string batchOffsetTerms(const KernelSignature &sig, const ParamInfo &param,
                              ArrayRef<int64_t> positions) {

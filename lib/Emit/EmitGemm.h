@@ -44,8 +44,6 @@ void emitGemmBatchIndices(CudaWriter &w, const GemmAnalysis &g);
 /// kernel whose grid's z runs over an output's leading dims.
 void emitBatchIndices(CudaWriter &w, const KernelSignature &sig,
                       llvm::ArrayRef<std::string> batchDims);
-/// The name of batch index `position` ("bidx0").
-std::string batchVar(int64_t position);
 /// `param` at the block's batch: its pointer plus, for each of its leading dims, that
 /// dim's batch index (bidx<position>) times the size of the dims after it.
 std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,

@@ -76,8 +76,6 @@ std::string matrixDim(TensorParamOp param, unsigned index) {
   return cast<StringAttr>(param.getDims()[param.getDims().size() - 2 + index]).str();
 }
 
-std::string joinedDims(ArrayRef<std::string> dims) { return llvm::join(dims, ", "); }
-
 class Planner {
 public:
   Planner(KernelOp kernel, StringRef arch, bool checkLimit = true)
@@ -253,10 +251,12 @@ private:
     if (!param)
       return user->emitError() << what() << ": '" << name << "' must be a tensor parameter";
     auto dims = plan::tensorDims(kernel, name);
-    if (dims.size() < 2)
-      return user->emitError() << what() << ": '" << name << "[" << joinedDims(dims)
+    if (dims.size() < 2) {
+      std::string shape = llvm::join(dims, ", ");
+      return user->emitError() << what() << ": '" << name << "[" << shape
                                << "]' must be a matrix: [rows, columns] after any batch "
                                   "dimensions";
+    }
     if (failed(readBatch(user, name, ArrayRef<std::string>(dims).drop_back(2))))
       return failure();
     if (operand && !isHalfType(param.getElementType()))
@@ -280,10 +280,10 @@ private:
     auto positions = plan::matchDims(leading, plan.batchDims);
     if (!positions)
       return user->emitError() << what() << ": the leading dimensions of '" << name << "["
-                               << joinedDims(plan::tensorDims(kernel, name))
+                               << llvm::join(plan::tensorDims(kernel, name), ", ")
                                << "]' do not match the batch dimensions of '"
                                << plan.store.getName() << "["
-                               << joinedDims(plan::tensorDims(kernel, plan.store.getName()))
+                               << llvm::join(plan::tensorDims(kernel, plan.store.getName()), ", ")
                                << "]'";
     plan.batchPositions[name.str()] = *positions;
     return success();
@@ -448,7 +448,7 @@ private:
       input.broadcast = Broadcast::perRow;
       return input;
     }
-    std::string shape = joinedDims(dims);
+    std::string shape = llvm::join(dims, ", ");
     if (plan.conv) {
       auto out = plan::tensorDims(kernel, plan.out.getName());
       return op->emitError() << "'" << name << "[" << shape << "]' cannot be broadcast over '"
@@ -456,7 +456,7 @@ private:
                              << out[0] << ", " << out[1] << ", " << out[2] << ", " << n
                              << "] (nhwc) or [" << n << "] (per channel)";
     }
-    std::string batch = plan.batchDims.empty() ? "" : joinedDims(plan.batchDims) + ", ";
+    std::string batch = plan.batchDims.empty() ? "" : llvm::join(plan.batchDims, ", ") + ", ";
     return op->emitError() << "'" << name << "[" << shape << "]' cannot be broadcast over '" << tile
                            << "' (" << plan.m << " x " << n << "): use [" << batch << plan.m
                            << ", " << n << "], [" << n << "] (per column) or [" << plan.m
@@ -709,8 +709,7 @@ bool b2b::isTmaTile(const EpilogueInput &input) {
 std::optional<WgmmaForm> b2b::wgmmaFormOf(Plan plan) { // (op handles: not const)
   ElementType type = plan.a0.getElementType();
   // Batched by grid z-slices: the tensor maps would need a batch coordinate.
-  if (plan.arch != "sm_90a" || (!plan.batchDims.empty() && !plan.foldBatch) ||
-      !isHalfType(type) ||
+  if (plan.arch != "sm_90a" || plan.batchSlices() || !isHalfType(type) ||
       plan.b0.getElementType() != type || plan.b1.getElementType() != type)
     return std::nullopt;
   // W1's chunks are K-major wgmma tiles of 64-element panels; the TMA box of W0 is N0 rows.

@@ -129,6 +129,8 @@ struct Plan {
   /// rows of all batch indices are one M of batch x M rows (contiguous, row-major),
   /// run as the unbatched kernel, wgmma form and TMA included.
   bool foldBatch = false;
+  /// Batched and not folded: one grid z-slice a batch index.
+  bool batchSlices() const { return !batchDims.empty() && !foldBatch; }
 
   std::string m, k0; ///< runtime (or literal) sizes
   int64_t n0 = 0, n1 = 0;
