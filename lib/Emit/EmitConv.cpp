@@ -389,7 +389,7 @@ struct ConvWriterBase {
   void emitTailSplitLaunch(const TensorCoreLaunch &l) {
     const std::string &kernel = l.persistentName;
     emitAllowSmem(kernel, l.persistentSmemBytes);
-    w.comment("the tiles past the last whole round of SMs split along K over clusters of 2 or 4 "
+    w.comment("the tiles past the last whole round of SMs split along K over clusters of 2 to 8 "
               "blocks where that ends sooner");
     emitTailSplitRule(w, "blocks", "sketch::ceil_div(depth, 64)", kernel, l.persistentThreads,
                       "smem_bytes");

@@ -231,11 +231,11 @@ std::string kTilesOf(const GemmAnalysis &g) {
 }
 
 /// The persistent kernel of one matrix with its split tail (sketch::tail_split): at most
-/// one block an SM, in clusters of 2 or 4 blocks where sharing the tiles past the last
+/// one block an SM, in clusters of 2 to 8 blocks where sharing the tiles past the last
 /// whole round along K ends sooner (docs/backend.md).
 void emitSplitTailLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
   w.comment("persistent: one block an SM at most, each looping over tiles; the tiles past the");
-  w.comment("last whole round split along K over clusters of 2 or 4 blocks where that ends sooner");
+  w.comment("last whole round split along K over clusters of 2 to 8 blocks where that ends sooner");
   emitTailSplitRule(w, "tiles", kTilesOf(g), launch.kernel + "<true>", launch.threads,
                     str(launch.smemBytes));
   w.line("const int slices = (int)split.slices;");

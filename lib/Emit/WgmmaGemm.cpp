@@ -264,7 +264,7 @@ void emitConsumerRegisters(CudaWriter &w, const WgmmaBlock &b) {
 }
 
 void emitSplitTailWholeTiles(CudaWriter &w, StringRef splitsWhen) {
-  w.comment("the split tail (docs/backend.md): in clusters of 2 or 4 blocks, the tiles past the "
+  w.comment("the split tail (docs/backend.md): in clusters of 2 to 8 blocks, the tiles past the "
             "last whole round");
   w.comment("of the grid are each summed over K by the blocks of one cluster, a K slice a block");
   w.line("const int whole_tiles = " + splitsWhen.str() +
@@ -337,11 +337,11 @@ void emitSplitTailConsumer(CudaWriter &w, const WgmmaBlock &b, const EpilogueEmi
 
 void emitTailSplitRule(CudaWriter &w, StringRef tiles, StringRef kTiles, StringRef kernel,
                        int64_t threads, StringRef smem) {
-  w.line("static sketch::PerDevice resident_pairs, resident_quads;");
+  w.line("static sketch::PerDevice resident[sketch::kMaxTailSlices + 1];  // a cluster size's");
   w.line("const sketch::TailSplit split = sketch::tail_split(" + tiles.str() + ", " + kTiles.str() +
          ", std::max(sketch::sm_count(), 1), [&](int cluster) {");
   w.line("  return sketch::cluster_resident_blocks(" + kernel.str() + ", " + str(threads) + ", " +
-         smem.str() + ", cluster, cluster == 2 ? resident_pairs : resident_quads);");
+         smem.str() + ", cluster, resident[cluster]);");
   w.line("});");
 }
 

@@ -106,7 +106,7 @@ void emitProducerRegisters(CudaWriter &w);
 void emitConsumerRegisters(CudaWriter &w, const WgmmaBlock &b);
 
 /// A persistent kernel's split tail (docs/backend.md, sketch::tail_split): launched in
-/// clusters of 2 or 4 blocks, the tiles past the last whole round of the grid are each
+/// clusters of 2 to 8 blocks, the tiles past the last whole round of the grid are each
 /// summed over K by the blocks of one cluster, a K slice a block.
 /// `whole_tiles`: the tiles the block loop walks (all of them where `splitsWhen`, a C++
 /// condition such as a cluster launch, does not hold).

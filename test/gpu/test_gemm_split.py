@@ -99,7 +99,8 @@ def tail_shapes(sms):
     """Ragged shapes whose own-tile kernels (persistent, 128 x 256 tiles; 64 x 128 for the
     narrow kernel) end with a short last round that sketch::tail_split shares over clusters
     on a device of `sms` SMs: a tail of about a third of the SMs (pairs), a few tiles past
-    one round (quads, K long enough for 4 slices of 4 k-tiles), an odd k-tile count, and
+    one round (K long enough for 8 slices of 4 k-tiles; the H200 takes threes on 117
+    blocks, its residency in clusters of 4 to 8 being too low), an odd k-tile count, and
     the narrow kernel's (M <= 64 and a grid of the own tile that covers the SMs). Only the
     16-byte (TMA) path splits, so N and K are multiples of 8 (M too in the first: the A^T
     kernels' rows; in the others they take the element path, which never splits)."""

@@ -22,8 +22,9 @@
 //                                  blocks of `kernel` resident at once in clusters of
 //                                  `cluster` (the driver's occupancy query), cached a device
 //   tail_split(tiles, k_tiles, sms, resident)
-//                                  a persistent kernel's split tail: the K slices of the
-//                                  tiles past its last whole round, and its grid
+//                                  a persistent kernel's split tail: the K slices (2 to
+//                                  kMaxTailSlices) of the tiles past its last whole round,
+//                                  and its grid
 //   key_splits(blocks, key_tiles, resident)
 //                                  attention's key splits: the most blocks of a cluster (2, 4
 //                                  or 8) that share each of `blocks` row tiles' keys in one
@@ -266,12 +267,14 @@ struct TailSplit {
 
 /// The split tail of `tiles` tiles of `k_tiles` k-tiles each on `sms` multiprocessors,
 /// a block each; `resident(c)` is how many blocks run at once in clusters of c. Slices
-/// 2 or 4 where the tail tiles, split, fit one round of the grid and each slice keeps at
-/// least kMinTailKTiles k-tiles, if that takes fewer tile times than whole tiles alone
-/// (rounds of whole tiles, plus 1 / slices for the tail); else one slice (no clusters).
+/// 2 to kMaxTailSlices where the tail tiles, split, fit one round of the grid and each
+/// slice keeps at least kMinTailKTiles k-tiles: of those, the one whose blocks run the
+/// fewest k-tiles (whole rounds, then ceil(k_tiles / slices)), if fewer than whole tiles
+/// alone; ties keep fewer slices; else one slice (no clusters).
 /// SKETCH_TAIL_SPLIT=0 in the environment (read once) keeps every tail whole: test/gpu/
 /// sanitize.sh's racecheck pass, which did not complete these kernels' cluster launches.
 constexpr int kMinTailKTiles = 4;
+constexpr int kMaxTailSlices = 8; // a portable cluster's blocks
 inline bool tail_split_allowed() {
   static const bool allowed = [] {
     const char *value = std::getenv("SKETCH_TAIL_SPLIT");
@@ -284,8 +287,9 @@ inline TailSplit tail_split(int64_t tiles, int64_t k_tiles, int sms, Resident re
   TailSplit best{1, tiles < sms ? tiles : sms};
   if (!tail_split_allowed())
     return best;
-  int64_t best_quarters = ceil_div(tiles, sms) * 4; // time in quarters of a tile
-  for (int slices = 2; slices <= 4 && k_tiles >= (int64_t)slices * kMinTailKTiles; slices *= 2) {
+  int64_t best_k_tiles = ceil_div(tiles, sms) * k_tiles; // a block's, over the launch
+  for (int slices = 2; slices <= kMaxTailSlices && k_tiles >= (int64_t)slices * kMinTailKTiles;
+       ++slices) {
     int fit = resident(slices);
     int64_t grid = (fit < sms ? fit : sms) / slices * slices;
     if (grid == 0)
@@ -293,10 +297,10 @@ inline TailSplit tail_split(int64_t tiles, int64_t k_tiles, int sms, Resident re
     int64_t tail = tiles % grid;
     if (tail == 0 || tail * slices > grid)
       continue;
-    int64_t quarters = (tiles - tail) / grid * 4 + 4 / slices;
-    if (quarters < best_quarters) {
+    int64_t block_k_tiles = (tiles - tail) / grid * k_tiles + ceil_div(k_tiles, slices);
+    if (block_k_tiles < best_k_tiles) {
       best = TailSplit{slices, tiles >= grid ? grid : tail * slices};
-      best_quarters = quarters;
+      best_k_tiles = block_k_tiles;
     }
   }
   return best;
