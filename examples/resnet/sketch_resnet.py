@@ -27,6 +27,7 @@ convolution uses the large tile when its output channels fill whole 128-wide
 tiles and the grid has at least one block per SM, the small one otherwise
 (layer 1's 64 channels, the 7x7 and 14x14 layers of small batches).
 """
+import concurrent.futures
 import os
 import re
 
@@ -66,8 +67,11 @@ def compile_kernels(arch=None):
     """(the kernels as written, the same with the small tile, names suffixed _small)."""
     with open(SKETCH) as f:
         source = f.read()
-    return (sketch.compile(SKETCH, arch=arch),
-            sketch.compile(with_tile(source, SMALL_TILE, "_small"), arch=arch))
+    # two builds at once: each is mostly nvcc, which runs outside the interpreter's lock
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        large = pool.submit(sketch.compile, SKETCH, arch=arch)
+        small = pool.submit(sketch.compile, with_tile(source, SMALL_TILE, "_small"), arch=arch)
+        return large.result(), small.result()
 
 
 # -- the models ----------------------------------------------------------------------------
