@@ -100,7 +100,8 @@ def tail_shapes(sms):
     narrow kernel) end with a short last round that sketch::tail_split shares over clusters
     on a device of `sms` SMs: a tail of about a third of the SMs (pairs), a few tiles past
     one round (K long enough for 8 slices of 4 k-tiles; the H200 takes threes on 117
-    blocks, its residency in clusters of 4 to 8 being too low), an odd k-tile count, and
+    blocks, its residency in clusters of 4 to 8 being too low), one tile past a round
+    (eights on the H200: 120 blocks resident, 13 tiles past them), an odd k-tile count, and
     the narrow kernel's (M <= 64 and a grid of the own tile that covers the SMs). Only the
     16-byte (TMA) path splits, so N and K are multiples of 8 (M too in the first: the A^T
     kernels' rows; in the others they take the element path, which never splits)."""
@@ -108,8 +109,10 @@ def tail_shapes(sms):
         return 128 * -(-tiles // cols) - short, 256 * cols - 8
     m1, n1 = rows_cols(2 * sms + sms // 3, 22, 8)
     m2, n2 = rows_cols(sms + 20, 19, 5)
+    m3, n3 = rows_cols(sms + 1, 19, 3)
     narrow_n = 128 * (sms * 3 // 2) - 8  # 64 x 128 tiles: a round and half of one
-    return [(m1, n1, 1000), (m2, n2, 2048), (m2, n1, 1064), (64, narrow_n, 520)]
+    return [(m1, n1, 1000), (m2, n2, 2048), (m3, n3, 2048), (m2, n1, 1064),
+            (64, narrow_n, 520)]
 
 
 def test_split_tail():
@@ -125,7 +128,7 @@ def test_split_tail():
     runs, split_bits = [], []
     whole_round = (128 * sms, 256, 1000)  # a control: one whole round, no tail to split
     for name in ["sk_f16_plain", "sk_f16_residual", "sk_f16_bias_relu"]:
-        for m, n, k in shapes[:2] + [whole_round]:
+        for m, n, k in shapes[:3] + [whole_round]:
             values, bits = bits_of_two_runs(name, {"M": m, "N": n, "K": k}, keep_inputs=True)
             assert torch.equal(bits[0], bits[1]), f"{name} {m}x{n}x{k}: bits differ between runs"
             runs.append((name, values))
