@@ -30,21 +30,14 @@ std::string batchVar(int64_t position) { return "bidx" + str(position); }
 
 } // namespace
 
-std::string batchOffsetTerms(const KernelSignature &sig, const ParamInfo &param,
-                             ArrayRef<int64_t> positions) {
-  std::string offset;
-  for (size_t i = 0; i < positions.size(); ++i) {
-    std::vector<std::string> after(param.dims.begin() + i + 1, param.dims.end());
-    offset +=
-        (offset.empty() ? "" : " + ") + batchVar(positions[i]) + " * (" + sig.product(after) + ")";
-  }
-  return offset;
-}
-
 std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
                         ArrayRef<int64_t> positions) {
-  std::string offset = batchOffsetTerms(sig, param, positions);
-  return offset.empty() ? param.cname : param.cname + " + " + offset;
+  std::string pointer = param.cname;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    std::vector<std::string> after(param.dims.begin() + i + 1, param.dims.end());
+    pointer += " + " + batchVar(positions[i]) + " * (" + sig.product(after) + ")";
+  }
+  return pointer;
 }
 
 std::string gemmDimsOf(const ParamInfo &param) {
@@ -95,20 +88,15 @@ void emitBatchIndices(CudaWriter &w, const KernelSignature &sig, ArrayRef<std::s
   w.line("const int64_t " + batchVar(0) + " = z;");
 }
 
-void emitGemmBatchIndices(CudaWriter &w, const GemmAnalysis &g) {
-  emitBatchIndices(w, g.sig, g.batchDims);
-}
-
 void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g, StringRef block) {
   emitGemmSizes(w, g);
   emitGemmTileOrigin(w, block);
-  emitGemmBatchIndices(w, g);
+  emitBatchIndices(w, g.sig, g.batchDims);
 }
 
 void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g) {
-  std::vector<int64_t> outPositions;
-  for (size_t i = 0; i < g.batchDims.size(); ++i)
-    outPositions.push_back(i);
+  // the output's leading dims are the batch, in order
+  auto outPositions = llvm::to_vector(llvm::seq<int64_t>(0, g.batchDims.size()));
   std::string ct = cTypeOf(g.operandType);
   w.line("const " + ct + " *a_src = " + batchOffset(g.sig, *g.a.param, g.a.batchPositions) + ";");
   w.line("const " + ct + " *b_src = " + batchOffset(g.sig, *g.b.param, g.b.batchPositions) + ";");

@@ -38,7 +38,6 @@ void emitGemmBlockCoordinates(CudaWriter &w, const GemmAnalysis &g,
 /// blockIdx.z.
 void emitGemmSizes(CudaWriter &w, const GemmAnalysis &g);
 void emitGemmTileOrigin(CudaWriter &w, llvm::StringRef block, llvm::StringRef groupRows = "8");
-void emitGemmBatchIndices(CudaWriter &w, const GemmAnalysis &g);
 
 /// Batch indices bidx0, ... of blockIdx.z over `batchDims` (none when empty); any
 /// kernel whose grid's z runs over an output's leading dims.
@@ -48,9 +47,6 @@ void emitBatchIndices(CudaWriter &w, const KernelSignature &sig,
 /// dim's batch index (bidx<position>) times the size of the dims after it.
 std::string batchOffset(const KernelSignature &sig, const ParamInfo &param,
                         llvm::ArrayRef<int64_t> positions);
-/// Its offset alone, in elements ("" when `positions` is empty).
-std::string batchOffsetTerms(const KernelSignature &sig, const ParamInfo &param,
-                             llvm::ArrayRef<int64_t> positions);
 
 /// a_src, b_src and d_dst: the operands at the block's batch index.
 void emitGemmOperandPointers(CudaWriter &w, const GemmAnalysis &g);

@@ -341,22 +341,6 @@ struct SimtGemmWriter {
   std::string microTile() const { return str(tile().microRows) + " x " + str(tile().microCols); }
   std::string dim(StringRef d) const { return p.sig.dim(d); }
 
-  /// Element offset of batch element (bidx...) in `param`, "" when it has no batch dims.
-  std::string batchOffset(const SimtOperand &operand) const {
-    return batchOffsetTerms(p.sig, *operand.param, operand.batchPositions);
-  }
-
-  std::string outputBatchOffset() const {
-    SimtOperand out{p.out, false, {}};
-    for (size_t i = 0; i < p.batchDims.size(); ++i)
-      out.batchPositions.push_back(int64_t(i));
-    return batchOffset(out);
-  }
-
-  std::string pointer(const ParamInfo &param, const std::string &offset) const {
-    return offset.empty() ? param.cname : param.cname + " + " + offset;
-  }
-
   void emitHeaderComment() {
     std::string a = p.a.param->name + (p.a.kContiguous ? "" : "^T");
     std::string b = p.b.param->name + (p.b.kContiguous ? "^T" : "");
@@ -405,8 +389,8 @@ struct SimtGemmWriter {
   }
 
   void emitMainloop() {
-    std::string aSrc = pointer(*p.a.param, batchOffset(p.a));
-    std::string bSrc = pointer(*p.b.param, batchOffset(p.b));
+    std::string aSrc = batchOffset(p.sig, *p.a.param, p.a.batchPositions);
+    std::string bSrc = batchOffset(p.sig, *p.b.param, p.b.batchPositions);
     // A [M, K]: rows along M, ld K; A^T [K, M]: ld M. B [K, N]: ld N; B^T [N, K]: ld K.
     SimtLoader a{loaderType(p.a.kContiguous, "ROWS", "kVecA"), "load_a",
                  aSrc + ", " + (p.a.kContiguous ? "size_k" : "size_m") + ", m0, size_m, size_k"};
@@ -488,7 +472,9 @@ struct SimtGemmWriter {
                           : std::string()));
     emitOperandPreloads();
     std::string outType = cTypeOf(p.out->type);
-    w.line(outType + " *d_dst = " + pointer(*p.out, outputBatchOffset()) + ";");
+    // the output's leading dims are the batch, in order
+    auto outPositions = llvm::to_vector(llvm::seq<int64_t>(0, p.batchDims.size()));
+    w.line(outType + " *d_dst = " + batchOffset(p.sig, *p.out, outPositions) + ";");
     SimtRowEpilogue rows{"row", "m0", "size_m",
                          epilogue.readsFullTensor() ? "const int64_t col = n0 + micro.col(j);" : "",
                          "sketch::simt::store_row<kVec>(d_dst + row * size_n, micro, n0, size_n, out);"};

@@ -913,7 +913,7 @@ private:
   void writePersistentBody() {
     OperandTile a = tileA(), b = tileB();
     emitGemmSizes(w, g);
-    emitGemmBatchIndices(w, g);
+    emitBatchIndices(w, g.sig, g.batchDims);
     emitGemmOperandPointers(w, g);
     emitWgmmaBuffers(w, block, describeTile(a), describeTile(b));
     w.line("const int tile_count = (int)(sketch::ceil_div(size_m, BM) * sketch::ceil_div(size_n, BN));"
