@@ -6,9 +6,10 @@
 // computes each element's input position (im2col) and zero-fills the padding.
 // P and Q follow from the other sizes; the host function computes them.
 //
-//   nchw X, kcrs W, f32     the SIMT mainloop (sketch/simt.cuh): block rows are
-//                           output channels (the filter, K-contiguous), columns
-//                           output pixels (Im2colNchwLoader), 8x8 per thread.
+//   nchw X, kcrs or krsc W  the SIMT mainloop (sketch/simt.cuh): block rows are
+//                           output channels (the filter, K-contiguous: reduced over
+//                           (c, r, s), or (r, s, c) for krsc), columns output
+//                           pixels (Im2colNchwLoader), 8x8 per thread.
 //   nhwc X, krsc W, f16/bf16  the tensor-core mainloop (TensorCoreGemm.h) with
 //                           an im2col TileLoader for A (16-byte chunks of 8
 //                           channels) and the filter as a K-contiguous B.
@@ -50,6 +51,7 @@ struct ConvPlan : ConvGeometry {
   mutable Conv2dOp conv; // op handles: their accessors are not const
   const ParamInfo *x = nullptr, *w = nullptr, *y = nullptr;
   bool nhwc = false;
+  bool krsc = false; // the filter's layout (nhwc takes krsc; nchw either)
   bool simt = false; // the CUDA-core mainloop: f32 operands, or any nchw; else tensor cores
   int64_t tileM = 128, tileN = 128, tileK = 8, warps = 8, stages = 2;
   /// The SIMT mainloop's stages: double-buffered at most.
@@ -93,7 +95,8 @@ struct ConvReader {
     return readEpilogueInto(p, kernel, loop, kNames);
   }
 
-  /// Layouts and element types: nchw/kcrs f32 (SIMT) or nhwc/krsc f16/bf16 (tensor cores).
+  /// Layouts and element types: nchw with a kcrs or krsc filter (SIMT), nhwc with krsc
+  /// (f32: SIMT, f16/bf16: tensor cores).
   LogicalResult readLayouts() {
     Conv2dOp conv = p.conv;
     auto layoutOf = [](const ParamInfo *param, Layout fallback) {
@@ -109,10 +112,11 @@ struct ConvReader {
       return conv.emitError() << "filter '" << p.w->name << "' has the activation layout "
                               << stringifyLayout(wl) << "; use kcrs or krsc";
     p.nhwc = xl == Layout::nhwc;
-    if (p.nhwc != (wl == Layout::krsc))
-      return conv.emitError() << "mixing " << stringifyLayout(xl) << " activations with a "
-                              << stringifyLayout(wl) << " filter is not supported: use nchw "
-                              << "with kcrs, or nhwc with krsc";
+    p.krsc = wl == Layout::krsc;
+    if (p.nhwc && !p.krsc)
+      return conv.emitError() << "nhwc activations need a krsc filter: the nhwc kernels load "
+                              << "consecutive channels of one filter tap as one vector, which "
+                              << "a kcrs filter holds apart (use krsc, or nchw activations)";
     if (yl != xl)
       return conv.emitError() << "output '" << p.y->name << "' is " << stringifyLayout(yl)
                               << " but the input is " << stringifyLayout(xl)
@@ -144,7 +148,7 @@ struct ConvReader {
     static_cast<ConvGeometry &>(p) = readConvGeometry(kernel, p.conv, *shape);
     // The filter's C and the output's N, K must be the input's.
     const auto &wd = p.w->dims, &yd = p.y->dims;
-    std::string filterC = p.nhwc ? wd[3] : wd[1];
+    std::string filterC = p.krsc ? wd[3] : wd[1];
     std::string outN = yd[0], outK = p.nhwc ? yd[3] : yd[1];
     if (filterC != p.c)
       return p.conv.emitError() << "filter '" << p.w->name << "' has " << filterC
@@ -717,14 +721,20 @@ struct SimtConvWriter : ConvWriterBase {
     openKernelOf(t, name, p.x->type == ElementType::f32 ? "f32" : "f32 math", "channels",
                  "pixels");
     w.line("const int k0 = blockIdx.y * ROWS, pix0 = blockIdx.x * COLS;  // first channel, pixel");
-    w.line("const int depth = shape.c * shape.r * shape.s;  // reduction: (c, r, s), s fastest");
+    w.line(p.krsc ? "const int depth = shape.r * shape.s * shape.c;  // reduction: (r, s, c), c "
+                    "fastest (the krsc filter's rows)"
+                  : "const int depth = shape.c * shape.r * shape.s;  // reduction: (c, r, s), s "
+                    "fastest");
     emitSimtMicroTile(w, t);
     // f16 / bf16 operands: the loaders convert them to f32 (the element type argument)
     std::string element =
         p.x->type == ElementType::f32 ? "" : ", " + cTypeOf(p.x->type);
     SimtLoader filter{"sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec" + element + ">",
                       "load_w", p.w->cname + ", depth, k0, shape.k, depth"};
-    std::string im2col = "sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS" + element + ">";
+    if (p.krsc && element.empty())
+      element = ", float";
+    std::string im2col = "sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS" + element +
+                         (p.krsc ? ", true>" : ">");
     if (!pointwiseFlag(t).empty()) {
       w.comment("kPointwise (R = S = 1, H * W % 4 == 0, X 16-byte aligned): 16-byte input copies");
       w.line("using InputLoader = std::conditional_t<kPointwise, "

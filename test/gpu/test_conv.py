@@ -7,7 +7,8 @@ its sketch; its epilogue is in EPILOGUES. Every case draws fresh random inputs,
 fills the output with NaN, calls the generated host function and compares every
 element with torch's conv2d in f64 on the same (rounded) inputs:
     |out - ref| <= tol * |ref| + tol * rms(ref),  tol 1e-4 (f32 out), 1e-2 (f16/bf16 out).
-nhwc/krsc tensors are permuted to nchw/kcrs for the reference. Shapes: N = 1,
+nhwc/krsc tensors are permuted to nchw/kcrs for the reference (nchw activations may
+take a krsc filter: conv_nchw_krsc.sketch). Shapes: N = 1,
 C = 3, odd H and W, 1x1 / 3x3 / 5x5 / 7x7 and non-square filters, ResNet-50
 layers (N = 2), sizes that take the 16-byte and the element paths, misaligned
 pointers; bad arguments return cudaErrorInvalidValue without writing.
@@ -47,6 +48,8 @@ EPILOGUES = {
     "cv_nchw_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y + channel(t["bias"], nhwc)
                                                           + t["Res"]),
     "cv_nchw_pointwise_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nchw_krsc_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nchw_krsc_f16_s1p1_residual": lambda y, t, s, nhwc: y + t["Res"],
     "cv_nchw_s1p1_t128x128x32_w8": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_s2p3_stem": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_s1p1_same": lambda y, t, s, nhwc: F.gelu(y),
@@ -102,6 +105,7 @@ def kernels():
                     "pad": pad,
                     "dilation": dilation,
                     "nhwc": "nhwc" in body[:body.index(":\n")],
+                    "krsc": "krsc" in body[:body.index(":\n")],
                 }
     return _kernels
 
@@ -118,7 +122,7 @@ def sizes_for(name, shape):
     for letter, dim in zip(letters, x_dims):
         if dim.isdigit():
             sizes[letter] = int(dim)
-    for letter, dim in zip(("K", "R", "S", "C") if info["nhwc"] else ("K", "C", "R", "S"), w_dims):
+    for letter, dim in zip(("K", "R", "S", "C") if info["krsc"] else ("K", "C", "R", "S"), w_dims):
         if dim.isdigit():
             sizes[letter] = int(dim)
     sizes["P"] = sketch_gpu.conv_out_size(sizes["H"], sizes["R"], info["stride"][0],
@@ -157,7 +161,9 @@ def reference(name, tensors):
     t = {n: x.double() for n, x in tensors.items() if n != "Y"}
     x, w = t["X"], t["Wt"]
     if info["nhwc"]:
-        x, w = x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2)
+        x = x.permute(0, 3, 1, 2)
+    if info["krsc"]:
+        w = w.permute(0, 3, 1, 2)
     y = F.conv2d(x, w, stride=info["stride"], padding=info["pad"], dilation=info["dilation"])
     if info["nhwc"]:
         y = y.permute(0, 2, 3, 1)
@@ -220,6 +226,15 @@ def test_nchw_small_and_odd_shapes():
 def test_nhwc_small_and_odd_shapes():
     """C % 8 != 0 takes the element path, C % 8 == 0 the 16-byte cp.async path."""
     sweep(NHWC(), SMALL + ALIGNED)
+
+
+def test_nchw_krsc():
+    """nchw activations with a krsc filter (the reduction in its rows' order, (r, s, c)):
+    f32 and f16, strides, pads, dilations, small and ResNet-50 shapes, misaligned bases."""
+    names = sorted(n for n in kernels() if n.startswith("cv_nchw_krsc"))
+    assert len(names) == 4, names
+    sweep(names, SMALL + ALIGNED + RESNET[:3])
+    sweep(names, ALIGNED[:2], misalign=True)
 
 
 def test_nchw_resnet50_layers():
@@ -469,7 +484,8 @@ POINTWISE = [(3, 13, 6, 6, 70, 1, 1), (1, 64, 28, 28, 65, 1, 1), (2, 256, 14, 14
 
 def test_pointwise_nchw():
     """1x1 stride-1 pad-0 kernels: the 16-byte input path and the gather, aligned or not."""
-    names = ["cv_nchw_pointwise_bias_relu", "cv_nchw_pointwise_t64x64x8", "cv_nchw_s1p0_stages1"]
+    names = ["cv_nchw_pointwise_bias_relu", "cv_nchw_pointwise_t64x64x8", "cv_nchw_s1p0_stages1",
+             "cv_nchw_krsc_pointwise"]
     sweep(names, POINTWISE)
     sweep(names, POINTWISE[:3], misalign=True)
 

@@ -79,10 +79,30 @@ struct PixelCoord {
   }
 };
 
+/// Reduction index k = (r * S + s) * C + c of a krsc filter's rows (nhwc, or nchw with
+/// krsc) as (c, s, r), and the next index's by one step (no division).
+struct ReductionIndex {
+  int c, s, r;
+  __host__ __device__ void next(int channels, int filter_w) {
+    if (++c == channels) {
+      c = 0;
+      if (++s == filter_w)
+        s = 0, ++r;
+    }
+  }
+};
+
+__device__ __forceinline__ ReductionIndex reduction_index(const ConvShape &cs, int k) {
+  ReductionIndex at;
+  at.r = cs.div_s.divmod(cs.div_c.divmod(k, at.c), at.s);
+  return at;
+}
+
 namespace simt {
 
 /// The im2col operand of an nchw convolution, k-major in shared memory:
-/// tile[k][pixel] = X[n][c][h][w] for reduction index k = (c, r, s) (c slowest).
+/// tile[k][pixel] = X[n][c][h][w] for reduction index k = (c, r, s) (c slowest; with
+/// Krsc, (r, s, c)).
 /// A thread owns one pixel of the tile (a warp: 32 consecutive pixels, so the
 /// loads coalesce) and chunks of 4 consecutive reduction indices; the pixel's
 /// window origin is computed once, and (c, r, s) is split once per chunk. Each
@@ -93,7 +113,9 @@ namespace simt {
 /// filter loads, and each tile touches BK input planes.)
 /// T = f16 / bf16 (a 16-bit input: no 2-byte cp.async): the elements are loaded
 /// into registers, converted to f32 and stored by `stash`, like KContiguousLoader's.
-template <int Cols, int BK, int Threads, typename T = float>
+/// Krsc: the filter is krsc, so the reduction runs k = (r, s, c), c fastest, the order
+/// of its rows (the input's elements are gathers either way).
+template <int Cols, int BK, int Threads, typename T = float, bool Krsc = false>
 struct Im2colNchwLoader {
   static constexpr int kChunks = Cols * BK / 4 / Threads;
   static constexpr int kStep = Threads / Cols * 4; // reduction rows between a thread's chunks
@@ -124,9 +146,15 @@ struct Im2colNchwLoader {
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int k = kt * BK + krow + c * kStep;
-      int rs, s;
-      int ch = cs.div_rs.divmod(k, rs);
-      int r = cs.div_s.divmod(rs, s);
+      int ch, r, s;
+      if constexpr (Krsc) {
+        const ReductionIndex at = reduction_index(cs, k);
+        ch = at.c, r = at.r, s = at.s;
+      } else {
+        int rs;
+        ch = cs.div_rs.divmod(k, rs);
+        r = cs.div_s.divmod(rs, s);
+      }
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int dy = r * cs.dil_h, dx = s * cs.dil_w;
@@ -138,7 +166,11 @@ struct Im2colNchwLoader {
                      in ? x + offset + (ch * cs.h + dy) * cs.w + dx : x, in);
         else
           v[c][e] = in ? to_float(__ldg(x + offset + (ch * cs.h + dy) * cs.w + dx)) : 0.f;
-        if (++s == cs.s) { // next reduction index
+        if constexpr (Krsc) { // next reduction index
+          ReductionIndex at{ch, s, r};
+          at.next(cs.c, cs.s);
+          ch = at.c, s = at.s, r = at.r;
+        } else if (++s == cs.s) {
           s = 0;
           if (++r == cs.r)
             r = 0, ++ch;
@@ -267,25 +299,6 @@ __device__ __forceinline__ WindowNhwc window_nhwc(const ConvShape &cs, int64_t p
     win.offset = ((pc.image * cs.h + pc.h0) * cs.w + pc.w0) * cs.c;
   }
   return win;
-}
-
-/// Reduction index k = (r * S + s) * C + c of an nhwc/krsc convolution as (c, s, r), and
-/// the next index's by one step (no division).
-struct ReductionIndex {
-  int c, s, r;
-  __host__ __device__ void next(int channels, int filter_w) {
-    if (++c == channels) {
-      c = 0;
-      if (++s == filter_w)
-        s = 0, ++r;
-    }
-  }
-};
-
-__device__ __forceinline__ ReductionIndex reduction_index(const ConvShape &cs, int k) {
-  ReductionIndex at;
-  at.r = cs.div_s.divmod(cs.div_c.divmod(k, at.c), at.s);
-  return at;
 }
 
 /// Reduction index k of an nhwc/krsc convolution (c fastest): the window offsets (dy, dx),
