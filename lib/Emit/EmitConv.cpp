@@ -731,10 +731,9 @@ struct SimtConvWriter : ConvWriterBase {
         p.x->type == ElementType::f32 ? "" : ", " + cTypeOf(p.x->type);
     SimtLoader filter{"sketch::simt::KContiguousLoader<ROWS, DEPTH, THREADS, kVec" + element + ">",
                       "load_w", p.w->cname + ", depth, k0, shape.k, depth"};
-    if (p.krsc && element.empty())
-      element = ", float";
-    std::string im2col = "sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS" + element +
-                         (p.krsc ? ", true>" : ">");
+    // a krsc filter: the loader's Krsc flag after its (then explicit) element type
+    std::string krsc = p.krsc ? ", " + cTypeOf(p.x->type) + ", true" : element;
+    std::string im2col = "sketch::simt::Im2colNchwLoader<COLS, DEPTH, THREADS" + krsc + ">";
     if (!pointwiseFlag(t).empty()) {
       w.comment("kPointwise (R = S = 1, H * W % 4 == 0, X 16-byte aligned): 16-byte input copies");
       w.line("using InputLoader = std::conditional_t<kPointwise, "

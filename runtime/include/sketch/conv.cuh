@@ -146,6 +146,8 @@ struct Im2colNchwLoader {
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int k = kt * BK + krow + c * kStep;
+      // (c, r, s) of index k; the kcrs order's code is as before Krsc (its PTX unchanged:
+      // holding them in a ReductionIndex for both orders cost sm_80 kernels 3 registers)
       int ch, r, s;
       if constexpr (Krsc) {
         const ReductionIndex at = reduction_index(cs, k);
