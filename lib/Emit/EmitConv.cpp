@@ -95,8 +95,8 @@ struct ConvReader {
     return readEpilogueInto(p, kernel, loop, kNames);
   }
 
-  /// Layouts and element types: nchw with a kcrs or krsc filter (SIMT), nhwc with krsc
-  /// (f32: SIMT, f16/bf16: tensor cores).
+  /// Layouts and element types: nchw (SIMT) or nhwc (f32: SIMT, f16/bf16: tensor cores)
+  /// activations, with a kcrs or krsc filter.
   LogicalResult readLayouts() {
     Conv2dOp conv = p.conv;
     auto layoutOf = [](const ParamInfo *param, Layout fallback) {
@@ -113,10 +113,6 @@ struct ConvReader {
                               << stringifyLayout(wl) << "; use kcrs or krsc";
     p.nhwc = xl == Layout::nhwc;
     p.krsc = wl == Layout::krsc;
-    if (p.nhwc && !p.krsc)
-      return conv.emitError() << "nhwc activations need a krsc filter: the nhwc kernels load "
-                              << "consecutive channels of one filter tap as one vector, which "
-                              << "a kcrs filter holds apart (use krsc, or nchw activations)";
     if (yl != xl)
       return conv.emitError() << "output '" << p.y->name << "' is " << stringifyLayout(yl)
                               << " but the input is " << stringifyLayout(xl)
@@ -272,6 +268,11 @@ struct ConvWriterBase {
   CudaWriter &w;
 
   std::string dim(StringRef d) const { return p.sig.dim(d); }
+  /// `&&` the 16-byte alignment of a krsc filter (the nhwc kernels copy whole chunks of its
+  /// rows); nothing for a kcrs one, which they gather.
+  std::string filterAlignment() const {
+    return p.krsc ? " && sketch::aligned_to(" + p.w->cname + ", 16)" : "";
+  }
   /// True for an epilogue tensor of one value per output channel ([K]).
   bool perChannel(const EpilogueOperand &operand) const {
     return p.operandKinds.lookup(operand.param->name) == ConvOperandKind::PerChannel;
@@ -519,10 +520,12 @@ struct ConvWriterBase {
     w.open(hostPrototype(p.sig));
     emitHostShape();
     int64_t outChunk = 16 / plan::elementBytes(p.y->type);
-    w.comment("16-byte loads: whole chunks of 8 channels (input, filter rows); 16-byte stores: "
-              "the output's rows too");
+    w.comment(p.krsc ? "16-byte loads: whole chunks of 8 channels (input, filter rows); 16-byte "
+                       "stores: the output's rows too"
+                     : "16-byte input loads: whole chunks of 8 channels (the kcrs filter is "
+                       "gathered); 16-byte stores: the output's rows too");
     w.line("const bool vec = " + dim(p.c) + " % 8 == 0 && sketch::aligned_to(" + p.x->cname +
-           ", 16) && sketch::aligned_to(" + p.w->cname + ", 16);");
+           ", 16)" + filterAlignment() + ";");
     w.line("const bool vec_store = vec && " + dim(p.k) + " % " + str(outChunk) +
            " == 0 && sketch::aligned_to(" + p.y->cname + ", 16);");
     if (narrow) {
@@ -609,9 +612,10 @@ struct ConvWriterBase {
 /// tensor cores where the target and the tile allow, as the f32 GEMM's.
 FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
   std::string broken;
-  bool f32InputAndOutput = p.x->type == ElementType::f32 && p.y->type == ElementType::f32;
-  if (auto tile = deriveSimtConvTile(p.tileM, p.tileN, p.tileK, p.warps, p.simtStages(), p.nhwc,
-                                     f32InputAndOutput, arch, broken))
+  SimtConvLoads loads{p.nhwc, p.x->type == ElementType::f32 && p.y->type == ElementType::f32,
+                      p.nhwc && !p.krsc};
+  if (auto tile =
+          deriveSimtConvTile(p.tileM, p.tileN, p.tileK, p.warps, p.simtStages(), loads, arch, broken))
     return *tile;
   return kernel.emitError() << stringifyElementType(p.x->type) << " "
                             << (p.nhwc ? "nhwc" : "nchw") << " convolution tile BM = "
@@ -746,9 +750,9 @@ struct SimtConvWriter : ConvWriterBase {
     w.close();
   }
 
-  /// nhwc/krsc: out[pixel][channel] = im2col(X)[pixel][(r, s, c)] . W[channel][(r, s, c)]:
-  /// rows are pixels (Im2colNhwcLoader), columns channels (the filter as a K-contiguous
-  /// B operand), the output a row-major [N*P*Q, K] matrix.
+  /// nhwc: out[pixel][channel] = im2col(X)[pixel][(r, s, c)] . W[channel][(r, s, c)]:
+  /// rows are pixels (Im2colNhwcLoader), columns channels (a krsc filter as a K-contiguous
+  /// B operand, a kcrs one gathered), the output a row-major [N*P*Q, K] matrix.
   void emitNhwcKernelOf(const SimtTile &t, const std::string &name) {
     openKernelOf(t, name, "f32 nhwc", "pixels", "channels");
     w.line("const int pix0 = blockIdx.x * ROWS, k0 = blockIdx.y * COLS;  // first pixel, channel");
@@ -756,9 +760,14 @@ struct SimtConvWriter : ConvWriterBase {
     emitSimtMicroTile(w, t);
     SimtLoader input{"sketch::Im2colNhwcLoader<ROWS, DEPTH, THREADS, kVec>", "load_x",
                      p.x->cname + ", shape, pix0"};
-    SimtLoader filter{"sketch::simt::KContiguousLoader<COLS, DEPTH, THREADS, kVec>", "load_w",
-                      p.w->cname + ", depth, k0, shape.k, depth"};
-    emitSimtMainloop(w, str(p.simtStages()), input, filter, "(depth + DEPTH - 1) / DEPTH", {}, t);
+    SimtLoader krsc{"sketch::simt::KContiguousLoader<COLS, DEPTH, THREADS, kVec>", "load_w",
+                    p.w->cname + ", depth, k0, shape.k, depth"};
+    SimtLoader kcrs{"sketch::simt::KcrsFilterLoader<COLS, DEPTH, THREADS>", "load_w",
+                    p.w->cname + ", shape, k0"};
+    if (!p.krsc)
+      w.comment("a kcrs filter: its (r, s, c) elements gathered a float at a time");
+    emitSimtMainloop(w, str(p.simtStages()), input, p.krsc ? krsc : kcrs,
+                     "(depth + DEPTH - 1) / DEPTH", {}, t);
     emitNhwcEpilogue(t);
     w.close();
   }
@@ -794,10 +803,13 @@ struct SimtConvWriter : ConvWriterBase {
     w.open(hostPrototype(p.sig));
     emitHostShape();
     if (p.nhwc) {
-      w.comment("16-byte loads (4 channels of one filter tap) and stores: C, K multiples of 4");
+      w.comment(p.krsc
+                    ? "16-byte loads (4 channels of one filter tap) and stores: C, K multiples of 4"
+                    : "16-byte input loads (4 channels of one tap) and stores: C, K multiples of "
+                      "4 (the kcrs filter is gathered)");
       w.line("const bool vec = " + dim(p.c) + " % 4 == 0 && " + dim(p.k) +
-             " % 4 == 0 && sketch::aligned_to(" + p.x->cname + ", 16) && sketch::aligned_to(" +
-             p.w->cname + ", 16) && sketch::aligned_to(" + p.y->cname + ", 16);");
+             " % 4 == 0 && sketch::aligned_to(" + p.x->cname + ", 16)" + filterAlignment() +
+             " && sketch::aligned_to(" + p.y->cname + ", 16);");
       emitLaunch(simt, kernelName());
       w.close();
       return;
@@ -908,6 +920,50 @@ private:
   std::string x;
 };
 
+/// The B operand of an nhwc convolution with a kcrs filter: tile row r is output channel
+/// n0 + r, its 16-byte chunk c holds reduction indices kt * BK + 8c .. +7 in the input's
+/// (r, s, c) order, which a kcrs filter row holds apart (R*S elements between channels):
+/// element loads, one 16-byte store a chunk (sketch::load_filter_kcrs_16). Each thread's
+/// chunks share one c, so the reduction split is computed once per k-tile.
+class KcrsFilterLoader : public TileLoader {
+public:
+  KcrsFilterLoader(const plan::SmemBuffer &smem, int64_t threads, std::string filter)
+      : smem(smem), threads(threads), filter(std::move(filter)) {}
+
+  int64_t chunksPerRow() const { return smem.cols / 8; }
+  int64_t iterations() const { return (smem.rows * chunksPerRow() + threads - 1) / threads; }
+  int64_t rowStep() const { return threads / chunksPerRow(); }
+
+  void emitSetup(CudaWriter &w) const override {
+    w.line("const int w_chunk = tid % " + str(chunksPerRow()) +
+           ";  // the filter chunk this thread gathers, of rows tid / " + str(chunksPerRow()) +
+           " + i * " + str(rowStep()));
+  }
+
+  void emitLoad(CudaWriter &w) const override {
+    w.comment(filter + " (kcrs, gathered): a (" + str(smem.rows) + ", " + str(smem.cols) +
+              ") tile of filter rows n0 + r; one (r, s, c) split per k-tile");
+    w.line("const int k = kt * BK + w_chunk * 8;");
+    w.line("const sketch::ReductionIndex w_at = sketch::reduction_index(shape, k);");
+    w.line("#pragma unroll 1");
+    w.open("for (int i = 0; i < " + str(iterations()) + "; ++i)");
+    w.line("const int r = tid / " + str(chunksPerRow()) + " + i * " + str(rowStep()) + ";");
+    bool guarded = iterations() * rowStep() > smem.rows;
+    if (guarded)
+      w.open("if (r < " + str(smem.rows) + ")");
+    w.line("sketch::load_filter_kcrs_16<kVec>(dst + " + swizzleOffset(smem, "r", "w_chunk") +
+           ", " + filter + ", shape, int(n0) + r, w_at, k);");
+    if (guarded)
+      w.close();
+    w.close();
+  }
+
+private:
+  plan::SmemBuffer smem;
+  int64_t threads;
+  std::string filter;
+};
+
 struct TensorCoreConvWriter : ConvWriterBase {
   std::string suffix; // "" or "_narrow"
   TensorCoreConfig config;
@@ -972,7 +1028,9 @@ struct TensorCoreConvWriter : ConvWriterBase {
     emitTensorCorePreamble(w, config);
     emitImplicitGemmBlock();
     Im2colNhwcLoader a(config.a.smem, config.threads(), p.x->cname);
-    MatrixTileLoader b(filterLoaderSpec(config.b.smem, config.threads()));
+    MatrixTileLoader krsc(filterLoaderSpec(config.b.smem, config.threads()));
+    KcrsFilterLoader kcrs(config.b.smem, config.threads(), p.w->cname);
+    const TileLoader &b = p.krsc ? static_cast<const TileLoader &>(krsc) : kcrs;
     emitTensorCoreMainloop(w, config, a, b, "(int)sketch::ceil_div(size_k, BK)");
     emitAccumulatorStore(w, config, epilogue, storeSpec());
     w.indentLess();
@@ -1235,7 +1293,9 @@ struct TensorCoreConvKernel {
   LogicalResult plan(const ConvPlan &q, const EpilogueEmitter &epilogue, CudaWriter &w,
                      StringRef arch, StringRef suffix) {
     int64_t limit = plan::smemLimitBytes(arch);
-    if (arch == "sm_90a") {
+    // (a kcrs filter is gathered by the mma.sync kernel's loads; the wgmma kernels copy
+    // whole 16-byte chunks of filter rows)
+    if (arch == "sm_90a" && q.krsc) {
       wgmma.emplace(WgmmaConvWriter{{q, epilogue, w}, suffix.str(), {}, 0});
       if (wgmma->plan(limit, /*deepest=*/suffix == "_narrow"))
         return success();
@@ -1445,7 +1505,7 @@ struct HaloConvWriter : ConvWriterBase {
 };
 
 //===----------------------------------------------------------------------===//
-// nchw / kcrs or nhwc / krsc 3x3, f32, stride 1, dilation 1: Winograd F(m x m, 3x3)
+// 3x3, f32, stride 1, dilation 1 (either layout, either filter layout): Winograd F(m x m, 3x3)
 //===----------------------------------------------------------------------===//
 
 struct WinogradConvWriter : ConvWriterBase {
@@ -1467,6 +1527,7 @@ struct WinogradConvWriter : ConvWriterBase {
     s.epilogue = &epilogue;
     s.x = p.x->cname, s.w = p.w->cname, s.y = p.y->cname;
     s.nhwc = p.nhwc;
+    s.krsc = p.krsc;
     s.kDim = dim(p.k);
     s.kernelParams = kernelParams();
     s.kernelArgs = kernelArgs();
@@ -1570,8 +1631,8 @@ KernelEmitterResult emitConv(KernelOp kernel, const CudaEmitOptions &options, Cu
   if (algorithm && plan::winogradOutputTile(algorithm.getValue())) {
     WinogradConvWriter writer{{p, *epilogue, w}};
     if (std::string why = writer.mismatch(); !why.empty())
-      return p.conv.emitError() << "the Winograd kernel needs an f32 nchw/kcrs or nhwc/krsc "
-                                   "3x3 convolution with stride (1, 1) and dilation (1, 1), but "
+      return p.conv.emitError() << "the Winograd kernel needs an f32 3x3 convolution with "
+                                   "stride (1, 1) and dilation (1, 1), but "
                                 << why;
     w.line("#include \"sketch/winograd.cuh\"  // Winograd F(m x m, 3x3) convolution helpers");
     w.line();

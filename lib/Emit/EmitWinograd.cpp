@@ -1,7 +1,7 @@
 //===- EmitWinograd.cpp - Winograd F(m x m, 3x3) forward convolution ------===//
 //
-// `Compute Conv2d X, W and get Y with stride (1, 1) pad (p, q)`, f32 nchw X,
-// kcrs 3x3 W: each m x m output tile is A^T [sum_c U_c .* V_c] A with U = G g G^T
+// `Compute Conv2d X, W and get Y with stride (1, 1) pad (p, q)`, f32 nchw or nhwc X,
+// kcrs or krsc 3x3 W: each m x m output tile is A^T [sum_c U_c .* V_c] A with U = G g G^T
 // (filters) and V = B^T d B ((m + 2)^2 input patches), sketch/winograd.cuh. Per
 // Winograd component xi the sum over input channels is a GEMM of output channels
 // by tiles, so a block (plan::WinogradBlock) computes, for BT tiles and BK output
@@ -36,10 +36,15 @@ std::string kernelName(const WinogradConvSpec &spec, const WinogradBlock &b) {
 }
 
 /// The main loop: copies of step s + 1 in flight (cp.async into the raw buffers)
-/// while the warps multiply step s's components.
-void emitMainLoop(CudaWriter &w, bool nhwc) {
+/// while the warps multiply step s's components. The copies' filter layout follows
+/// the input's unless stated (nchw / kcrs, nhwc / krsc).
+void emitMainLoop(CudaWriter &w, const WinogradConvSpec &spec) {
+  bool mixed = spec.nhwc != spec.krsc;
+  std::string layouts = std::string(spec.nhwc ? "nhwc" : "nchw") + " / " + (spec.krsc ? "krsc" : "kcrs");
   w.line(std::string("using Copies = sketch::winograd::WinogradCopies<M, BT, BK, BC, LDU, LDV, THREADS, ") +
-         (nhwc ? "true" : "false") + ", kVecFilters>;" + (nhwc ? "  // nhwc / krsc" : ""));
+         (spec.nhwc ? "true" : "false") + ", kVecFilters" +
+         (mixed ? std::string(", ") + (spec.krsc ? "true" : "false") : "") + ">;" +
+         (spec.nhwc || mixed ? "  // " + layouts : ""));
   w.line("const Copies copies(x_in, w_in, shape, wshape, tile0, k0);");
   w.line("const int steps = (shape.c + BC - 1) / BC;");
   w.line("copies.copy(0, xr, wr);");
@@ -207,7 +212,7 @@ void emitWinogradKernel(CudaWriter &w, const WinogradConvSpec &spec, const Winog
   w.line("      acc[q][i][j] = 0.f;");
   w.line("{  // the copies' registers end with this scope");
   w.indentMore();
-  emitMainLoop(w, spec.nhwc);
+  emitMainLoop(w, spec);
   w.indentLess();
   w.line("}");
   emitEpilogue(w, spec);

@@ -1,6 +1,6 @@
 //===- EmitWinograd.h - Winograd F(m x m, 3x3) convolution kernel -*- C++ -*-===//
 //
-// The f32 nchw/kcrs 3x3 stride-1 dilation-1 convolution as Winograd F(m x m, 3x3)
+// The f32 3x3 stride-1 dilation-1 convolution as Winograd F(m x m, 3x3)
 // (sketch-choose-defaults picks it, plan::kConvAlgorithmAttr): EmitConv.cpp reads
 // the kernel and hands over what the kernel and host function need here.
 //
@@ -23,7 +23,8 @@ struct WinogradConvSpec {
   const KernelSignature *sig = nullptr;
   const EpilogueEmitter *epilogue = nullptr;
   std::string x, w, y;       // C names of the input, filter, output
-  bool nhwc = false;         // nhwc/krsc (else nchw/kcrs)
+  bool nhwc = false;         // nhwc activations (else nchw)
+  bool krsc = false;         // a krsc filter (else kcrs)
   std::string kDim;          // the host's expression for K (output channels)
   std::string kernelParams;  // the __global__ kernel's parameters (ends with the ConvShape)
   std::string kernelArgs;    // the host's arguments for them

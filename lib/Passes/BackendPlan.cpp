@@ -548,16 +548,10 @@ std::string winogradMismatch(KernelOp kernel, Conv2dOp conv) {
     if (param.getElementType() != ElementType::f32)
       return "'" + param.getName().str() + "' is " +
              stringifyElementType(param.getElementType()).str() + ", not f32";
-  auto layoutIs = [](TensorParamOp param, Layout want) {
-    return !param.getLayout() || *param.getLayout() == want;
-  };
-  bool nchw = layoutIs(shape->input, Layout::nchw) && layoutIs(shape->filter, Layout::kcrs) &&
-              layoutIs(shape->output, Layout::nchw);
-  bool nhwc = shape->input.getLayout() == Layout::nhwc &&
-              shape->filter.getLayout() == Layout::krsc &&
-              shape->output.getLayout() == Layout::nhwc;
-  if (!nchw && !nhwc)
-    return "it is not nchw with a kcrs filter or nhwc with a krsc filter";
+  // (either activation layout with either filter layout; the output takes the input's)
+  auto layoutOf = [](TensorParamOp param) { return param.getLayout().value_or(Layout::nchw); };
+  if (layoutOf(shape->output) != layoutOf(shape->input))
+    return "its output's layout is not its input's";
   if (evaluateExpr(shape->r) != 3 || evaluateExpr(shape->s) != 3)
     return "the filter is " + shape->r + "x" + shape->s + ", not 3x3 (write its sizes as 3)";
   auto stride = conv.getStride(), dil = conv.getDilation();

@@ -519,8 +519,8 @@ constexpr int64_t kAttentionMostStages = 3;
 /// "winograd_2x2" 2; 0 for the implicit GEMM.
 int64_t winogradOutputTile(llvm::StringRef algorithm);
 
-/// Why `conv` cannot run as Winograd; empty when it can: f32 nchw input and
-/// output with a kcrs filter or nhwc with krsc, whose sizes are 3x3 when compiling, stride
+/// Why `conv` cannot run as Winograd; empty when it can: f32 input, filter and output
+/// (nchw or nhwc, the filter kcrs or krsc), whose sizes are 3x3 when compiling, stride
 /// (1, 1), dilation (1, 1) (any padding, batch and channel counts).
 std::string winogradMismatch(KernelOp kernel, Conv2dOp conv);
 

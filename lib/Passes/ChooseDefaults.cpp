@@ -54,6 +54,7 @@ struct Problem {
   bool rhsKMajor = false; // gemm: B written B^T (stored [N, K], K contiguous)
   bool lhsKMajor = true;  // gemm: A stored [M, K] (not written A^T)
   bool strided = false;   // conv: a stride above 1 (no halo form)
+  bool gathersFilter = false; // conv: nhwc with a kcrs filter (the mma.sync kernel gathers it)
   /// f16 / bf16 operands on tensor cores; f32, and nchw convolutions of any type,
   /// run on the CUDA cores (the tensor-core convolution takes nhwc/krsc).
   bool tensorCores = true;
@@ -141,6 +142,7 @@ Problem classifyOperands(KernelOp kernel) {
     problem.kind = ProblemKind::conv;
     problem.element = elementOf(kernel, {conv.getInput()}, problem.element);
     problem.strided = llvm::any_of(conv.getStride(), [](int64_t v) { return v > 1; });
+    problem.gathersFilter = gathersConvFilter(kernel, conv);
     // Back-to-back convolutions: the b2b kernel over output pixels, N0 and N1 the filters' K.
     if (Conv2dOp second = consumingConv(kernel, conv)) {
       auto first = convDims(kernel, conv), next = convDims(kernel, second);
@@ -455,12 +457,13 @@ void chooseNarrowVariant(KernelOp kernel, const Config &config, StringRef arch, 
 /// those. The host function launches the taller tile's persistent kernel where it moves
 /// fewer operand rows an SM (C128 56x56 K128 3x3 s2 at N = 64: 1-3% faster; ResNet's
 /// strided layers at N = 128: 1-15%; H200, docs/backend.md). Stride 1 keeps 128 rows,
-/// which the halo form needs. A function of the tile, like the narrow variant.
+/// which the halo form needs. A function of the tile, like the narrow variant. (Not with a
+/// kcrs filter: its kernels are mma.sync ones.)
 void chooseTallVariant(KernelOp kernel, const Config &config, StringRef arch,
                        const Problem &problem) {
   int64_t bn = config.values[kBN];
   // (a 192 x BN wgmma tile has BN 64 or 128, which a 128-row one takes too)
-  if (arch != "sm_90a" || !problem.strided || config.values[kBM] != 128 ||
+  if (arch != "sm_90a" || !problem.strided || problem.gathersFilter || config.values[kBM] != 128 ||
       !plan::wgmmaConvTileShape(plan::kTallConvRows, bn))
     return;
   Builder b(kernel.getContext());
@@ -480,22 +483,20 @@ bool isSimtConv(KernelOp kernel, const Problem &problem) {
   return !winograd;
 }
 
-/// What a SIMT convolution's tile depends on besides its values (deriveSimtConvTile):
-/// nhwc activations, and whether its input and output are f32 (no converting loads).
-struct SimtConvLoads {
-  bool nhwc = false, f32InputAndOutput = true;
-};
+/// What a SIMT convolution's tile depends on besides its values (deriveSimtConvTile).
 std::optional<SimtConvLoads> simtConvLoads(KernelOp kernel) {
   std::optional<ConvShape> shape;
+  Conv2dOp first;
   kernel.walk([&](Conv2dOp conv) {
     if (!shape)
-      shape = convShape(kernel, conv);
+      shape = convShape(kernel, conv), first = conv;
   });
   if (!shape || !shape->input || !shape->output)
     return std::nullopt;
   return SimtConvLoads{shape->input.getLayout() == Layout::nhwc,
                        shape->input.getElementType() == ElementType::f32 &&
-                           shape->output.getElementType() == ElementType::f32};
+                           shape->output.getElementType() == ElementType::f32,
+                       gathersConvFilter(kernel, first)};
 }
 
 /// `tile`'s warp grid on the f64 tensor cores as `name`, along M (a convolution's pixels)
@@ -531,7 +532,7 @@ void recordF64Mma(KernelOp kernel, const Problem &problem, const Config &config,
       std::string broken;
       setF64Grid(kernel, name,
                  deriveSimtConvTile(values[0], values[1], values[2], values[3], v[kStages],
-                                    loads->nhwc, loads->f32InputAndOutput, arch, broken),
+                                    *loads, arch, broken),
                  !loads->nhwc);
     };
     grid(plan::kF64MmaAttr, {v[kBM], v[kBN], v[kBK], v[kWarps]});
@@ -559,8 +560,8 @@ LogicalResult checkConvAlgorithm(KernelOp kernel) {
     if (mismatch.empty())
       return WalkResult::advance();
     conv.emitError() << "algorithm " << *asked
-                     << " needs an f32 nchw/kcrs or nhwc/krsc convolution with a 3x3 "
-                        "filter, stride (1, 1) and dilation (1, 1), but "
+                     << " needs an f32 convolution with a 3x3 filter, stride (1, 1) and "
+                        "dilation (1, 1), but "
                      << mismatch;
     return WalkResult::interrupt();
   });

@@ -13,6 +13,7 @@
 #include "lib/Passes/BackendPlan.h"
 #include "lib/Passes/Passes.h"
 #include "lib/Passes/SimtTile.h"
+#include "lib/Passes/SketchAnalysis.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -45,12 +46,24 @@ int64_t fragmentBuffers(KernelOp kernel) {
   return tileK && *tileK >= 32 && *tileK % 32 == 0 ? 2 : 1;
 }
 
+/// Whether `copy` stages a 16-bit kcrs filter beside nhwc activations: the tensor-core
+/// kernels gather its elements through registers, not by cp.async.
+bool stagesGatheredFilter(KernelOp kernel, ForOp loop, CopyOp copy) {
+  bool gathered = false;
+  loop.walk([&](Conv2dOp conv) {
+    gathered |= conv.getFilter() == copy.getName() && gathersConvFilter(kernel, conv) &&
+                findTensorParam(kernel, copy.getName()).getElementType() != ElementType::f32;
+  });
+  return gathered;
+}
+
 LogicalResult pipelineLoop(KernelOp kernel, ForOp loop, int64_t stages) {
   Builder b(kernel.getContext());
   loop->setAttr(plan::kPipelineAttr, b.getStringAttr(pipelineKind(stages)));
   loop->setAttr(plan::kStagesAttr, b.getI64IntegerAttr(stages));
   loop.walk([&](Operation *op) {
-    if (auto copy = dyn_cast<CopyOp>(op); copy && isStagingCopy(copy))
+    if (auto copy = dyn_cast<CopyOp>(op);
+        copy && isStagingCopy(copy) && !stagesGatheredFilter(kernel, loop, copy))
       copy->setAttr(plan::kAsyncAttr, b.getUnitAttr());
     if (isa<GemmOp>(op) && !kernel->hasAttr(plan::kSimtAttr))
       op->setAttr(plan::kFragmentBuffersAttr, b.getI64IntegerAttr(fragmentBuffers(kernel)));

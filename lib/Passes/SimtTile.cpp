@@ -204,9 +204,10 @@ SimtTile simtTileForTarget(const SimtTile &tile, llvm::StringRef arch) {
 }
 
 std::optional<SimtTile> deriveSimtConvTile(int64_t pixels, int64_t channels, int64_t depth,
-                                           int64_t warps, int64_t stages, bool nhwc,
-                                           bool f32InputAndOutput, llvm::StringRef arch,
+                                           int64_t warps, int64_t stages,
+                                           const SimtConvLoads &loads, llvm::StringRef arch,
                                            std::string &broken) {
+  bool nhwc = loads.nhwc;
   auto tile = deriveSimtTile(nhwc ? pixels : channels, nhwc ? channels : pixels, depth, warps,
                              stages, plan::smemLimitBytes(arch), broken, /*im2col=*/!nhwc);
   if (!tile)
@@ -215,8 +216,10 @@ std::optional<SimtTile> deriveSimtConvTile(int64_t pixels, int64_t channels, int
   // loaders convert: at the default tile's 128 registers (two blocks an SM) ptxas spilled
   // 12-60 bytes. An f32 input with a 16-bit output: the narrow 64 x 128 kernel spilled 4
   // bytes at 128 registers (four blocks an SM).
-  if (nhwc || !f32InputAndOutput)
+  if (nhwc || !loads.f32InputAndOutput)
     tile->loaderRegisters = kConvLoaderRegisters;
+  if (loads.gathersFilter)
+    tile->loaderRegisters += kGatheredFilterRegisters;
   return simtTileForTarget(*tile, arch);
 }
 

@@ -115,15 +115,27 @@ SimtTile simtTileForTarget(const SimtTile &tile, llvm::StringRef arch);
 /// f32) and a 16-bit output's stores (f32 converted and packed) need beyond a plain
 /// copy's (SimtTile::loaderRegisters).
 constexpr int64_t kConvLoaderRegisters = 8;
+/// Registers a kcrs filter's gather beside nhwc input needs beyond a plain copy's (its
+/// reduction offset and row offset; a 64 x 32 x 8 tile of 4 warps spilled 4 bytes at the 64
+/// registers of eight blocks an SM without them, sm_80).
+constexpr int64_t kGatheredFilterRegisters = 4;
+
+/// What a SIMT convolution's tile depends on besides its values: nhwc activations, whether
+/// its input and output are f32 (no converting loads or stores), and whether it gathers a
+/// kcrs filter (beside nhwc activations).
+struct SimtConvLoads {
+  bool nhwc = false, f32InputAndOutput = true, gathersFilter = false;
+};
 
 /// An implicit-GEMM convolution's SIMT tile of `pixels` (BM) x `channels` (BN) x `depth`
 /// by deriveSimtTile's rules: nchw rows are the channels, columns the pixels, and rule 6
 /// holds for its input loader; nhwc rows are the pixels (the im2col operand dealt like a
-/// row-major A). Loads or stores that convert (nhwc, or not `f32InputAndOutput`: a 16-bit
-/// input or output) add kConvLoaderRegisters. Then as `arch` runs it (simtTileForTarget).
+/// row-major A). Loads or stores that convert (nhwc, or not f32InputAndOutput: a 16-bit
+/// input or output) add kConvLoaderRegisters, a gathered filter kGatheredFilterRegisters.
+/// Then as `arch` runs it (simtTileForTarget).
 std::optional<SimtTile> deriveSimtConvTile(int64_t pixels, int64_t channels, int64_t depth,
-                                           int64_t warps, int64_t stages, bool nhwc,
-                                           bool f32InputAndOutput, llvm::StringRef arch,
+                                           int64_t warps, int64_t stages,
+                                           const SimtConvLoads &loads, llvm::StringRef arch,
                                            std::string &broken);
 
 /// `split_k auto`'s tile for small grids beside an f32 GEMM's `tile`: min(rows, 64) x

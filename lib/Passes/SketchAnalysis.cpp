@@ -316,6 +316,12 @@ std::optional<ConvShape> sketch::convShape(KernelOp kernel, Conv2dOp conv) {
   return shape;
 }
 
+bool sketch::gathersConvFilter(KernelOp kernel, Conv2dOp conv) {
+  auto shape = convShape(kernel, conv);
+  return shape && shape->input && shape->input.getLayout() == Layout::nhwc &&
+         shape->filter.getLayout() != Layout::krsc;
+}
+
 std::optional<GemmDims> sketch::convDims(KernelOp kernel, Conv2dOp conv) {
   auto shape = convShape(kernel, conv);
   if (!shape)

@@ -84,6 +84,9 @@ Conv2dOp producingConv(KernelOp kernel, llvm::StringRef name, mlir::Operation *u
 Conv2dOp consumingConv(KernelOp kernel, Conv2dOp conv);
 /// A convolution as an implicit GEMM: M = N*P*Q, N = K, K = C*R*S.
 std::optional<GemmDims> convDims(KernelOp kernel, Conv2dOp conv);
+/// Whether `conv` reads nhwc activations with a kcrs filter: its reduction runs over
+/// (r, s, c), channels fastest, which the filter's rows hold apart (its kernels gather it).
+bool gathersConvFilter(KernelOp kernel, Conv2dOp conv);
 
 /// The GEMM whose MMA accumulator `name` holds at `user` (possibly after
 /// elementwise work), or null when `name` is not such a register tile.

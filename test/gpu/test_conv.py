@@ -8,7 +8,7 @@ fills the output with NaN, calls the generated host function and compares every
 element with torch's conv2d in f64 on the same (rounded) inputs:
     |out - ref| <= tol * |ref| + tol * rms(ref),  tol 1e-4 (f32 out), 1e-2 (f16/bf16 out).
 nhwc/krsc tensors are permuted to nchw/kcrs for the reference (nchw activations may
-take a krsc filter: conv_nchw_krsc.sketch). Shapes: N = 1,
+take a krsc filter: conv_nchw_krsc.sketch; nhwc ones a kcrs filter: conv_nhwc_kcrs.sketch). Shapes: N = 1,
 C = 3, odd H and W, 1x1 / 3x3 / 5x5 / 7x7 and non-square filters, ResNet-50
 layers (N = 2), sizes that take the 16-byte and the element paths, misaligned
 pointers; bad arguments return cudaErrorInvalidValue without writing.
@@ -44,6 +44,8 @@ def channel(t, nhwc):
 # Epilogue of each kernel on the f64 convolution y (in the output's layout),
 # the f64 tensors t, scalars s, and whether the layout is nhwc.
 EPILOGUES = {
+    "cv_nhwc_kcrs_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nhwc_kcrs_bf16_s12p01d21_t64x48x32_residual": lambda y, t, s, nhwc: y + t["Res"],
     "cv_nchw_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_s1p2d2_residual": lambda y, t, s, nhwc: relu(s["alpha"] * y + channel(t["bias"], nhwc)
                                                           + t["Res"]),
@@ -77,6 +79,7 @@ EPILOGUES = {
     "cv_nchw_wino2x2_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nchw_wino2x2_s1p2_residual": lambda y, t, s, nhwc: y + t["Res"],
     "cv_nhwc_wino2x2_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
+    "cv_nhwc_wino_kcrs_s1p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
 }
 
 
@@ -206,7 +209,10 @@ def sweep(names, shapes, misalign=False):
 
 
 NCHW = lambda: sorted(n for n in kernels() if n.startswith("cv_nchw"))  # noqa: E731
-NHWC = lambda: sorted(n for n in kernels() if n.startswith("cv_nhwc"))  # noqa: E731
+# (the nhwc kernels with a kcrs filter are mma.sync and CUDA-core ones on every architecture,
+# no TMA, halo, tall or split-tail form: test_nhwc_kcrs sweeps them)
+NHWC = lambda: sorted(n for n in kernels()  # noqa: E731
+                      if n.startswith("cv_nhwc") and not n.startswith("cv_nhwc_kcrs"))
 
 # (N, C, H, W, K, R, S)
 SMALL = [(1, 3, 7, 9, 5, 3, 3), (2, 3, 31, 29, 17, 5, 5), (1, 8, 13, 11, 9, 1, 1),
@@ -236,6 +242,17 @@ def test_nchw_krsc():
     assert len(names) == 4, names
     sweep(names, RESNET[:3])
     sweep(names, ALIGNED[:2], misalign=True)
+
+
+def test_nhwc_kcrs():
+    """nhwc activations with a kcrs filter (gathered in the input's (r, s, c) order): f16,
+    bf16 and f32, the element paths (C % 8 != 0) and the 16-byte ones, ResNet-50 shapes,
+    misaligned bases (the filter's alignment does not matter: it is gathered)."""
+    names = sorted(n for n in kernels() if n.startswith("cv_nhwc_kcrs"))
+    assert len(names) == 4, names
+    sweep(names, SMALL + ALIGNED + RESNET[:3])
+    sweep(names, ALIGNED[:2], misalign=True)
+    sweep(names, ALIGNED[:2], misalign="Wt")
 
 
 def test_nchw_resnet50_layers():
@@ -543,7 +560,8 @@ def test_winograd_resnet50_layers():
 
 def test_winograd_misaligned_base_pointers():
     sweep(["cv_nchw_wino_s1p1", "cv_nchw_wino_s1p2_residual", "cv_nhwc_wino_s1p1_bias_relu",
-           "cv_nhwc_wino2x2_s1p1_bias_relu"], [(2, 64, 15, 15, 72, 3, 3)], misalign=True)
+           "cv_nhwc_wino2x2_s1p1_bias_relu", "cv_nhwc_wino_kcrs_s1p1_bias_relu",
+           "cv_nchw_wino2x2_krsc_s1p0"], [(2, 64, 15, 15, 72, 3, 3)], misalign=True)
 
 
 def test_winograd_rejects_bad_arguments():

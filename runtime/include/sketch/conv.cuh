@@ -3,11 +3,13 @@
 //   ConvShape                sizes, stride, pad, dilation; make_conv_shape(...) derives P, Q
 //   Im2colNchwLoader<...>    the SIMT mainloop's loader of nchw activations (see simt.cuh)
 //   PointwiseNchwLoader<...> the same for a 1x1, stride-1, pad-0 convolution: 16-byte copies
+//   KcrsFilterLoader<...>    the SIMT mainloop's loader of a kcrs filter beside nhwc input
 //   PixelCoord               output pixel -> (image, oh, ow) and its input window origin
 //   nchw_offset, store_nchw_row<Vec>(...)  one micro-tile row of an nchw output (SIMT path)
 //   WindowNhwc / window_nhwc, ReductionIndex, ReductionNhwc / reduction_nhwc, im2col_reads,
 //   load_im2col_nhwc_16<kVec>
 //                            the tensor-core path's im2col A-tile loader for nhwc input
+//   load_filter_kcrs_16<kVec> its filter B-tile loader for a kcrs filter (a gather)
 //   Im2colNhwcLoader<...>    the SIMT mainloop's loader of f32 nhwc activations
 //   HaloPlan, halo_stages    the halo convolution's tiles and shared memory (stride 1: each
 //                            input row comes into shared memory once a tile, not once a tap)
@@ -193,6 +195,53 @@ struct Im2colNchwLoader {
   }
 };
 
+/// A kcrs filter ([K][C][R][S]) as the B operand of an f32 nhwc convolution on the SIMT
+/// mainloop, whose reduction runs k = (r, s, c), c fastest (the nhwc input's order):
+/// tile[k][row] = W[k0 + row][c][r][s], a gather. Each float is its own 4-byte cp.async
+/// (zero-filled past the K rows and past C*R*S), dealt like KContiguousLoader's scalar
+/// floats; a thread's floats share kAcross reduction indices (one where the threads are a
+/// multiple of BK), each split once a k-tile.
+template <int Rows, int BK, int Threads>
+struct KcrsFilterLoader {
+  using Deal = ChunkDeal<Rows, BK, Threads, 1>;
+  static constexpr int kChunks = Deal::kChunks, kAcross = Deal::kAcross;
+  static constexpr bool kAsync = true;
+  const float *w;    // the filter (the zero-fill's source)
+  const ConvShape &cs;
+  int row, koff;
+  int rows_left;     // filter rows from this thread's first row on
+  int depth;         // C * R * S, the distance between filter rows
+  int row_offset;    // this thread's first row's offset
+
+  __device__ KcrsFilterLoader(const float *w_, const ConvShape &cs_, int row0) : w(w_), cs(cs_) {
+    row = Deal::line(threadIdx.x);
+    koff = Deal::offset(threadIdx.x);
+    rows_left = cs.k - row0 - row;
+    depth = cs.c * cs.r * cs.s;
+    row_offset = (row0 + row) * depth;
+  }
+
+  __device__ __forceinline__ void fetch(int kt, float (*tile)[padded(Rows)]) {
+    int tap[kAcross]; // offset of (c, r, s) in a filter row; -1 past C*R*S
+#pragma unroll
+    for (int a = 0; a < kAcross; ++a) {
+      const int k = kt * BK + koff + Deal::offset_step(a);
+      const ReductionIndex at = reduction_index(cs, k);
+      tap[a] = k < depth ? (at.c * cs.r + at.r) * cs.s + at.s : -1;
+    }
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int dr = Deal::line_step(c), t = tap[c % kAcross];
+      const bool in = dr < rows_left && t >= 0;
+      cp_async_4(smem_addr(&tile[koff + Deal::offset_step(c)][row + dr]),
+                 in ? w + row_offset + dr * depth + t : w, in);
+    }
+  }
+
+  /// Nothing: fetch copied into the tile.
+  __device__ __forceinline__ void stash(float (*)[padded(Rows)]) const {}
+};
+
 /// Whether PointwiseNchwLoader can deal a Cols x BK tile to Threads threads.
 __host__ __device__ constexpr bool pointwise_deal_fits(int cols, int bk, int threads) {
   return cols % 4 == 0 && threads % (cols / 4) == 0 && bk * (cols / 4) % threads == 0;
@@ -364,6 +413,38 @@ __device__ __forceinline__ void load_im2col_nhwc_16(uint32_t dst, const T *x, co
     }
     st_shared_128(dst, chunk.v);
   }
+}
+
+/// Copies reduction indices k .. k+7 (k = (r, s, c), c fastest, split as `at`) of filter
+/// row `row` from a kcrs filter ([K][C][R][S]: the 8 elements lie apart) to the 16 bytes at
+/// shared address `dst`; zero past the K rows and past C*R*S. Element loads, one 16-byte
+/// store. kVec (C % 8 == 0): the 8 are channels of one tap, R*S apart.
+template <bool kVec, typename T>
+__device__ __forceinline__ void load_filter_kcrs_16(uint32_t dst, const T *w, const ConvShape &cs,
+                                                    int row, ReductionIndex at, int k) {
+  using Bits = element_bits<T>;
+  union {
+    Bits e[8];
+    uint4 v;
+  } chunk;
+  const int depth = cs.c * cs.r * cs.s;
+  const Bits *filter_row = reinterpret_cast<const Bits *>(w) + (row < cs.k ? row : 0) * depth;
+  if constexpr (kVec) {
+    const int taps = cs.r * cs.s, first = (at.c * cs.r + at.r) * cs.s + at.s;
+    const bool in = row < cs.k && k < depth;
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      chunk.e[e] = in ? filter_row[first + e * taps] : Bits(0);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      chunk.e[e] = row < cs.k && k + e < depth
+                       ? filter_row[(at.c * cs.r + at.r) * cs.s + at.s]
+                       : Bits(0);
+      at.next(cs.c, cs.s);
+    }
+  }
+  st_shared_128(dst, chunk.v);
 }
 
 /// The im2col operand of an f32 nhwc convolution on the SIMT mainloop: the A

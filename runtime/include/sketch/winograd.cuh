@@ -13,7 +13,7 @@
 //   TileCoord(shape, tile, m)                    a tile's image and first output
 //   Transforms<m>                                the 1-D transforms B^T, G, A^T
 //   Transforms2d<m>::input / filter / output     V = B^T d B, U = G g G^T, Y = A^T M A
-//   WinogradCopies<m, BT, BK, BC, LDU, LDV, THREADS, NHWC, VEC_FILTERS>
+//   WinogradCopies<m, BT, BK, BC, LDU, LDV, THREADS, NHWC, VEC_FILTERS, KRSC>
 //                                                a block's copies of one channel step:
 //       cp.async of the patches (4 bytes) and filters (4 bytes, or 16 for quads of
 //       filters) into raw shared buffers, then the transforms into the component
@@ -214,9 +214,10 @@ struct Transforms2d {
 /// thread's units (no barrier between them: wait for the thread's own copies) and stores
 /// V[A * A][BC][LDV] and U[A * A][BC][LDU], the Winograd components; tile t of channel
 /// c is V's column v_column(c, t).
-/// NHWC: X is nhwc and W krsc (else nchw and kcrs): the strides and the patches' order.
+/// NHWC: X is nhwc (else nchw): its strides and the patches' order. KRSC: W is krsc (else
+/// kcrs): its strides and a quad's order.
 template <int M, int BT, int BK, int BC, int LDU, int LDV, int THREADS, bool NHWC = false,
-          bool VEC_FILTERS = false>
+          bool VEC_FILTERS = false, bool KRSC = NHWC>
 struct WinogradCopies {
   static constexpr int A = M + 2, NP = BT * BC, NF = BK * BC;
   static constexpr int PER_UNIT = VEC_FILTERS ? 4 : 1; // filters a filter unit
@@ -267,8 +268,8 @@ struct WinogradCopies {
     x_channel = NHWC ? 1 : cs.h * cs.w;
     x_row = NHWC ? cs.w * cs.c : cs.w;
     x_col = NHWC ? cs.c : 1;
-    w_channel = NHWC ? 1 : 9;
-    w_tap = NHWC ? cs.c : 1;
+    w_channel = KRSC ? 1 : 9;
+    w_tap = KRSC ? cs.c : 1;
 #pragma unroll
     for (int r = 0; r < ROUNDS; ++r) {
       const int u = int(threadIdx.x) + r * THREADS;
@@ -324,7 +325,7 @@ struct WinogradCopies {
           const uint32_t quad = smem_addr(&wr[0][0] + (u - NP) * 36);
 #pragma unroll
           for (int j = 0; j < 9; ++j)
-            cp_async_16(quad + 16 * j, in ? p + j * (NHWC ? channels : 4) : w, in);
+            cp_async_16(quad + 16 * j, in ? p + j * (KRSC ? channels : 4) : w, in);
         } else {
 #pragma unroll
           for (int e = 0; e < 9; ++e)
@@ -358,7 +359,7 @@ struct WinogradCopies {
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
             float g[9], t[A * A];
-            if constexpr (NHWC) {
+            if constexpr (KRSC) {
 #pragma unroll
               for (int e = 0; e < 9; ++e) // krsc: tap e of the 4 channels is chunk e
                 g[e] = quad[4 * e + i];
