@@ -165,6 +165,14 @@ public:
         softmax = op;
     });
     ForOp loop;
+    int64_t gemms = 0;
+    kernel.walk([&](GemmOp) { ++gemms; });
+    if (softmax && gemms == 1 && !isa<ForOp>(softmax->getParentOp()))
+      return softmax.emitError("a Softmax needs whole rows of '")
+             << softmax.getName()
+             << "' in one warp: it runs between back-to-back GEMMs (on the first one's result) "
+                "and online in attention's loop over the keys, not after a single GEMM, whose "
+                "blocks compute each row in tiles of BN columns";
     if (softmax) {
       loop = dyn_cast<ForOp>(softmax->getParentOp());
       if (!loop || loop->getParentOp() != kernel.getOperation())

@@ -428,6 +428,8 @@ public:
       w.line("#include \"sketch/tma.cuh\" // tensor-map (TMA) loads and mbarriers");
     if (plan.wgmma)
       w.line("#include \"sketch/wgmma.cuh\" // the sm_90a form's warpgroup MMAs");
+    if (llvm::any_of(plan.between, [](Operation *op) { return isa<SoftmaxOp>(op); }))
+      w.line("#include \"sketch/softmax.cuh\" // softmax_rows: the Softmax of " + plan.d0);
     w.stream() << kHelpers;
     if (plan.conv)
       w.stream() << kConvHelpers;
@@ -1288,10 +1290,30 @@ private:
     }
   }
 
-  /// The statements on D0, applied to the accumulators `acc` of columns col0 ...
+  /// The statements on D0, applied to the accumulators `acc` of columns col0 ...: each run
+  /// of elementwise statements in one loop over the elements, each Softmax a row softmax
+  /// (the accumulators hold whole rows then: plan::checkSoftmaxRows).
   LogicalResult emitBetween(StringRef acc, StringRef col0) {
-    if (plan.between.empty())
-      return success();
+    SmallVector<Operation *> run;
+    for (Operation *op : plan.between) {
+      if (!isa<SoftmaxOp>(op)) {
+        run.push_back(op);
+        continue;
+      }
+      emitElementwiseRun(run, acc, col0);
+      run.clear();
+      w.comment("Compute Softmax " + plan.d0 +
+                ": each row's max and sum over its quad (the row's columns are all there)");
+      w.line(("sketch::softmax_rows(" + acc + ");").str());
+    }
+    emitElementwiseRun(run, acc, col0);
+    return success();
+  }
+
+  /// Elementwise statements on D0 (`between`), one loop over `acc`'s elements.
+  void emitElementwiseRun(ArrayRef<Operation *> between, StringRef acc, StringRef col0) {
+    if (between.empty())
+      return;
     w.comment("Epilogue of GEMM-I, on the f32 accumulators (element i of n8 tile nt).");
     w.line("#pragma unroll");
     w.open("for (int mt = 0; mt < MT; ++mt)");
@@ -1303,7 +1325,7 @@ private:
       return nameValue(n, plan.d0, plan.betweenInputs, TileSource::global, plan.n0);
     };
     std::string code;
-    for (Operation *op : plan.between)
+    for (Operation *op : between)
       code += statementCode(op, name);
     if (usesWord(code, "row"))
       w.line("const int row = warp_row + mt * 16 + (lane >> 2) + (i >> 1) * 8; // in the block");
@@ -1311,7 +1333,7 @@ private:
       w.line(("const int col = " + col0 + " + nt * 8 + (lane & 3) * 2 + (i & 1); // of " + plan.d0)
                  .str());
     w.line(("float v = " + acc + "[mt][nt][i];").str());
-    for (Operation *op : plan.between) {
+    for (Operation *op : between) {
       w.comment(statementText(op));
       w.line(statementCode(op, name));
     }
@@ -1319,7 +1341,6 @@ private:
     w.close();
     w.close();
     w.close();
-    return success();
   }
 
   void emitReshape() {

@@ -204,7 +204,9 @@ KernelKind classifyKernel(KernelOp kernel) {
   });
   if (convs)
     return b2b::isB2bKernel(kernel) ? KernelKind::B2b : KernelKind::Conv;
-  if ((softmaxes && gemms) || (gemms >= 2 && loopedGemmChain(kernel)))
+  // (a Softmax between back-to-back GEMMs, each in its own statement, is the b2b kernel's)
+  if ((softmaxes && gemms && !b2b::isB2bKernel(kernel)) ||
+      (gemms >= 2 && loopedGemmChain(kernel)))
     return KernelKind::Attention;
   if (gemms >= 2)
     return KernelKind::B2b;

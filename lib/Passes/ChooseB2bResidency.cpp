@@ -113,7 +113,7 @@ private:
                                      "supported; store it in its row-major [M, K] form";
     plan.b0KContiguous = gemms[0].getRhsTransposed();
     plan.b1KContiguous = gemms[1].getRhsTransposed();
-    return onlyElementwiseBesides<SoftmaxOp, MaskOp, Conv2dOp>();
+    return onlyElementwiseBesides<MaskOp, Conv2dOp>();
   }
 
   Conv2dOp firstOfConvPair() {
@@ -141,7 +141,7 @@ private:
       return kernel.emitError() << "back-to-back convolution kernel '" << kernel.getSymName()
                                 << "' must have two convolutions, the second reading the first's "
                                    "result";
-    return onlyElementwiseBesides<SoftmaxOp, MaskOp, GemmOp>();
+    return onlyElementwiseBesides<MaskOp, GemmOp>();
   }
 
   template <typename... Others>
@@ -150,7 +150,7 @@ private:
     kernel.walk([&](Operation *op) { hasOther |= isa<Others...>(op); });
     if (hasOther)
       return kernel.emitError() << what() << " kernel '" << kernel.getSymName()
-                                << "' may hold only elementwise statements besides its "
+                                << "' may hold only elementwise statements and Softmax besides its "
                                 << (plan.conv ? "convolutions" : "GEMMs");
     return success();
   }
@@ -170,16 +170,25 @@ private:
     return success();
   }
 
-  /// An elementwise statement on `target`, or an error naming what was expected.
+  /// An elementwise statement on `target` (or, between the GEMMs, a Softmax of D0), or an
+  /// error naming what was expected.
   LogicalResult addEpilogue(Operation &op, StringRef target, SmallVector<Operation *> &statements) {
     StringRef written;
-    if (auto ew = dyn_cast<ElementwiseOp>(op))
+    if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
+      if (target != plan.d0)
+        return op.emitError() << what() << ": a Softmax may only come between the "
+                              << (plan.conv ? "convolutions" : "GEMMs") << ", on '" << plan.d0
+                              << "' (each warp holds whole rows of it); '" << target
+                              << "' is computed and stored in column passes";
+      written = softmax.getName();
+    } else if (auto ew = dyn_cast<ElementwiseOp>(op))
       written = ew.getTarget();
     else if (auto assign = dyn_cast<AssignOp>(op))
       written = assign.getTarget();
     else
       return op.emitError() << what() << ": unsupported statement here; between and after "
-                               "the GEMMs only elementwise Compute statements may appear";
+                               "the GEMMs only elementwise Compute statements (and between "
+                               "them Softmax) may appear";
     if (written != target)
       return op.emitError() << what() << ": this statement writes '" << written
                             << "', but only '" << target << "' is live here";
@@ -496,6 +505,8 @@ private:
   LogicalResult readEpilogue(ArrayRef<Operation *> statements, StringRef tile, int64_t n,
                              std::vector<EpilogueInput> &inputs) {
     for (Operation *op : statements) {
+      if (isa<SoftmaxOp>(op))
+        continue;
       if (auto ew = dyn_cast<ElementwiseOp>(op)) {
         for (Attribute operand : ew.getOperands())
           if (failed(readName(op, cast<StringAttr>(operand).getValue(), tile, n, inputs)))
@@ -546,7 +557,25 @@ private:
     plan.chunkN0 =
         forcedChunk ? static_cast<int64_t>(*tileN) : widestChunk(plan.n0, rows, kStagedChunkRegs);
     plan.chunkN1 = widestChunk(plan.n1, rows, kStagedChunkRegs);
-    return success();
+    return checkSoftmaxRows(forcedChunk);
+  }
+
+  /// A Softmax of D0 takes its rows whole in GEMM-I's accumulators: staged D0 in one pass.
+  LogicalResult checkSoftmaxRows(bool forcedChunk) {
+    auto softmax = llvm::find_if(plan.between, [](Operation *op) { return isa<SoftmaxOp>(op); });
+    if (softmax == plan.between.end() || plan.chunkN0 == plan.n0)
+      return success();
+    InFlightDiagnostic error = (*softmax)->emitError()
+                               << what() << ": the Softmax of '" << plan.d0
+                               << "' needs each of its rows whole in one warp's accumulators, but ";
+    if (forcedChunk)
+      return error << "BN = " << plan.chunkN0 << " computes its " << plan.n0
+                   << " columns in passes: leave BN out or make it " << plan.n0;
+    return error << "its " << plan.n0 << " columns at " << plan.warpRows << " rows a warp take "
+                 << plan.warpRows * plan.n0 / 32 << " f32 registers a thread (at most "
+                 << kStagedChunkRegs << " in one pass): use "
+                 << (plan.warpRows > 16 ? "fewer rows a warp (BM or warps) or " : "")
+                 << "a narrower '" << plan.d0 << "'";
   }
 
   /// The widest multiple of 16 dividing `width` whose accumulators (rows x chunk

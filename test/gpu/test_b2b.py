@@ -109,6 +109,16 @@ KERNELS = {
         n0=128, n1=32, operand="f16", out="f16", extra=[], scalars=[], kmajor=("B1",),
         epi0=lambda d0, t, s: d0,
         epi1=lambda d1, t, s: d1),
+    # A Softmax of D0 between the GEMMs (rows of D0 whole in each warp).
+    "b2b_softmax": dict(
+        n0=64, n1=128, operand="f16", out="f16", extra=[("C1", "f16", ["M", 128])],
+        scalars=["alpha0"],
+        epi0=lambda d0, t, s: torch.softmax(d0 * s["alpha0"], dim=1) * 64,
+        epi1=lambda d1, t, s: d1 + t["C1"]),
+    "b2b_softmax_staged": dict(
+        n0=128, n1=256, operand="bf16", out="bf16", extra=[], scalars=[],
+        epi0=lambda d0, t, s: torch.softmax(F.gelu(d0), dim=1),
+        epi1=lambda d1, t, s: d1),
 }
 
 # The parameter order of each kernel (as declared in b2b_variants.sketch).
@@ -126,6 +136,8 @@ ORDER = {
     "b2b_kmajor": ["A0", "B0", "B1", "C1", "D1"],
     "b2b_kmajor_staged": ["A0", "B0", "B1", "D1"],
     "b2b_kmajor_b1": ["A0", "B0", "B1", "D1"],
+    "b2b_softmax": ["A0", "B0", "B1", "C1", "D1"],
+    "b2b_softmax_staged": ["A0", "B0", "B1", "D1"],
 }
 
 
@@ -269,6 +281,16 @@ def test_kmajor_staged_bf16():
 
 def test_kmajor_b1_chunks_one_stage():
     assert not run_cases(sweep("b2b_kmajor_b1"))
+
+
+def test_softmax_between():
+    """The row softmax of D0 in registers (the wgmma form where TMA applies on sm_90a)."""
+    assert not run_cases(sweep("b2b_softmax"))
+
+
+def test_softmax_staged_bf16():
+    """The row softmax of D0 in GEMM-I's one pass before D0 is staged (bf16, N1 = 256)."""
+    assert not run_cases(sweep("b2b_softmax_staged", k0_values=[8, 200]))
 
 
 def test_kmajor_offset_operands():

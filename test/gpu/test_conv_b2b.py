@@ -37,6 +37,7 @@ EPILOGUES = {
                                  lambda z, t: relu(z + t["b1"] + t["R"])),
     "cb2b_wide_staged": (lambda y, t: relu(y + t["b0"]), lambda z, t: z),
     "cb2b_7x7_tiles": (lambda y, t: y, lambda z, t: z),
+    "cb2b_softmax": (lambda y, t: torch.softmax(y, dim=-1), lambda z, t: z),
 }
 
 _kernels = None

@@ -44,6 +44,8 @@
 //                                         sums and divides acc by them (times factor:
 //                                         a scaling of the probabilities), once, after
 //                                         the loop
+//   softmax_rows(s)                       the row softmax of a tile holding its rows
+//                                         whole (both halves above, in one step)
 //   reshape_c_to_a<T>(c0, c1, a)          two accumulator fragments (columns
 //                                         16k..16k+15) as one A fragment of the next MMA
 #ifndef SKETCH_SOFTMAX_CUH
@@ -372,6 +374,20 @@ __device__ __forceinline__ void online_softmax_finish(float (&row_sum)[MT][2],
         acc[m][n][2 * r + 1] *= inverse;
       }
     }
+}
+
+/// The row-wise softmax of a tile that holds its rows whole (each row's columns all in
+/// its quad: a back-to-back GEMM's first result in registers), in one step: the online
+/// step's probabilities from a max of -inf (log2 units: the scores times log2 e), then
+/// the division.
+template <int MT, int NT>
+__device__ __forceinline__ void softmax_rows(float (&s)[MT][NT][4]) {
+  float row_max[MT][2], row_sum[MT][2], correction[MT][2];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+    row_max[m][0] = row_max[m][1] = -CUDART_INF_F, row_sum[m][0] = row_sum[m][1] = 0.0f;
+  online_softmax_probabilities(s, row_max, row_sum, correction, 1.4426950408889634f);
+  online_softmax_finish(row_sum, s);
 }
 
 /// Reshape from (MMA_C, ...) to (MMA_A, ...): the accumulator fragments of
