@@ -51,7 +51,8 @@ struct ConvPlan : ConvGeometry {
   mutable Conv2dOp conv; // op handles: their accessors are not const
   const ParamInfo *x = nullptr, *w = nullptr, *y = nullptr;
   bool nhwc = false;
-  bool krsc = false; // the filter's layout (nhwc takes krsc; nchw either)
+  bool krsc = false;    // the filter's layout
+  bool outNhwc = false; // the output's layout (the input's, or either on the CUDA cores)
   bool simt = false; // the CUDA-core mainloop: f32 operands, or any nchw; else tensor cores
   int64_t tileM = 128, tileN = 128, tileK = 8, warps = 8, stages = 2;
   /// The SIMT mainloop's stages: double-buffered at most.
@@ -113,18 +114,24 @@ struct ConvReader {
                               << stringifyLayout(wl) << "; use kcrs or krsc";
     p.nhwc = xl == Layout::nhwc;
     p.krsc = wl == Layout::krsc;
-    if (yl != xl)
-      return conv.emitError() << "output '" << p.y->name << "' is " << stringifyLayout(yl)
-                              << " but the input is " << stringifyLayout(xl)
-                              << ": the output takes the activations' layout";
+    if (yl != Layout::nchw && yl != Layout::nhwc)
+      return conv.emitError() << "output '" << p.y->name << "' has the filter layout "
+                              << stringifyLayout(yl) << "; use nchw or nhwc";
+    p.outNhwc = yl == Layout::nhwc;
     ElementType xt = p.x->type, wt = p.w->type;
     if (xt != wt)
       return conv.emitError() << "input and filter element types differ ("
                               << stringifyElementType(xt) << ", " << stringifyElementType(wt)
                               << ")";
-    // The tensor-core path reads nhwc/krsc; nchw convolutions of f16 / bf16 operands
+    // The tensor-core path reads nhwc; nchw convolutions of f16 / bf16 operands
     // run on the CUDA cores (converted to f32 on load).
     p.simt = xt == ElementType::f32 || !p.nhwc;
+    if (yl != xl && !p.simt)
+      return conv.emitError() << "output '" << p.y->name << "' is " << stringifyLayout(yl)
+                              << " but the input is " << stringifyLayout(xl)
+                              << ": the tensor-core kernels store their tile as rows of the "
+                                 "[N*P*Q, K] matrix (nhwc); an nchw output takes f32 operands "
+                                 "(the CUDA-core kernels store either layout)";
     return success();
   }
 
@@ -145,7 +152,7 @@ struct ConvReader {
     // The filter's C and the output's N, K must be the input's.
     const auto &wd = p.w->dims, &yd = p.y->dims;
     std::string filterC = p.krsc ? wd[3] : wd[1];
-    std::string outN = yd[0], outK = p.nhwc ? yd[3] : yd[1];
+    std::string outN = yd[0], outK = p.outNhwc ? yd[3] : yd[1];
     if (filterC != p.c)
       return p.conv.emitError() << "filter '" << p.w->name << "' has " << filterC
                                 << " channels, the input '" << p.x->name << "' " << p.c;
@@ -648,9 +655,11 @@ struct SimtConvWriter : ConvWriterBase {
   }
 
   void emitEpilogue(const SimtTile &t) {
-    w.comment("Epilogue: output channel k0 + micro.row(i), pixel pix0 + micro.col(j)");
-    w.line("const bool out_vec = shape.p * shape.q % 4 == 0 && sketch::aligned_to_device(" +
-           p.y->cname + ", 16);");
+    w.comment("Epilogue: output channel k0 + micro.row(i), pixel pix0 + micro.col(j)" +
+              std::string(p.outNhwc ? "; the output nhwc" : ""));
+    if (!p.outNhwc)
+      w.line("const bool out_vec = shape.p * shape.q % 4 == 0 && sketch::aligned_to_device(" +
+             p.y->cname + ", 16);");
     w.line("#pragma unroll");
     w.open("for (int i = 0; i < " + str(t.microRows) + "; ++i)");
     w.line("const int channel = k0 + micro.row(i);");
@@ -664,13 +673,17 @@ struct SimtConvWriter : ConvWriterBase {
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < " + str(t.microCols) + "; ++j)");
     if (hasFullOperand())
-      w.line("const int y_at = sketch::nchw_offset(shape, pix0 + micro.col(j), channel);");
+      w.line(std::string("const int y_at = sketch::") + (p.outNhwc ? "nhwc" : "nchw") +
+             "_offset(shape, pix0 + micro.col(j), channel);");
     epilogue.emitElement(
         w, "acc[i][j]", [&](const EpilogueOperand &operand) { return operandValue(operand); },
         "out[j]");
     w.close();
-    w.line("sketch::store_nchw_row<kVec>(" + p.y->cname +
-           ", shape, micro, pix0, channel, out, out_vec);");
+    if (p.outNhwc)
+      w.line("sketch::store_nhwc_channel(" + p.y->cname + ", shape, micro, pix0, channel, out);");
+    else
+      w.line("sketch::store_nchw_row<kVec>(" + p.y->cname +
+             ", shape, micro, pix0, channel, out, out_vec);");
     w.close();
   }
 
@@ -787,15 +800,22 @@ struct SimtConvWriter : ConvWriterBase {
       w.line("  " + operand.var + "[j] = k0 + micro.col(j) < shape.k ? sketch::to_float(" +
              operand.param->cname + "[k0 + micro.col(j)]) : 0.0f;");
     }
-    SimtRowEpilogue rows{"pixel", "pix0", "pixels",
-                         hasFullOperand() ? "const int channel = k0 + micro.col(j);" : "",
-                         "sketch::simt::store_row<kVec>(" + p.y->cname +
-                             " + pixel * shape.k, micro, k0, shape.k, out);"};
+    // (an nchw output: the pixel's channels P*Q apart, its offset found per element)
+    std::string columnLine = !hasFullOperand() ? ""
+                             : p.outNhwc       ? "const int channel = k0 + micro.col(j);"
+                                               : "const int channel = k0 + micro.col(j), y_at = "
+                                                 "sketch::nchw_offset(shape, int(pixel), channel);";
+    std::string store = p.outNhwc ? "sketch::simt::store_row<kVec>(" + p.y->cname +
+                                        " + pixel * shape.k, micro, k0, shape.k, out);"
+                                  : "sketch::store_nchw_pixel(" + p.y->cname +
+                                        ", shape, micro, int(pixel), k0, out);";
+    SimtRowEpilogue rows{"pixel", "pix0", "pixels", columnLine, store};
+    std::string at = p.outNhwc ? "pixel * shape.k + channel" : "y_at";
     emitSimtRowEpilogue(w, t, epilogue, rows, [&](const EpilogueOperand &operand) -> std::string {
       if (perChannel(operand))
         return operand.var + "[j]";
-      return "(channel < shape.k ? sketch::to_float(" + operand.param->cname +
-             "[pixel * shape.k + channel]) : 0.0f)";
+      return "(channel < shape.k ? sketch::to_float(" + operand.param->cname + "[" + at +
+             "]) : 0.0f)";
     });
   }
 
@@ -809,7 +829,8 @@ struct SimtConvWriter : ConvWriterBase {
                       "4 (the kcrs filter is gathered)");
       w.line("const bool vec = " + dim(p.c) + " % 4 == 0 && " + dim(p.k) +
              " % 4 == 0 && sketch::aligned_to(" + p.x->cname + ", 16)" + filterAlignment() +
-             " && sketch::aligned_to(" + p.y->cname + ", 16);");
+             (p.outNhwc ? " && sketch::aligned_to(" + p.y->cname + ", 16)" : std::string()) +
+             ";");
       emitLaunch(simt, kernelName());
       w.close();
       return;

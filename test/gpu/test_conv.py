@@ -8,7 +8,8 @@ fills the output with NaN, calls the generated host function and compares every
 element with torch's conv2d in f64 on the same (rounded) inputs:
     |out - ref| <= tol * |ref| + tol * rms(ref),  tol 1e-4 (f32 out), 1e-2 (f16/bf16 out).
 nhwc/krsc tensors are permuted to nchw/kcrs for the reference (nchw activations may
-take a krsc filter: conv_nchw_krsc.sketch; nhwc ones a kcrs filter: conv_nhwc_kcrs.sketch). Shapes: N = 1,
+take a krsc filter: conv_nchw_krsc.sketch; nhwc ones a kcrs filter: conv_nhwc_kcrs.sketch;
+the output may take the other layout: conv_output_layouts.sketch). Shapes: N = 1,
 C = 3, odd H and W, 1x1 / 3x3 / 5x5 / 7x7 and non-square filters, ResNet-50
 layers (N = 2), sizes that take the 16-byte and the element paths, misaligned
 pointers; bad arguments return cudaErrorInvalidValue without writing.
@@ -16,6 +17,7 @@ pointers; bad arguments return cudaErrorInvalidValue without writing.
 import glob
 import math
 import os
+import re
 
 import torch
 import torch.nn.functional as F
@@ -44,6 +46,9 @@ def channel(t, nhwc):
 # Epilogue of each kernel on the f64 convolution y (in the output's layout),
 # the f64 tensors t, scalars s, and whether the layout is nhwc.
 EPILOGUES = {
+    "cv_nchw_f16_to_nhwc_s2p3": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)) + t["Res"],
+    "cv_nhwc_f32_to_nchw_s1p1_residual": lambda y, t, s, nhwc: y + channel(t["bias"], nhwc)
+    + t["Res"],
     "cv_nhwc_kcrs_f16_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
     "cv_nhwc_kcrs_bf16_s12p01d21_t64x48x32_residual": lambda y, t, s, nhwc: y + t["Res"],
     "cv_nchw_s2p1_bias_relu": lambda y, t, s, nhwc: relu(y + channel(t["bias"], nhwc)),
@@ -107,10 +112,23 @@ def kernels():
                     "stride": stride,
                     "pad": pad,
                     "dilation": dilation,
-                    "nhwc": "nhwc" in body[:body.index(":\n")],
-                    "krsc": "krsc" in body[:body.index(":\n")],
+                    "nhwc": declared_layout(body, "X") == "nhwc",
+                    "krsc": declared_layout(body, "Wt") == "krsc",
+                    "out_nhwc": declared_layout(body, "Y", "X") == "nhwc",
                 }
     return _kernels
+
+
+def declared_layout(body, name, fallback=None):
+    """The layout the kernel's header declares for tensor `name` (else `fallback`'s, else
+    the default: nchw, kcrs)."""
+    header = body[:body.index(":\n")]
+    declared = re.search(r"\b" + name + r":\s*\w+\[[^\]]*\]\s*(\w+)", header)
+    if declared and declared.group(1) in ("nchw", "nhwc", "kcrs", "krsc"):
+        return declared.group(1)
+    if fallback:
+        return declared_layout(body, fallback)
+    return "kcrs" if name == "Wt" else "nchw"
 
 
 def sizes_for(name, shape):
@@ -168,9 +186,9 @@ def reference(name, tensors):
     if info["krsc"]:
         w = w.permute(0, 3, 1, 2)
     y = F.conv2d(x, w, stride=info["stride"], padding=info["pad"], dilation=info["dilation"])
-    if info["nhwc"]:
+    if info["out_nhwc"]:
         y = y.permute(0, 2, 3, 1)
-    return epilogue_of(name)(y, t, SCALARS, info["nhwc"])
+    return epilogue_of(name)(y, t, SCALARS, info["out_nhwc"])
 
 
 def out_dtype(name):
@@ -253,6 +271,15 @@ def test_nhwc_kcrs():
     sweep(names, SMALL + ALIGNED + RESNET[:3])
     sweep(names, ALIGNED[:2], misalign=True)
     sweep(names, ALIGNED[:2], misalign="Wt")
+
+
+def test_output_layouts():
+    """An output layout other than the input's (nchw to nhwc, f16 and f32; f32 nhwc to
+    nchw), small, odd and ResNet-50 shapes, misaligned bases."""
+    names = sorted(n for n in kernels() if kernels()[n]["out_nhwc"] != kernels()[n]["nhwc"])
+    assert len(names) == 3, names
+    sweep(names, SMALL + ALIGNED + RESNET[:3])
+    sweep(names, ALIGNED[:2], misalign=True)
 
 
 def test_nchw_resnet50_layers():

@@ -6,6 +6,8 @@
 //   KcrsFilterLoader<...>    the SIMT mainloop's loader of a kcrs filter beside nhwc input
 //   PixelCoord               output pixel -> (image, oh, ow) and its input window origin
 //   nchw_offset, store_nchw_row<Vec>(...)  one micro-tile row of an nchw output (SIMT path)
+//   nhwc_offset, store_nhwc_channel, store_nchw_pixel
+//                            the SIMT kernels' rows in the other output layout
 //   WindowNhwc / window_nhwc, ReductionIndex, ReductionNhwc / reduction_nhwc, im2col_reads,
 //   load_im2col_nhwc_16<kVec>
 //                            the tensor-core path's im2col A-tile loader for nhwc input
@@ -304,6 +306,42 @@ __device__ __forceinline__ int nchw_offset(const ConvShape &cs, int pixel, int c
   int rest;
   const int image = cs.div_pq.divmod(pixel, rest);
   return (image * cs.k + channel) * pq + rest;
+}
+
+/// Element offset of (pixel, channel) in an nhwc output; -1 past the last pixel.
+__device__ __forceinline__ int nhwc_offset(const ConvShape &cs, int pixel, int channel) {
+  return pixel < cs.n * cs.p * cs.q ? pixel * cs.k + channel : -1;
+}
+
+/// Stores one output channel's micro-tile row into an nhwc output (the nchw kernel's
+/// rows are channels): out[j] is (pixel pix0 + t.col(j), `channel`), pixels K apart;
+/// nothing past the last pixel.
+template <typename Tile, typename T>
+__device__ __forceinline__ void store_nhwc_channel(T *y, const ConvShape &cs, const Tile &t,
+                                                   int pix0, int channel,
+                                                   const float (&out)[Tile::kCols]) {
+#pragma unroll
+  for (int j = 0; j < Tile::kCols; ++j) {
+    const int at = nhwc_offset(cs, pix0 + t.col(j), channel);
+    if (at >= 0)
+      y[at] = from_float<T>(out[j]);
+  }
+}
+
+/// Stores one output pixel's micro-tile row into an nchw output (the nhwc kernel's rows
+/// are pixels): out[j] is (`pixel`, channel k0 + t.col(j)), channels P*Q apart; `pixel`
+/// is inside the output, channels past K are not stored.
+template <typename Tile, typename T>
+__device__ __forceinline__ void store_nchw_pixel(T *y, const ConvShape &cs, const Tile &t,
+                                                 int pixel, int k0,
+                                                 const float (&out)[Tile::kCols]) {
+  const int at = nchw_offset(cs, pixel, 0), plane = cs.p * cs.q;
+#pragma unroll
+  for (int j = 0; j < Tile::kCols; ++j) {
+    const int channel = k0 + t.col(j);
+    if (channel < cs.k)
+      y[at + channel * plane] = from_float<T>(out[j]);
+  }
 }
 
 /// Stores one output channel's micro-tile row of an nchw output: out[j] is
