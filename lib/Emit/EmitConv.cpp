@@ -875,22 +875,51 @@ struct SimtConvWriter : ConvWriterBase {
 // nhwc / krsc, f16 / bf16: the tensor-core path
 //===----------------------------------------------------------------------===//
 
+/// A loader of a (rows, BK) 16-bit tile in which each thread copies one 16-byte chunk
+/// column (`chunk`) of tile rows tid / chunksPerRow() + i * rowStep(): the geometry and
+/// the loop over a thread's rows.
+class ChunkColumnLoader : public TileLoader {
+public:
+  ChunkColumnLoader(const plan::SmemBuffer &smem, int64_t threads) : smem(smem), threads(threads) {}
+
+  int64_t chunksPerRow() const { return smem.cols / 8; }
+  int64_t iterations() const { return (smem.rows * chunksPerRow() + threads - 1) / threads; }
+  int64_t rowStep() const { return threads / chunksPerRow(); }
+
+protected:
+  /// `pragma`, then the loop over this thread's rows r (those past the tile skipped),
+  /// `copy(dst)` in it with `dst` its chunk `chunk`'s shared address.
+  void emitRows(CudaWriter &w, const std::string &pragma, StringRef chunk,
+                llvm::function_ref<void(const std::string &)> copy) const {
+    w.line(pragma);
+    w.open("for (int i = 0; i < " + str(iterations()) + "; ++i)");
+    w.line("const int r = tid / " + str(chunksPerRow()) + " + i * " + str(rowStep()) + ";");
+    bool guarded = iterations() * rowStep() > smem.rows;
+    if (guarded)
+      w.open("if (r < " + str(smem.rows) + ")");
+    copy("dst + " + swizzleOffset(smem, "r", chunk));
+    if (guarded)
+      w.close();
+    w.close();
+  }
+
+  plan::SmemBuffer smem;
+  int64_t threads;
+};
+
 /// The A operand of an nhwc convolution: tile row r is output pixel m0 + r, its
 /// 16-byte chunk c holds reduction indices kt * BK + 8c .. +7 (8 channels of one
 /// filter tap when C % 8 == 0). Each thread's chunks share one c, so the
 /// reduction split is computed once per k-tile; the pixels' windows once, where a thread
 /// has at most kMostKeptWindows of them (3 registers each, held across the main loop: 16
 /// beside 64 x 64 warp tiles spilled 48-68 bytes), else again at every k-tile.
-class Im2colNhwcLoader : public TileLoader {
+class Im2colNhwcLoader : public ChunkColumnLoader {
 public:
   static constexpr int64_t kMostKeptWindows = 8;
 
   Im2colNhwcLoader(const plan::SmemBuffer &smem, int64_t threads, std::string x)
-      : smem(smem), threads(threads), x(std::move(x)) {}
+      : ChunkColumnLoader(smem, threads), x(std::move(x)) {}
 
-  int64_t chunksPerRow() const { return smem.cols / 8; }
-  int64_t iterations() const { return (smem.rows * chunksPerRow() + threads - 1) / threads; }
-  int64_t rowStep() const { return threads / chunksPerRow(); }
   bool keepsWindows() const { return iterations() <= kMostKeptWindows; }
 
   void emitSetup(CudaWriter &w) const override {
@@ -911,33 +940,24 @@ public:
   }
 
   void emitLoad(CudaWriter &w) const override {
-    int64_t rows = smem.rows;
-    w.comment("X (im2col): a (" + str(rows) + ", " + str(smem.cols) +
+    w.comment("X (im2col): a (" + str(smem.rows) + ", " + str(smem.cols) +
               ") tile, zero in the padding; one (r, s, c) split per k-tile");
     w.line("const int k = kt * BK + x_chunk * 8;");
     w.line("const sketch::ReductionNhwc x_red = sketch::reduction_nhwc(shape, k);");
     w.comment("(the element path stays rolled and finds each window again: fewer registers)");
-    w.line("#pragma unroll(kVec ? " + str(iterations()) + " : 1)");
-    w.open("for (int i = 0; i < " + str(iterations()) + "; ++i)");
-    w.line("const int r = tid / " + str(chunksPerRow()) + " + i * " + str(rowStep()) + ";");
-    bool guarded = iterations() * rowStep() > rows;
-    if (guarded)
-      w.open("if (r < " + str(rows) + ")");
-    std::string dst = "dst + " + swizzleOffset(smem, "r", "x_chunk");
-    w.line("if constexpr (kVec)");
-    w.line("  sketch::load_im2col_nhwc_16<true>(" + dst + ", " + x + ", shape, " +
-           (keepsWindows() ? "x_win[i]" : "sketch::window_nhwc(shape, m0 + r)") + ", x_red, k);");
-    w.line("else");
-    w.line("  sketch::load_im2col_nhwc_16<false>(" + dst + ", " + x +
-           ", shape, sketch::window_nhwc(shape, m0 + r), x_red, k);");
-    if (guarded)
-      w.close();
-    w.close();
+    emitRows(w, "#pragma unroll(kVec ? " + str(iterations()) + " : 1)", "x_chunk",
+             [&](const std::string &dst) {
+               w.line("if constexpr (kVec)");
+               w.line("  sketch::load_im2col_nhwc_16<true>(" + dst + ", " + x + ", shape, " +
+                      (keepsWindows() ? "x_win[i]" : "sketch::window_nhwc(shape, m0 + r)") +
+                      ", x_red, k);");
+               w.line("else");
+               w.line("  sketch::load_im2col_nhwc_16<false>(" + dst + ", " + x +
+                      ", shape, sketch::window_nhwc(shape, m0 + r), x_red, k);");
+             });
   }
 
 private:
-  plan::SmemBuffer smem;
-  int64_t threads;
   std::string x;
 };
 
@@ -946,14 +966,10 @@ private:
 /// (r, s, c) order, which a kcrs filter row holds apart (R*S elements between channels):
 /// element loads, one 16-byte store a chunk (sketch::load_filter_kcrs_16). Each thread's
 /// chunks share one c, so the reduction split is computed once per k-tile.
-class KcrsFilterLoader : public TileLoader {
+class KcrsFilterLoader : public ChunkColumnLoader {
 public:
   KcrsFilterLoader(const plan::SmemBuffer &smem, int64_t threads, std::string filter)
-      : smem(smem), threads(threads), filter(std::move(filter)) {}
-
-  int64_t chunksPerRow() const { return smem.cols / 8; }
-  int64_t iterations() const { return (smem.rows * chunksPerRow() + threads - 1) / threads; }
-  int64_t rowStep() const { return threads / chunksPerRow(); }
+      : ChunkColumnLoader(smem, threads), filter(std::move(filter)) {}
 
   void emitSetup(CudaWriter &w) const override {
     w.line("const int w_chunk = tid % " + str(chunksPerRow()) +
@@ -966,22 +982,13 @@ public:
               ") tile of filter rows n0 + r; one (r, s, c) split per k-tile");
     w.line("const int k = kt * BK + w_chunk * 8;");
     w.line("const sketch::ReductionIndex w_at = sketch::reduction_index(shape, k);");
-    w.line("#pragma unroll 1");
-    w.open("for (int i = 0; i < " + str(iterations()) + "; ++i)");
-    w.line("const int r = tid / " + str(chunksPerRow()) + " + i * " + str(rowStep()) + ";");
-    bool guarded = iterations() * rowStep() > smem.rows;
-    if (guarded)
-      w.open("if (r < " + str(smem.rows) + ")");
-    w.line("sketch::load_filter_kcrs_16<kVec>(dst + " + swizzleOffset(smem, "r", "w_chunk") +
-           ", " + filter + ", shape, int(n0) + r, w_at, k);");
-    if (guarded)
-      w.close();
-    w.close();
+    emitRows(w, "#pragma unroll 1", "w_chunk", [&](const std::string &dst) {
+      w.line("sketch::load_filter_kcrs_16<kVec>(" + dst + ", " + filter +
+             ", shape, int(n0) + r, w_at, k);");
+    });
   }
 
 private:
-  plan::SmemBuffer smem;
-  int64_t threads;
   std::string filter;
 };
 
