@@ -160,13 +160,13 @@ public:
     plan.name = kernel.getSymName().str();
     plan.sig = analyzeSignature(kernel);
     SoftmaxOp softmax;
-    kernel.walk([&](SoftmaxOp op) {
-      if (!softmax)
-        softmax = op;
+    int64_t gemms = 0;
+    kernel.walk([&](Operation *op) {
+      if (auto found = dyn_cast<SoftmaxOp>(op); found && !softmax)
+        softmax = found;
+      gemms += isa<GemmOp>(op);
     });
     ForOp loop;
-    int64_t gemms = 0;
-    kernel.walk([&](GemmOp) { ++gemms; });
     if (softmax && gemms == 1 && !isa<ForOp>(softmax->getParentOp()))
       return softmax.emitError("a Softmax needs whole rows of '")
              << softmax.getName()

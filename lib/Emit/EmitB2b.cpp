@@ -428,7 +428,7 @@ public:
       w.line("#include \"sketch/tma.cuh\" // tensor-map (TMA) loads and mbarriers");
     if (plan.wgmma)
       w.line("#include \"sketch/wgmma.cuh\" // the sm_90a form's warpgroup MMAs");
-    if (llvm::any_of(plan.between, [](Operation *op) { return isa<SoftmaxOp>(op); }))
+    if (plan.softmaxOfD0())
       w.line("#include \"sketch/softmax.cuh\" // softmax_rows: the Softmax of " + plan.d0);
     w.stream() << kHelpers;
     if (plan.conv)

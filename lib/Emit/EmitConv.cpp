@@ -620,7 +620,7 @@ struct ConvWriterBase {
 FailureOr<SimtTile> simtConvTile(KernelOp kernel, const ConvPlan &p, StringRef arch) {
   std::string broken;
   SimtConvLoads loads{p.nhwc, p.x->type == ElementType::f32 && p.y->type == ElementType::f32,
-                      p.nhwc && !p.krsc};
+                      gathersConvFilter(kernel, p.conv)};
   if (auto tile =
           deriveSimtConvTile(p.tileM, p.tileN, p.tileK, p.warps, p.simtStages(), loads, arch, broken))
     return *tile;
@@ -800,17 +800,17 @@ struct SimtConvWriter : ConvWriterBase {
       w.line("  " + operand.var + "[j] = k0 + micro.col(j) < shape.k ? sketch::to_float(" +
              operand.param->cname + "[k0 + micro.col(j)]) : 0.0f;");
     }
-    // (an nchw output: the pixel's channels P*Q apart, its offset found per element)
-    std::string columnLine = !hasFullOperand() ? ""
-                             : p.outNhwc       ? "const int channel = k0 + micro.col(j);"
-                                               : "const int channel = k0 + micro.col(j), y_at = "
-                                                 "sketch::nchw_offset(shape, int(pixel), channel);";
+    // (an nchw output: the pixel's channel 0 found once a row, its channels P*Q apart)
+    std::string columnLine = hasFullOperand() ? "const int channel = k0 + micro.col(j);" : "";
     std::string store = p.outNhwc ? "sketch::simt::store_row<kVec>(" + p.y->cname +
                                         " + pixel * shape.k, micro, k0, shape.k, out);"
                                   : "sketch::store_nchw_pixel(" + p.y->cname +
-                                        ", shape, micro, int(pixel), k0, out);";
-    SimtRowEpilogue rows{"pixel", "pix0", "pixels", columnLine, store};
-    std::string at = p.outNhwc ? "pixel * shape.k + channel" : "y_at";
+                                        ", shape, micro, y_row, k0, out);";
+    std::string rowLine =
+        p.outNhwc ? "" : "const int y_row = sketch::nchw_offset(shape, int(pixel), 0);";
+    SimtRowEpilogue rows{"pixel", "pix0", "pixels", columnLine, store, rowLine};
+    std::string at =
+        p.outNhwc ? "pixel * shape.k + channel" : "y_row + channel * shape.p * shape.q";
     emitSimtRowEpilogue(w, t, epilogue, rows, [&](const EpilogueOperand &operand) -> std::string {
       if (perChannel(operand))
         return operand.var + "[j]";

@@ -80,8 +80,9 @@ void emitSimtMainloop(CudaWriter &w, llvm::StringRef stages, const SimtLoader &a
 /// `const int64_t ROW = ORIGIN + micro.row(i);` (rows at or past `rowCount` skipped),
 /// `columnLine` (where not empty) in the column loop, the statements on acc[i][j] into
 /// out[j] (`value` gives each operand's expression), then `store` (a line of ROW and out).
+/// `rowLine` (where not empty) comes once a row, before the column loop.
 struct SimtRowEpilogue {
-  std::string row, origin, rowCount, columnLine, store;
+  std::string row, origin, rowCount, columnLine, store, rowLine = "";
 };
 void emitSimtRowEpilogue(CudaWriter &w, const SimtTile &tile, const EpilogueEmitter &epilogue,
                          const SimtRowEpilogue &rows,

@@ -107,6 +107,8 @@ void emitSimtRowEpilogue(CudaWriter &w, const SimtTile &tile, const EpilogueEmit
   w.line("const int64_t " + rows.row + " = " + rows.origin + " + micro.row(i);");
   w.line("if (" + rows.row + " >= " + rows.rowCount + ")");
   w.line("  continue;");
+  if (!rows.rowLine.empty())
+    w.line(rows.rowLine);
   w.line("float out[" + cols + "];");
   w.line("#pragma unroll");
   w.open("for (int j = 0; j < " + cols + "; ++j)");

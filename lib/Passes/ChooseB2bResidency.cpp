@@ -562,10 +562,10 @@ private:
 
   /// A Softmax of D0 takes its rows whole in GEMM-I's accumulators: staged D0 in one pass.
   LogicalResult checkSoftmaxRows(bool forcedChunk) {
-    auto softmax = llvm::find_if(plan.between, [](Operation *op) { return isa<SoftmaxOp>(op); });
-    if (softmax == plan.between.end() || plan.chunkN0 == plan.n0)
+    Operation *softmax = plan.softmaxOfD0();
+    if (!softmax || plan.chunkN0 == plan.n0)
       return success();
-    InFlightDiagnostic error = (*softmax)->emitError()
+    InFlightDiagnostic error = softmax->emitError()
                                << what() << ": the Softmax of '" << plan.d0
                                << "' needs each of its rows whole in one warp's accumulators, but ";
     if (forcedChunk)

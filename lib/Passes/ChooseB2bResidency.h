@@ -113,6 +113,13 @@ struct Plan {
   ReshapeOp reshape;                            ///< the Reshape of D0 (may be null)
   llvm::SmallVector<mlir::Operation *> between; ///< statements on D0
   llvm::SmallVector<mlir::Operation *> after;   ///< statements on D1
+  /// The first Softmax among the statements on D0, or null.
+  mlir::Operation *softmaxOfD0() const {
+    for (mlir::Operation *op : between)
+      if (llvm::isa<SoftmaxOp>(op))
+        return op;
+    return nullptr;
+  }
   std::vector<EpilogueInput> betweenInputs, afterInputs;
   int outShares = -1; ///< the tile `out` reuses (index into afterInputs), or -1
   /// D1 stored after each GEMM-II column pass from a BM x chunkN1 tile (staged D0,

@@ -329,18 +329,19 @@ __device__ __forceinline__ void store_nhwc_channel(T *y, const ConvShape &cs, co
 }
 
 /// Stores one output pixel's micro-tile row into an nchw output (the nhwc kernel's rows
-/// are pixels): out[j] is (`pixel`, channel k0 + t.col(j)), channels P*Q apart; `pixel`
-/// is inside the output, channels past K are not stored.
+/// are pixels): out[j] is (the pixel, channel k0 + t.col(j)), channels P*Q apart from
+/// `y_row`, the pixel's channel-0 offset (nchw_offset: the pixel is inside the output);
+/// channels past K are not stored.
 template <typename Tile, typename T>
 __device__ __forceinline__ void store_nchw_pixel(T *y, const ConvShape &cs, const Tile &t,
-                                                 int pixel, int k0,
+                                                 int y_row, int k0,
                                                  const float (&out)[Tile::kCols]) {
-  const int at = nchw_offset(cs, pixel, 0), plane = cs.p * cs.q;
+  const int plane = cs.p * cs.q;
 #pragma unroll
   for (int j = 0; j < Tile::kCols; ++j) {
     const int channel = k0 + t.col(j);
     if (channel < cs.k)
-      y[at + channel * plane] = from_float<T>(out[j]);
+      y[y_row + channel * plane] = from_float<T>(out[j]);
   }
 }
 
