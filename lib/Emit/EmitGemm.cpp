@@ -212,10 +212,33 @@ void emitGemmLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &laun
 std::string splitLauncherName(const GemmAnalysis &g) { return g.sig.name + "_splitk_launch"; }
 /// A kernel of its own beside the split form (SplitForm::narrow, ::waveTiles): NAME_narrow_launch.
 std::string tileLauncherName(const GemmAnalysis &kernel) { return kernel.sig.name + "_launch"; }
+/// The host function's call of that launch, with `g`'s arguments.
+std::string tileLaunchCall(const GemmAnalysis &kernel, const GemmAnalysis &g) {
+  return tileLauncherName(kernel) + "(" + kernelArgumentList(g.sig) + ", stream)";
+}
 
 /// K's k-tiles of the wgmma split forms and split tails, a C++ expression.
 std::string kTilesOf(const GemmAnalysis &g) {
   return "sketch::ceil_div(" + g.sig.dim(g.k) + ", " + str(kWgmmaTileK) + ")";
+}
+
+/// NAME_tail_split: a persistent kernel's split tail on the current device.
+std::string tailSplitName(const GemmAnalysis &g) { return g.sig.name + "_tail_split"; }
+
+/// Whether `launch` is persistent with a split tail (a NAME_tail_split function of its own).
+bool hasSplitTail(const GemmLaunch &launch) { return launch.persistent && launch.splitTail; }
+
+/// NAME_tail_split(tiles, k_tiles), a static function: sketch::tail_split with the blocks
+/// of `launch`'s kernel resident in each cluster size, cached a device.
+void emitTailSplitFunction(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
+  w.comment("the split tail of " + str(g.tileM) + " x " + str(g.tileN) +
+            " tiles on the current device: its slices and grid");
+  w.open("static sketch::TailSplit " + tailSplitName(g) + "(int64_t tiles, int64_t k_tiles)");
+  emitTailSplitRule(w, "tiles", "k_tiles", launch.kernel + "<true>", launch.threads,
+                    str(launch.smemBytes));
+  w.line("return split;");
+  w.close();
+  w.line();
 }
 
 /// The persistent kernel of one matrix with its split tail (sketch::tail_split): at most
@@ -224,8 +247,7 @@ std::string kTilesOf(const GemmAnalysis &g) {
 void emitSplitTailLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
   w.comment("persistent: one block an SM at most, each looping over tiles; the tiles past the");
   w.comment("last whole round split along K over clusters of 2 to 8 blocks where that ends sooner");
-  emitTailSplitRule(w, "tiles", kTilesOf(g), launch.kernel + "<true>", launch.threads,
-                    str(launch.smemBytes));
+  w.line("const sketch::TailSplit split = " + tailSplitName(g) + "(tiles, " + kTilesOf(g) + ");");
   w.line("const int slices = (int)split.slices;");
   w.line("const int64_t blocks = split.grid;");
   emitGemmLaunch(w, g, launch, "(unsigned)blocks", /*cluster=*/true, "tiles <= blocks");
@@ -253,6 +275,8 @@ void emitTileLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &laun
 /// a static function the host calls.
 void emitTileLauncher(CudaWriter &w, const GemmAnalysis &kernel, const GemmLaunch &launch,
                       const GemmAnalysis &g, StringRef what) {
+  if (hasSplitTail(launch))
+    emitTailSplitFunction(w, kernel, launch);
   w.comment(what.str() + " (" + str(kernel.tileM) + " x " + str(kernel.tileN) + ", " +
             str(kernel.stages) + " stages): no slices, no reduction");
   w.open("static cudaError_t " + tileLauncherName(kernel) + "(" + hostParameterList(g.sig) +
@@ -280,6 +304,26 @@ void emitSplitLauncher(CudaWriter &w, const GemmAnalysis &g, const SplitForm &sp
   w.line();
 }
 
+/// A tile's variable name: PREFIX_MxN.
+std::string tileVariable(StringRef prefix, const GemmAnalysis &kernel) {
+  return prefix.str() + "_" + str(kernel.tileM) + "x" + str(kernel.tileN);
+}
+
+/// One `if` for each of `others` that returns its launch where its value (a variable,
+/// `valueOf`) is under `first` and the least of theirs; ties keep the earlier.
+template <typename ValueOf, typename LaunchOf>
+void emitLeastReturns(CudaWriter &w, StringRef first, ArrayRef<const GemmAnalysis *> others,
+                      ValueOf valueOf, LaunchOf launchOf) {
+  for (auto [i, kernel] : llvm::enumerate(others)) {
+    std::string value = valueOf(*kernel), condition = value + " < " + first.str();
+    for (auto [j, other] : llvm::enumerate(others))
+      if (j != i)
+        condition += " && " + value + (j < i ? " < " : " <= ") + valueOf(*other);
+    w.line("if (" + condition + ")");
+    w.line("  return " + launchOf(*kernel) + ";");
+  }
+}
+
 /// Where the split form takes one slice: of the narrow kernel and the wave tiles' ones, the one
 /// whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN) (SplitRule;
 /// ties keep the first, the narrow kernel first).
@@ -288,24 +332,52 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
                         LaunchOf launchOf) {
   w.comment("one slice: a kernel without the reduction, of these tiles the one whose waves");
   w.comment("move the fewest operand rows, ceil(tiles / SMs) x (BM + BN); ties keep the first");
-  auto rowsOf = [](const GemmAnalysis &kernel) {
-    return "rows_" + str(kernel.tileM) + "x" + str(kernel.tileN);
-  };
+  auto rowsOf = [](const GemmAnalysis &kernel) { return tileVariable("rows", kernel); };
   std::vector<const GemmAnalysis *> kernels = {&narrow};
   for (const GemmAnalysis &kernel : others)
     kernels.push_back(&kernel);
   for (const GemmAnalysis *kernel : kernels)
     w.line("const int64_t " + rowsOf(*kernel) + " = sketch::wave_rows(size_m, size_n, batch, sms, " +
            str(kernel->tileM) + ", " + str(kernel->tileN) + ");");
-  for (auto [i, kernel] : llvm::enumerate(others)) {
-    std::string rows = rowsOf(kernel), condition = rows + " < " + rowsOf(narrow);
-    for (auto [j, other] : llvm::enumerate(others))
-      if (j != i)
-        condition += " && " + rows + (j < i ? " < " : " <= ") + rowsOf(other);
-    w.line("if (" + condition + ")");
-    w.line("  return " + launchOf(kernel) + ";");
-  }
+  emitLeastReturns(w, rowsOf(narrow), ArrayRef(kernels).drop_front(), rowsOf, launchOf);
   w.line("return " + launchOf(narrow) + ";");
+}
+
+/// `split_k auto` where the kernel's own grid covers the SMs (persistent, with its split
+/// tail): of its tile and the wave tiles of its height (persistent too), the one
+/// sketch::persistent_cost puts lowest, another only under SplitRule::persistentNum /
+/// persistentDen of the own tile's.
+void emitPersistentTileChoice(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
+                              const SplitForm &split, const SplitLaunches &launches) {
+  using Rule = plan::SplitRule;
+  std::vector<const GemmAnalysis *> others;
+  for (auto [kernel, launch] : llvm::zip_equal(split.waveTiles, launches.waveTiles))
+    if (hasSplitTail(launch) && kernel.tileM == g.tileM)
+      others.push_back(&kernel);
+  if (!own || !hasSplitTail(*own) || !split.fillForms() || others.empty())
+    return;
+  auto costOf = [](const GemmAnalysis &kernel) { return tileVariable("cost", kernel); };
+  auto declareCost = [&](const GemmAnalysis &kernel, const std::string &name,
+                         const std::string &tiles, StringRef scale) {
+    w.line("const double " + name + " = " + scale.str() + "sketch::persistent_cost(" + tiles +
+           ", " + tailSplitName(kernel) + "(" + tiles + ", k_tiles), " + str(kernel.tileM) +
+           ", " + str(kernel.tileN) + ", k_tiles);");
+  };
+  w.comment("persistent tiles (docs/backend.md): " + str(g.tileM) + " x " + str(g.tileN) +
+            ", or of these tiles the one whose rounds and split tail");
+  w.comment("cost least (sketch::persistent_cost) where that is under " + str(Rule::persistentNum) +
+            "/" + str(Rule::persistentDen) + " of its cost; ties keep the first");
+  w.line("const int64_t k_tiles = " + kTilesOf(g) + ";");
+  declareCost(g, "own_limit", "tiles",
+              "(double)" + str(Rule::persistentNum) + " / " + str(Rule::persistentDen) + " * ");
+  for (const GemmAnalysis *kernel : others) {
+    std::string tiles = tileVariable("tiles", *kernel);
+    w.line("const int64_t " + tiles + " = sketch::ceil_div(size_m, " + str(kernel->tileM) +
+           ") * sketch::ceil_div(size_n, " + str(kernel->tileN) + ");");
+    declareCost(*kernel, costOf(*kernel), tiles, "");
+  }
+  emitLeastReturns(w, "own_limit", others, costOf,
+                   [&](const GemmAnalysis &kernel) { return tileLaunchCall(kernel, g); });
 }
 
 /// `split_k auto`'s test of the kernel's own grid: `if` it covers under fillNum / fillDen of
@@ -411,9 +483,7 @@ void emitSplitFormDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm
 void emitSplitDispatch(CudaWriter &w, const GemmAnalysis &g, const SplitForm &split) {
   using Rule = plan::SplitRule;
   std::string call = splitLauncherName(g) + "(" + kernelArgumentList(g.sig);
-  auto launchOf = [&](const GemmAnalysis &kernel) {
-    return tileLauncherName(kernel) + "(" + kernelArgumentList(g.sig) + ", stream)";
-  };
+  auto launchOf = [&](const GemmAnalysis &kernel) { return tileLaunchCall(kernel, g); };
   if (!split.beside) {
     w.comment("split_k " + str(split.slices) + ": K split over " + str(split.slices) + " slices");
     w.line("return " + call + (split.cluster ? ", " + str(split.slices) : "") + ", stream);");
@@ -446,13 +516,17 @@ void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
     emitSplitLauncher(w, *split->tall, *split, *launches.tall);
   if (split && split->square)
     emitSplitLauncher(w, *split->square, *split, *launches.square);
+  if (own && hasSplitTail(*own))
+    emitTailSplitFunction(w, g, *own);
   w.open(hostPrototype(g.sig));
   emitHostChecks(w, g.sig);
   emitGemmTiles(w, g);
   w.line("if (tiles == 0 || batch == 0) return cudaSuccess;  // empty output: nothing to do");
   w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
-  if (split)
+  if (split) {
     emitSplitDispatch(w, g, *split);
+    emitPersistentTileChoice(w, g, own, *split, launches);
+  }
   if (own)
     emitTileLaunch(w, g, *own);
   w.close();

@@ -366,7 +366,10 @@ private:
     text += ": the one whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN), "
             "ties keeping the first listed; for M up to " + n(Rule::narrowRows) +
             " rows where the grid covers the SMs, the first (" + n(split.tileM) + " x " +
-            n(split.tileN) + ")";
+            n(split.tileN) + "); over " + n(Rule::narrowRows) + " rows, the tile above or, "
+            "where persistent with a split tail, one of these of its height whose rounds cost "
+            "under " + n(Rule::persistentNum) + "/" + n(Rule::persistentDen) + " of its own "
+            "(sketch::persistent_cost)";
     return text;
   }
 

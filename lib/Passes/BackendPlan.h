@@ -241,6 +241,13 @@ struct SplitRule {
       return {{128, 128, 7}};
     return {{128, 96, 7}, {128, 48, 8}, {64, 48, 8}, {64, 112, 8}, {128, 112, 6}};
   }
+  /// Where the kernel's own grid covers fillNum / fillDen of the SMs (persistent, M over
+  /// narrowRows), a wave tile of the own tile's height runs instead where
+  /// sketch::persistent_cost (runtime host.h: whole rounds, the split tail's share, a tile's
+  /// area and edge) puts it under persistentNum / persistentDen of the own tile's. H200,
+  /// the mid-M sweep (docs/backend.md, "Persistent tiles"): it picks 128 x 112 at each of
+  /// the rows where that ran faster than 128 x 256 and keeps 128 x 256 at the other 23.
+  static constexpr int64_t persistentNum = 19, persistentDen = 20;
   /// Beside those kernels, split forms on a cluster over all the SMs, which the host
   /// function runs first where they take 2 slices or more: slices = min(autoSlices, SMs /
   /// its tiles, k-tiles / minKTiles). A tile, its name and the rows it serves.

@@ -124,11 +124,15 @@ def test_split_tail():
     split ran (the slices' f32 sums round apart from one tile's)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     shapes = tail_shapes(sms)
-    CASES.sweep(all_kernels(), shapes)
+    # B K-major on 132 SMs: the persistent tile rule (sketch::persistent_cost) runs 128 x 112
+    # or 128 x 96 at the threes and eights shapes; these split: 128 x 112 in pairs, 128 x 256
+    # in fours (docs/backend.md, "Persistent tiles")
+    k_major = shapes[:1] + [(388, 12792, 2048), (260, 12792, 2048)] if sms == 132 else shapes[:3]
+    CASES.sweep(all_kernels(), shapes + k_major[1:])
     runs, split_bits = [], []
     whole_round = (128 * sms, 256, 1000)  # a control: one whole round, no tail to split
     for name in ["sk_f16_plain", "sk_f16_residual", "sk_f16_bias_relu"]:
-        for m, n, k in shapes[:3] + [whole_round]:
+        for m, n, k in (shapes[:3] if name == "sk_f16_plain" else k_major) + [whole_round]:
             values, bits = bits_of_two_runs(name, {"M": m, "N": n, "K": k}, keep_inputs=True)
             assert torch.equal(bits[0], bits[1]), f"{name} {m}x{n}x{k}: bits differ between runs"
             runs.append((name, values))
@@ -144,6 +148,20 @@ def test_split_tail():
                                                    if shape == whole_round else
                                                    "same bits as SKETCH_TAIL_SPLIT=0: no split"))
     assert not failures, "; ".join(failures)
+
+
+def test_persistent_tiles():
+    """Where the own grid covers the SMs (B K-major, M over 64 rows), the host function runs
+    128 x 112 (or 128 x 96) tiles where sketch::persistent_cost puts them under 19/20 of 128 x
+    256's (docs/backend.md, "Persistent tiles"): on 132 SMs 384 x 14336 (168 tiles split in
+    pairs, 1.75 rounds, against 384 of 128 x 112, 3 rounds at 0.49 of the cost) and 388 x
+    12792 take 128 x 112; 512 x 14336 (two whole rounds) and 260 x 12792 keep 128 x 256.
+    Every kernel checked; then which kernel ran (sk_f16_plain, B MN-major, always its own)."""
+    take = [(384, 14336, 1024), (388, 12792, 2048)]
+    keep = [(512, 14336, 1024), (260, 12792, 2048)]
+    CASES.sweep(all_kernels(), take + keep)
+    assert_unbatched_ran(take, "_128x112_kernel<", mn_major_b="_kernel<")
+    assert_unbatched_ran(keep, "_kernel<", mn_major_b="_kernel<")
 
 
 def bits_with_tail_split_off(runs):

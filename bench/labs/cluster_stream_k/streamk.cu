@@ -58,8 +58,10 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t a_smem = (smem_base + 1023) & ~1023u;
   const uint32_t b_smem = a_smem + STAGES * A_STAGE_BYTES;
   const uint32_t stash = a_smem + STASH_OFFSET, bars = a_smem + BARS_OFFSET;
-  const int k_tiles = K / BK, tiles_n = N / BN;
-  const int tiles = (M / BM) * tiles_n;
+  // tiles column by column (M fastest): the tiles that share a W panel go to neighbouring
+  // blocks at about the same k-tile, so the panel comes from DRAM once
+  const int k_tiles = K / BK, tiles_m = M / BM;
+  const int tiles = tiles_m * (N / BN);
   const int slices = (int)sketch::cluster_size(), rank = (int)sketch::cluster_rank();
   const int tile0 = (int)(blockIdx.x / slices) * tiles_per_cluster;  // the cluster's first
   const int cluster_tiles = max(0, min(tiles_per_cluster, tiles - tile0));
@@ -78,7 +80,7 @@ __global__ void __launch_bounds__(384, 1)
       int k_step = 0;
       for (int u = share.begin; u < share.end;) {
         const int tile = u / k_tiles, k_end = min(k_tiles, share.end - tile * k_tiles);
-        const int m0 = (tile0 + tile) / tiles_n * BM, n0 = (tile0 + tile) % tiles_n * BN;
+        const int m0 = (tile0 + tile) % tiles_m * BM, n0 = (tile0 + tile) / tiles_m * BN;
         for (int kt = u - tile * k_tiles; kt < k_end; ++kt, ++k_step) {
           const uint32_t full = bars + 8 * (k_step % STAGES);
           if (k_step >= STAGES)
@@ -144,7 +146,7 @@ __global__ void __launch_bounds__(384, 1)
     if (tile == stashed) {
       stage_partial(stash);
     } else if (tile != staged) {  // a whole tile: stored from the registers
-      const int m0 = (tile0 + tile) / tiles_n * BM, n0 = (tile0 + tile) % tiles_n * BN;
+      const int m0 = (tile0 + tile) % tiles_m * BM, n0 = (tile0 + tile) / tiles_m * BN;
       #pragma unroll
       for (int ni = 0; ni < NI; ++ni) {
         #pragma unroll
@@ -173,7 +175,7 @@ __global__ void __launch_bounds__(384, 1)
     while (last + 1 < slices && Share(last + 1, slices, cluster_tiles, k_tiles).begin < (tile + 1) * k_tiles)
       ++last;
     const int count = last - first + 1, chunks = BM * BN / 8;
-    const int m0 = (tile0 + tile) / tiles_n * BM, n0 = (tile0 + tile) % tiles_n * BN;
+    const int m0 = (tile0 + tile) % tiles_m * BM, n0 = (tile0 + tile) / tiles_m * BN;
     uint32_t piece[sketch::kMaxTailSlices];
     #pragma unroll
     for (int q = 0; q < sketch::kMaxTailSlices; ++q) {
@@ -206,23 +208,24 @@ __global__ void __launch_bounds__(384, 1)
 
 int forced_slices = 0, forced_tiles = 0;
 
-/// The cluster size and tiles a cluster for `tiles` tiles: of cluster sizes 1 to 8 with
-/// ceil(tiles / t) clusters resident at once, the least tiles a block (t / c); ties keep the
-/// smaller cluster.
-void pick(int64_t tiles, int *slices, int *per_cluster) {
+/// The tiles a cluster of `c` blocks takes so that every cluster is resident at once
+/// (cudaOccupancyMaxActiveClusters), 0 where none is.
+int64_t tiles_a_cluster(int64_t tiles, int c) {
   static sketch::PerDevice resident[sketch::kMaxTailSlices + 1];
+  const int clusters = sketch::cluster_resident_blocks(csk_kernel, 384, SMEM_BYTES, c, resident[c]) / c;
+  return clusters > 0 ? (tiles + clusters - 1) / clusters : 0;
+}
+
+/// The cluster size and tiles a cluster for `tiles` tiles: of cluster sizes 1 to 8, the
+/// least tiles a block (t / c); ties keep the smaller cluster.
+void pick(int64_t tiles, int *slices, int *per_cluster) {
   double best = 1e30;
   *slices = 1;
   *per_cluster = (int)tiles;
   for (int c = 1; c <= sketch::kMaxTailSlices; ++c) {
-    const int blocks = sketch::cluster_resident_blocks(csk_kernel, 384, SMEM_BYTES, c, resident[c]);
-    const int clusters = blocks / c;
-    if (clusters <= 0)
-      continue;
-    const int64_t t = (tiles + clusters - 1) / clusters;
-    const double cost = (double)t / c;
-    if (cost < best - 1e-9) {
-      best = cost;
+    const int64_t t = tiles_a_cluster(tiles, c);
+    if (t > 0 && (double)t / c < best - 1e-9) {
+      best = (double)t / c;
       *slices = c;
       *per_cluster = (int)t;
     }
@@ -230,6 +233,9 @@ void pick(int64_t tiles, int *slices, int *per_cluster) {
 }
 
 } // namespace
+
+/// tiles_a_cluster at M x N for clusters of c blocks.
+extern "C" int csk_fit(int64_t M, int64_t N, int c) { return (int)tiles_a_cluster((M / BM) * (N / BN), c); }
 
 /// Forces the cluster size and tiles a cluster (0, 0: the rule's).
 extern "C" void csk_force(int slices, int per_cluster) {

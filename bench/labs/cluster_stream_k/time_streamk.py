@@ -12,8 +12,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from time_slices import kernel, medians  # noqa: E402
 
 SHAPES = [(6144, 4096), (14336, 4096), (28672, 4096), (4096, 14336)]
-MS = [384, 256, 512, 768, 1024]
-FORCED = [(1, 0), (2, 0), (4, 0)]  # (cluster size, 0: fewest tiles a cluster that fit)
+MS = [384, 256, 512, 768]
+FORCED = [1, 2, 8]  # cluster sizes, each with the fewest tiles a cluster that fit
 
 
 class Forced:
@@ -35,19 +35,21 @@ def main():
     lib.csk_pick.restype = ctypes.c_int
     lib.csk_pick.argtypes = [ctypes.c_int64] * 2
     lib.csk_force.argtypes = [ctypes.c_int] * 2
+    lib.csk_fit.restype = ctypes.c_int
+    lib.csk_fit.argtypes = [ctypes.c_int64] * 2 + [ctypes.c_int]
     ms = [int(v) for v in sys.argv[2].split(",")] if len(sys.argv) > 2 else MS
     shapes = ([tuple(int(v) for v in s.split(":")) for s in sys.argv[3].split(",")]
               if len(sys.argv) > 3 else SHAPES)
     print(f"{torch.cuda.get_device_name()}: ms, medians of 15 rounds of 20 calls; ratio = cuBLAS / kernel")
-    print("| M x N x K | pick (c, t) | cuBLAS | default | stream-K | stream-K c=1 | c=2 | c=4 |")
+    print("| M x N x K | pick (c, t) | cuBLAS | default | stream-K | stream-K c=1 | c=2 | c=8 |")
     print("| --- " * 8 + "|")
     for n, k in shapes:
         for m in ms:
             tiles = (m // 128) * (n // 128)
             pick = lib.csk_pick(m, n)
             kernels = {"default": kernel(lib, "csk_default"), "stream-K": kernel(lib, "csk_f16")}
-            for c, _ in FORCED:
-                kernels[f"c={c}"] = Forced(lib, c, -(-tiles // max(1, 132 // c)))
+            for c in FORCED:
+                kernels[f"c={c}"] = Forced(lib, c, lib.csk_fit(m, n, c))
             med = medians(kernels, m, n, k)
             lib_ms = med["cuBLAS"]
             cells = " | ".join(f"{med[name]:.4f} ({lib_ms / med[name]:.2f}x)" for name in kernels)

@@ -14,7 +14,7 @@ extern "C" void lab_costs(long m, long n, long k, double *costs, long *splits) {
         : i == 1 ? pt_k_default_128x96_tail_split(tiles, k_tiles)
         : i == 2 ? pt_k_default_128x48_tail_split(tiles, k_tiles)
                  : pt_k_default_128x112_tail_split(tiles, k_tiles);
-    costs[i] = sketch::persistent_cost(tiles, split, 128, widths[i]);
+    costs[i] = sketch::persistent_cost(tiles, split, 128, widths[i], k_tiles);
     splits[i] = split.slices * 100000L + split.grid;
   }
 }

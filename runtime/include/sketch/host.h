@@ -25,6 +25,10 @@
 //                                  a persistent kernel's split tail: the K slices (2 to
 //                                  kMaxTailSlices) of the tiles past its last whole round,
 //                                  and its grid
+//   persistent_cost(tiles, split, bm, bn, k_tiles)
+//                                  a persistent launch's time in rounds of its tiles (the
+//                                  split tail's share plus its fixed cost) times a tile's
+//                                  cost, bm x bn + kTileEdgeCost x (bm + bn)
 //   key_splits(blocks, key_tiles, resident)
 //                                  attention's key splits: the most blocks of a cluster (2, 4
 //                                  or 8) that share each of `blocks` row tiles' keys in one
@@ -304,6 +308,32 @@ inline TailSplit tail_split(int64_t tiles, int64_t k_tiles, int sms, Resident re
     }
   }
   return best;
+}
+
+/// A persistent launch's time, to compare tiles (docs/backend.md, "Persistent tiles"): its
+/// whole rounds of `split.grid` blocks, then, split along K, 1 / slices of a round plus the
+/// split tail's fixed cost (the partial tile's prologue and the cluster reduction), or a
+/// whole round for an unsplit remainder; times a tile's cost, bm x bn multiply-adds a k step
+/// plus kTileEdgeCost for each of its bm + bn operand rows. Fitted on the H200 (2026-12-04,
+/// K = 2048 and 4096): a round of 128 x 112 tiles ran 1.12 x 14336 / 32768 of a 128 x 256
+/// round, and a split tail about a quarter of a round more than its share; a fixed cost is
+/// a smaller part of a longer round, so past kTailSplitFitKTiles k-tiles that quarter
+/// shrinks with K (H100, 2026-12-05: at 1152 x 4096 x 14336 128 x 256 split in 4 ran 13%
+/// faster than 128 x 96, which a quarter of a round would have taken).
+constexpr double kTailSplitRoundCost = 0.25;
+constexpr int64_t kTailSplitFitKTiles = 64;
+constexpr double kTileEdgeCost = 33.0;
+inline double persistent_cost(int64_t tiles, TailSplit split, int bm, int bn, int64_t k_tiles) {
+  const int64_t grid = split.grid < 1 ? 1 : split.grid;
+  double rounds = (double)ceil_div(tiles, grid);
+  if (split.slices > 1) {
+    const int64_t tail = tiles % grid;
+    const double fixed = k_tiles > kTailSplitFitKTiles
+                             ? kTailSplitRoundCost * kTailSplitFitKTiles / (double)k_tiles
+                             : kTailSplitRoundCost;
+    rounds = (double)((tiles - tail) / grid) + 1.0 / split.slices + fixed;
+  }
+  return rounds * ((double)bm * bn + kTileEdgeCost * (bm + bn));
 }
 
 /// Attention's key splits (docs/backend.md): a grid of `blocks` row tiles (one block an SM)
