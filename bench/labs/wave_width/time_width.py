@@ -8,7 +8,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tail_slices"))
-from time_slices import kernel, medians  # noqa: E402
+from time_slices import kernel, row  # noqa: E402
 
 ROWS = [(384, 6144, 4096), (384, 6144, 2048), (256, 9216, 4096), (512, 4608, 4096),
         (384, 5632, 4096), (640, 3584, 4096)]
@@ -23,10 +23,7 @@ def main():
     print("| M x N x K | cuBLAS | " + " | ".join(kernels) + " |")
     print("| --- " * (2 + len(kernels)) + "|")
     for m, n, k in ROWS:
-        med = medians(kernels, m, n, k)
-        lib_ms = med["cuBLAS"]
-        cells = " | ".join(f"{med[name]:.4f} ({lib_ms / med[name]:.2f}x)" for name in kernels)
-        print(f"| {m} x {n} x {k} | {lib_ms:.4f} | {cells} |", flush=True)
+        row(kernels, m, n, k)
 
 
 if __name__ == "__main__":
