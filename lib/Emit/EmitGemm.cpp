@@ -241,13 +241,21 @@ void emitTailSplitFunction(CudaWriter &w, const GemmAnalysis &g, const GemmLaunc
   w.line();
 }
 
+/// The declaration of `split`, the split tail of `g`'s own tiles of `kTiles` k-tiles.
+void declareOwnTailSplit(CudaWriter &w, const GemmAnalysis &g, const std::string &kTiles) {
+  w.line("const sketch::TailSplit split = " + tailSplitName(g) + "(tiles, " + kTiles + ");");
+}
+
 /// The persistent kernel of one matrix with its split tail (sketch::tail_split): at most
 /// one block an SM, in clusters of 2 to 8 blocks where sharing the tiles past the last
-/// whole round along K ends sooner (docs/backend.md).
-void emitSplitTailLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
+/// whole round along K ends sooner (docs/backend.md). `splitDeclared`: the host function
+/// has declared `split` already (emitPersistentTileChoice).
+void emitSplitTailLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch,
+                         bool splitDeclared) {
   w.comment("persistent: one block an SM at most, each looping over tiles; the tiles past the");
   w.comment("last whole round split along K over clusters of 2 to 8 blocks where that ends sooner");
-  w.line("const sketch::TailSplit split = " + tailSplitName(g) + "(tiles, " + kTilesOf(g) + ");");
+  if (!splitDeclared)
+    declareOwnTailSplit(w, g, kTilesOf(g));
   w.line("const int slices = (int)split.slices;");
   w.line("const int64_t blocks = split.grid;");
   emitGemmLaunch(w, g, launch, "(unsigned)blocks", /*cluster=*/true, "tiles <= blocks");
@@ -255,14 +263,15 @@ void emitSplitTailLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch 
 
 /// The launch of a kernel without slices: persistent (at most one block an SM, shared
 /// by the batch, each looping over tiles) or one block a tile.
-void emitTileLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch) {
+void emitTileLaunch(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch &launch,
+                    bool splitDeclared = false) {
   if (!launch.persistent) {
     emitGemmLaunch(w, g, launch, "(unsigned)tiles", /*cluster=*/false,
                    "tiles * batch <= sketch::sm_count()");
     return;
   }
   if (launch.splitTail) {
-    emitSplitTailLaunch(w, g, launch);
+    emitSplitTailLaunch(w, g, launch, splitDeclared);
     return;
   }
   w.comment("persistent: one block an SM (shared by the batch) at most, each looping over tiles");
@@ -346,8 +355,8 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
 /// `split_k auto` where the kernel's own grid covers the SMs (persistent, with its split
 /// tail): of its tile and the wave tiles of its height (persistent too), the one
 /// sketch::persistent_cost puts lowest, another only under SplitRule::persistentNum /
-/// persistentDen of the own tile's.
-void emitPersistentTileChoice(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
+/// persistentDen of the own tile's. Returns whether it declared the own tile's `split`.
+bool emitPersistentTileChoice(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
                               const SplitForm &split, const SplitLaunches &launches) {
   using Rule = plan::SplitRule;
   std::vector<const GemmAnalysis *> others;
@@ -355,29 +364,30 @@ void emitPersistentTileChoice(CudaWriter &w, const GemmAnalysis &g, const GemmLa
     if (hasSplitTail(launch) && kernel.tileM == g.tileM)
       others.push_back(&kernel);
   if (!own || !hasSplitTail(*own) || !split.fillForms() || others.empty())
-    return;
+    return false;
   auto costOf = [](const GemmAnalysis &kernel) { return tileVariable("cost", kernel); };
-  auto declareCost = [&](const GemmAnalysis &kernel, const std::string &name,
-                         const std::string &tiles, StringRef scale) {
-    w.line("const double " + name + " = " + scale.str() + "sketch::persistent_cost(" + tiles +
-           ", " + tailSplitName(kernel) + "(" + tiles + ", k_tiles), " + str(kernel.tileM) +
-           ", " + str(kernel.tileN) + ", k_tiles);");
+  auto costCall = [](const GemmAnalysis &kernel, const std::string &tiles, const std::string &split) {
+    return "sketch::persistent_cost(" + tiles + ", " + split + ", " + str(kernel.tileM) + ", " +
+           str(kernel.tileN) + ", k_tiles)";
   };
   w.comment("persistent tiles (docs/backend.md): " + str(g.tileM) + " x " + str(g.tileN) +
             ", or of these tiles the one whose rounds and split tail");
   w.comment("cost least (sketch::persistent_cost) where that is under " + str(Rule::persistentNum) +
             "/" + str(Rule::persistentDen) + " of its cost; ties keep the first");
   w.line("const int64_t k_tiles = " + kTilesOf(g) + ";");
-  declareCost(g, "own_limit", "tiles",
-              "(double)" + str(Rule::persistentNum) + " / " + str(Rule::persistentDen) + " * ");
+  declareOwnTailSplit(w, g, "k_tiles");
+  w.line("const double own_limit = (double)" + str(Rule::persistentNum) + " / " +
+         str(Rule::persistentDen) + " * " + costCall(g, "tiles", "split") + ";");
   for (const GemmAnalysis *kernel : others) {
     std::string tiles = tileVariable("tiles", *kernel);
     w.line("const int64_t " + tiles + " = sketch::ceil_div(size_m, " + str(kernel->tileM) +
            ") * sketch::ceil_div(size_n, " + str(kernel->tileN) + ");");
-    declareCost(*kernel, costOf(*kernel), tiles, "");
+    w.line("const double " + costOf(*kernel) + " = " +
+           costCall(*kernel, tiles, tailSplitName(*kernel) + "(" + tiles + ", k_tiles)") + ";");
   }
   emitLeastReturns(w, "own_limit", others, costOf,
                    [&](const GemmAnalysis &kernel) { return tileLaunchCall(kernel, g); });
+  return true;
 }
 
 /// `split_k auto`'s test of the kernel's own grid: `if` it covers under fillNum / fillDen of
@@ -523,12 +533,13 @@ void emitGemmHost(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
   emitGemmTiles(w, g);
   w.line("if (tiles == 0 || batch == 0) return cudaSuccess;  // empty output: nothing to do");
   w.line("if (tiles > INT32_MAX || batch > 65535) return cudaErrorInvalidValue;");
+  bool splitDeclared = false;
   if (split) {
     emitSplitDispatch(w, g, *split);
-    emitPersistentTileChoice(w, g, own, *split, launches);
+    splitDeclared = emitPersistentTileChoice(w, g, own, *split, launches);
   }
   if (own)
-    emitTileLaunch(w, g, *own);
+    emitTileLaunch(w, g, *own, splitDeclared);
   w.close();
 }
 

@@ -179,7 +179,7 @@ struct SplitPlan {
   int64_t slices = 0;
   bool cluster = false;
   bool beside = false;
-  llvm::SmallVector<WaveTile, 5> waveTiles;
+  llvm::SmallVector<WaveTile, 6> waveTiles;
   int64_t tallStages = 0, squareStages = 0;
   /// Whether `auto` has the split forms over all the SMs (with the wave tiles' kernels),
   /// which stand in for this tile's own split form.
@@ -236,10 +236,14 @@ struct SplitRule {
   /// 65-128, N = 12680-14784; M = 129-256, N = 6344-7392; ...): H200, same run, M = 128,
   /// N = 14336, K = 4096 0.0339 ms (f16) / 0.0343 (bf16) against 0.0355 / 0.0355 for the
   /// default then (cuBLAS 0.0335 / 0.0333); 7 stages 0.035.
-  static llvm::SmallVector<SplitPlan::WaveTile, 5> waveTiles(bool bKMajor) {
+  /// And 128 x 144 (5 stages; B K-major), one round where 128 x 96 takes two (M = 384,
+  /// N = 6144: 129 tiles, 272 rows, against 192, 448): H200, same run, K = 4096 0.0316 ms
+  /// against 0.0374 for 128 x 96 (cuBLAS 0.0311); 256 x 9216 0.0336 against 0.0390
+  /// (bench/labs/wave_width); 6 stages 2-6% slower, 128 x 160 / 176 slower.
+  static llvm::SmallVector<SplitPlan::WaveTile, 6> waveTiles(bool bKMajor) {
     if (!bKMajor)
       return {{128, 128, 7}};
-    return {{128, 96, 7}, {128, 48, 8}, {64, 48, 8}, {64, 112, 8}, {128, 112, 6}};
+    return {{128, 96, 7}, {128, 48, 8}, {64, 48, 8}, {64, 112, 8}, {128, 112, 6}, {128, 144, 5}};
   }
   /// Where the kernel's own grid covers fillNum / fillDen of the SMs (persistent, M over
   /// narrowRows), a wave tile of the own tile's height runs instead where

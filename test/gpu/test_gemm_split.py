@@ -124,10 +124,10 @@ def test_split_tail():
     split ran (the slices' f32 sums round apart from one tile's)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     shapes = tail_shapes(sms)
-    # B K-major on 132 SMs: the persistent tile rule (sketch::persistent_cost) runs 128 x 112
-    # or 128 x 96 at the threes and eights shapes; these split: 128 x 112 in pairs, 128 x 256
-    # in fours (docs/backend.md, "Persistent tiles")
-    k_major = shapes[:1] + [(388, 12792, 2048), (260, 12792, 2048)] if sms == 132 else shapes[:3]
+    # B K-major on 132 SMs: the persistent tile rule (sketch::persistent_cost) runs wave tiles
+    # at the threes and eights shapes; these split: 128 x 144 in pairs, 128 x 256 in fours
+    # (docs/backend.md, "Persistent tiles")
+    k_major = shapes[:1] + [(388, 11256, 2048), (260, 12792, 2048)] if sms == 132 else shapes[:3]
     CASES.sweep(all_kernels(), shapes + k_major[1:])
     runs, split_bits = [], []
     whole_round = (128 * sms, 256, 1000)  # a control: one whole round, no tail to split
@@ -152,15 +152,18 @@ def test_split_tail():
 
 def test_persistent_tiles():
     """Where the own grid covers the SMs (B K-major, M over 64 rows), the host function runs
-    128 x 112 (or 128 x 96) tiles where sketch::persistent_cost puts them under 19/20 of 128 x
+    a wave tile of its height where sketch::persistent_cost puts it under 19/20 of 128 x
     256's (docs/backend.md, "Persistent tiles"): on 132 SMs 384 x 14336 (168 tiles split in
-    pairs, 1.75 rounds, against 384 of 128 x 112, 3 rounds at 0.49 of the cost) and 388 x
-    12792 take 128 x 112; 512 x 14336 (two whole rounds) and 260 x 12792 keep 128 x 256.
-    Every kernel checked; then which kernel ran (sk_f16_plain, B MN-major, always its own)."""
-    take = [(384, 14336, 1024), (388, 12792, 2048)]
+    pairs, 1.75 rounds, against 384 of 128 x 112, 3 rounds at 0.49 of the cost) takes
+    128 x 112; 388 x 12792 (356 tiles of 128 x 144, 3 rounds at 0.90) takes 128 x 144;
+    512 x 14336 (two whole rounds) and 260 x 12792 keep 128 x 256. Every kernel checked;
+    then which kernel ran (sk_f16_plain, B MN-major, always its own)."""
+    take112 = [(384, 14336, 1024)]
+    take144 = [(388, 12792, 2048)]
     keep = [(512, 14336, 1024), (260, 12792, 2048)]
-    CASES.sweep(all_kernels(), take + keep)
-    assert_unbatched_ran(take, "_128x112_kernel<", mn_major_b="_kernel<")
+    CASES.sweep(all_kernels(), take112 + take144 + keep)
+    assert_unbatched_ran(take112, "_128x112_kernel<", mn_major_b="_kernel<")
+    assert_unbatched_ran(take144, "_128x144_kernel<", mn_major_b="_kernel<")
     assert_unbatched_ran(keep, "_kernel<", mn_major_b="_kernel<")
 
 
@@ -231,13 +234,15 @@ def test_narrow_kernel_rows():
     slices), ragged and aligned N, every kernel (MN-major B and A,
     batches, every epilogue form), checked; then, on sm_90a with 132 SMs, that the
     aligned ones ran the narrow kernel's TMA path (unbatched kernels: with the batch of 3,
-    some of these grids cover 3/4 of the SMs at the kernel's own tile), except at M = 129,
-    N = 4104, where the linear ones (B K-major) run 64 x 112 (111 tiles, 176 rows, against
-    99 of 64 x 128, 192)."""
+    some of these grids cover 3/4 of the SMs at the kernel's own tile), except where B is
+    K-major at M = 129, N = 4104, which runs 64 x 112 (111 tiles, 176 rows, against 99 of
+    64 x 128, 192), and at M = 300, which runs 128 x 144 (126 and 129 tiles, one round of
+    272 rows)."""
     shapes = [(97, 4100, 72), (128, 8192, 200), (129, 4104, 520), (300, 6000, 1000),
               (300, 6144, 136)]
     CASES.sweep(all_kernels(), shapes)
-    assert_unbatched_ran(shapes[1:2] + shapes[3:], "_narrow_kernel<true, true>")
+    assert_unbatched_ran(shapes[1:2], "_narrow_kernel<true, true>")
+    assert_unbatched_ran(shapes[3:], "_128x144_kernel<true, true>", mn_major_b="_narrow_kernel<true, true>")
     assert_unbatched_ran(shapes[2:3], "_64x112_kernel<true, true>", mn_major_b="_narrow_kernel<true, true>")
 
 
@@ -266,7 +271,9 @@ def test_wave_tile_kernels():
     176 rows, against 112 of 64 x 128, 192), M = 1, N = 14300, M = 64, N = 14336.
     128 x 112 (B K-major) where 64 x 112 takes two rounds and it one: M = 128, N = 14336
     (112 tiles, 240 rows, against 256 of 64 x 112, 352), M = 200, N = 7000 (126 tiles).
-    Where B is MN-major the narrow kernel runs in place of 128 x 48, 64 x 48 and 64 x 112
+    128 x 144 (B K-major) where it takes one round and 128 x 96 two: M = 384, N = 6144 (129
+    tiles, 272 rows, against 192 of 128 x 96, 448), M = 300, N = 6100 (against 240 of
+    64 x 128, 384 rows; where B is MN-major that one runs). Where B is MN-major the narrow kernel runs in place of 128 x 48, 64 x 48 and 64 x 112
     (128 x 128: 256 rows), 128 x 128 in place of 128 x 112. Last tile rows of 8, 1, 44,
     72 and 100 rows, ragged N; every kernel, checked; then, on sm_90a with 132 SMs, which
     kernel ran."""
@@ -275,13 +282,17 @@ def test_wave_tile_kernels():
     tile64x48 = [(16, 6144, 1000), (1, 6000, 264), (64, 5000, 136)]
     tile64x112 = [(16, 14336, 264), (1, 14300, 136), (64, 14336, 72)]
     tile128x112 = [(128, 14336, 264), (200, 7000, 136)]
+    tile128x144 = [(384, 6144, 264), (300, 6100, 136)]
     ragged = [(257, 4100, 264), (200, 6152, 72), (100, 6100, 264)]
-    CASES.sweep(all_kernels(), wide96 + wide48 + tile64x48 + tile64x112 + tile128x112 + ragged)
+    CASES.sweep(all_kernels(), wide96 + wide48 + tile64x48 + tile64x112 + tile128x112 +
+                tile128x144 + ragged)
     assert_unbatched_ran(wide96, "_128x96_kernel<", mn_major_b="_128x128_kernel<")
     assert_unbatched_ran(wide48, "_128x48_kernel<", mn_major_b="_narrow_kernel<")
     assert_unbatched_ran(tile64x48, "_64x48_kernel<", mn_major_b="_narrow_kernel<")
     assert_unbatched_ran(tile64x112, "_64x112_kernel<", mn_major_b="_narrow_kernel<")
     assert_unbatched_ran(tile128x112, "_128x112_kernel<", mn_major_b="_128x128_kernel<")
+    assert_unbatched_ran(tile128x144[:1], "_128x144_kernel<", mn_major_b="_128x128_kernel<")
+    assert_unbatched_ran(tile128x144[1:], "_128x144_kernel<", mn_major_b="_narrow_kernel<")
 
 
 def test_wave_tile_kernels_short_k():
