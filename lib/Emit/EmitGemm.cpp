@@ -333,8 +333,8 @@ void emitLeastReturns(CudaWriter &w, StringRef first, ArrayRef<const GemmAnalysi
   }
 }
 
-/// Where the split form takes one slice: of the narrow kernel and the wave tiles' ones, the one
-/// whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN) (SplitRule;
+/// Where the split form takes one slice: of the narrow kernel and the wave tiles' ones (but
+/// those of SplitRule::persistentOnlyRows), the one whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN) (SplitRule;
 /// ties keep the first, the narrow kernel first).
 template <typename LaunchOf>
 void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<GemmAnalysis> others,
@@ -344,7 +344,8 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
   auto rowsOf = [](const GemmAnalysis &kernel) { return tileVariable("rows", kernel); };
   std::vector<const GemmAnalysis *> kernels = {&narrow};
   for (const GemmAnalysis &kernel : others)
-    kernels.push_back(&kernel);
+    if (kernel.tileM != plan::SplitRule::persistentOnlyRows)
+      kernels.push_back(&kernel);
   for (const GemmAnalysis *kernel : kernels)
     w.line("const int64_t " + rowsOf(*kernel) + " = sketch::wave_rows(size_m, size_n, batch, sms, " +
            str(kernel->tileM) + ", " + str(kernel->tileN) + ");");
@@ -353,7 +354,8 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
 }
 
 /// `split_k auto` where the kernel's own grid covers the SMs (persistent, with its split
-/// tail): of its tile and the wave tiles of its height (persistent too), the one
+/// tail): of its tile and the wave tiles of its height or SplitRule::persistentOnlyRows
+/// (persistent too), the one
 /// sketch::persistent_cost puts lowest, another only under SplitRule::persistentNum /
 /// persistentDen of the own tile's. Returns whether it declared the own tile's `split`.
 bool emitPersistentTileChoice(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
@@ -361,7 +363,7 @@ bool emitPersistentTileChoice(CudaWriter &w, const GemmAnalysis &g, const GemmLa
   using Rule = plan::SplitRule;
   std::vector<const GemmAnalysis *> others;
   for (auto [kernel, launch] : llvm::zip_equal(split.waveTiles, launches.waveTiles))
-    if (hasSplitTail(launch) && kernel.tileM == g.tileM)
+    if (hasSplitTail(launch) && (kernel.tileM == g.tileM || kernel.tileM == Rule::persistentOnlyRows))
       others.push_back(&kernel);
   if (!own || !hasSplitTail(*own) || !split.fillForms() || others.empty())
     return false;

@@ -127,7 +127,7 @@ def test_split_tail():
     # B K-major on 132 SMs: the persistent tile rule (sketch::persistent_cost) runs wave tiles
     # at the threes and eights shapes; these split: 128 x 144 in pairs, 128 x 256 in fours
     # (docs/backend.md, "Persistent tiles")
-    k_major = shapes[:1] + [(388, 11256, 2048), (260, 12792, 2048)] if sms == 132 else shapes[:3]
+    k_major = shapes[:1] + [(388, 11288, 2048), (260, 12792, 2048)] if sms == 132 else shapes[:3]
     CASES.sweep(all_kernels(), shapes + k_major[1:])
     runs, split_bits = [], []
     whole_round = (128 * sms, 256, 1000)  # a control: one whole round, no tail to split
@@ -156,14 +156,18 @@ def test_persistent_tiles():
     256's (docs/backend.md, "Persistent tiles"): on 132 SMs 384 x 14336 (168 tiles split in
     pairs, 1.75 rounds, against 384 of 128 x 112, 3 rounds at 0.49 of the cost) takes
     128 x 112; 388 x 12792 (356 tiles of 128 x 144, 3 rounds at 0.90) takes 128 x 144;
-    512 x 14336 (two whole rounds) and 260 x 12792 keep 128 x 256. Every kernel checked;
-    then which kernel ran (sk_f16_plain, B MN-major, always its own)."""
+    512 x 14336 (two whole rounds) and 260 x 12792 keep 128 x 256; 576 x 14336 (3 x 112
+    tiles of 192 x 128, 2.5 rounds at 0.84) takes 192 x 128, a taller tile that only this
+    choice takes. Every kernel checked; then which kernel ran (sk_f16_plain, B MN-major,
+    always its own)."""
     take112 = [(384, 14336, 1024)]
     take144 = [(388, 12792, 2048)]
+    take192 = [(576, 14336, 1024)]
     keep = [(512, 14336, 1024), (260, 12792, 2048)]
-    CASES.sweep(all_kernels(), take112 + take144 + keep)
+    CASES.sweep(all_kernels(), take112 + take144 + take192 + keep)
     assert_unbatched_ran(take112, "_128x112_kernel<", mn_major_b="_kernel<")
     assert_unbatched_ran(take144, "_128x144_kernel<", mn_major_b="_kernel<")
+    assert_unbatched_ran(take192, "_192x128_kernel<", mn_major_b="_kernel<")
     assert_unbatched_ran(keep, "_kernel<", mn_major_b="_kernel<")
 
 
