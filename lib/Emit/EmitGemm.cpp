@@ -333,8 +333,8 @@ void emitLeastReturns(CudaWriter &w, StringRef first, ArrayRef<const GemmAnalysi
   }
 }
 
-/// Where the split form takes one slice: of the narrow kernel and the wave tiles' ones (but
-/// those of SplitRule::persistentOnlyRows), the one whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN) (SplitRule;
+/// Where the split form takes one slice: of the narrow kernel and the wave tiles' ones (those
+/// of SplitRule::tallWaveRows where M is over it), the one whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN) (SplitRule;
 /// ties keep the first, the narrow kernel first).
 template <typename LaunchOf>
 void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<GemmAnalysis> others,
@@ -344,17 +344,20 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
   auto rowsOf = [](const GemmAnalysis &kernel) { return tileVariable("rows", kernel); };
   std::vector<const GemmAnalysis *> kernels = {&narrow};
   for (const GemmAnalysis &kernel : others)
-    if (kernel.tileM != plan::SplitRule::persistentOnlyRows)
-      kernels.push_back(&kernel);
-  for (const GemmAnalysis *kernel : kernels)
-    w.line("const int64_t " + rowsOf(*kernel) + " = sketch::wave_rows(size_m, size_n, batch, sms, " +
-           str(kernel->tileM) + ", " + str(kernel->tileN) + ");");
+    kernels.push_back(&kernel);
+  for (const GemmAnalysis *kernel : kernels) {
+    std::string rows = "sketch::wave_rows(size_m, size_n, batch, sms, " + str(kernel->tileM) +
+                       ", " + str(kernel->tileN) + ")";
+    if (kernel->tileM == plan::SplitRule::tallWaveRows) // one row tile: not a candidate
+      rows = "size_m > " + str(kernel->tileM) + " ? " + rows + " : INT64_MAX";
+    w.line("const int64_t " + rowsOf(*kernel) + " = " + rows + ";");
+  }
   emitLeastReturns(w, rowsOf(narrow), ArrayRef(kernels).drop_front(), rowsOf, launchOf);
   w.line("return " + launchOf(narrow) + ";");
 }
 
 /// `split_k auto` where the kernel's own grid covers the SMs (persistent, with its split
-/// tail): of its tile and the wave tiles of its height or SplitRule::persistentOnlyRows
+/// tail): of its tile and the wave tiles of its height or SplitRule::tallWaveRows
 /// (persistent too), the one
 /// sketch::persistent_cost puts lowest, another only under SplitRule::persistentNum /
 /// persistentDen of the own tile's. Returns whether it declared the own tile's `split`.
@@ -363,7 +366,7 @@ bool emitPersistentTileChoice(CudaWriter &w, const GemmAnalysis &g, const GemmLa
   using Rule = plan::SplitRule;
   std::vector<const GemmAnalysis *> others;
   for (auto [kernel, launch] : llvm::zip_equal(split.waveTiles, launches.waveTiles))
-    if (hasSplitTail(launch) && (kernel.tileM == g.tileM || kernel.tileM == Rule::persistentOnlyRows))
+    if (hasSplitTail(launch) && (kernel.tileM == g.tileM || kernel.tileM == Rule::tallWaveRows))
       others.push_back(&kernel);
   if (!own || !hasSplitTail(*own) || !split.fillForms() || others.empty())
     return false;

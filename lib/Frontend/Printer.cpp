@@ -362,17 +362,15 @@ private:
                        ", which serve the rest; else, without slices, of tiles " +
                        tile(split.tileM, split.tileN, split.stages);
     for (const plan::SplitPlan::WaveTile &wave : split.waveTiles)
-      if (wave.tileM != Rule::persistentOnlyRows)
-        text += ", " + tile(wave.tileM, wave.tileN, wave.stages);
+      text += ", " + tile(wave.tileM, wave.tileN, wave.stages) +
+              (wave.tileM == Rule::tallWaveRows ? " where M is over " + n(wave.tileM) : "");
     text += ": the one whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN), "
             "ties keeping the first listed; for M up to " + n(Rule::narrowRows) +
             " rows where the grid covers the SMs, the first (" + n(split.tileM) + " x " +
             n(split.tileN) + "); over " + n(Rule::narrowRows) + " rows, the tile above or, "
-            "where persistent with a split tail, one of these of its height";
-    for (const plan::SplitPlan::WaveTile &wave : split.waveTiles)
-      if (wave.tileM == Rule::persistentOnlyRows)
-        text += ", " + tile(wave.tileM, wave.tileN, wave.stages);
-    text += " whose rounds cost under " + n(Rule::persistentNum) + "/" + n(Rule::persistentDen) +
+            "where persistent with a split tail, one of these of its height or of " +
+            n(Rule::tallWaveRows) + " rows whose rounds cost under " + n(Rule::persistentNum) +
+            "/" + n(Rule::persistentDen) +
             " of its own (sketch::persistent_cost)";
     return text;
   }

@@ -240,23 +240,24 @@ struct SplitRule {
   /// N = 6144: 129 tiles, 272 rows, against 192, 448): H200, same run, K = 4096 0.0316 ms
   /// against 0.0374 for 128 x 96 (cuBLAS 0.0311); 256 x 9216 0.0336 against 0.0390
   /// (bench/labs/wave_width); 6 stages 2-6% slower, 128 x 160 / 176 slower.
-  /// And 192 x 128 (4 stages; B K-major), three consumer warpgroups, for the persistent
-  /// choice only (persistentOnlyRows): where M is a multiple of 192, 128-row tiles leave
-  /// rows empty or rounds short. H100, same run, graphs (bench/labs/tall_wave_tiles):
-  /// 768 x 4096 x 4096 0.0397 ms against 0.0465 for the default then, 1536 x 4096 0.0806
-  /// against 0.0890 (cuBLAS 0.0397 / 0.0818); where M is not (448 x 14336, 640 x 6144,
-  /// 896 x 4096) 10-26% slower, which the cost puts over the own tile's; under the
-  /// small-grid rule's wave rows (384 x 4096, 6144) slower than 128 x 144. 192 x 112
-  /// ran as fast but spilled 4-16 bytes in its element path beside a whole [M, N] operand.
+  /// And 192 x 128 (4 stages; B K-major), three consumer warpgroups, taller than the own
+  /// tile (tallWaveRows): where 128-row tiles leave rows empty or take a round more. H100,
+  /// same run, graphs (bench/labs/tall_wave_tiles), the default with it against the default
+  /// before: in the persistent choice 1536 x 14336 x 4096 0.2728 ms against 0.2976 (cuBLAS
+  /// 0.2959), geomean 1.06 at 76 rows, the worst 0.98; by wave rows (one round where 128 x 96
+  /// takes two) 576 x 4096 0.0359 against 0.0421, 1152 x 2048 0.0336 against 0.0393, 1.02-1.26x
+  /// at 36 rows. 192 x 112 ran as fast but spilled 4-16 bytes in its element path beside a
+  /// whole [M, N] epilogue operand.
   static llvm::SmallVector<SplitPlan::WaveTile, 8> waveTiles(bool bKMajor) {
     if (!bKMajor)
       return {{128, 128, 7}};
     return {{128, 96, 7}, {128, 48, 8}, {64, 48, 8}, {64, 112, 8}, {128, 112, 6}, {128, 144, 5},
             {192, 128, 4}};
   }
-  /// The wave tiles of this height take part in the persistent choice only (not in the
-  /// small-grid choice by wave rows).
-  static constexpr int64_t persistentOnlyRows = 192;
+  /// The wave tiles of this height count in the choice by wave rows only where M is over it
+  /// (two row tiles or more): at one row tile, 144 x 11008 x 4096 ran 0.0432 ms against the
+  /// narrow kernel's 0.0387 (H100, same run). In the persistent choice beside any own tile.
+  static constexpr int64_t tallWaveRows = 192;
   /// Where the kernel's own grid covers fillNum / fillDen of the SMs (persistent, M over
   /// narrowRows), a wave tile of the own tile's height runs instead where
   /// sketch::persistent_cost (runtime host.h: whole rounds, the split tail's share, a tile's

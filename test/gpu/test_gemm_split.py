@@ -277,7 +277,11 @@ def test_wave_tile_kernels():
     (112 tiles, 240 rows, against 256 of 64 x 112, 352), M = 200, N = 7000 (126 tiles).
     128 x 144 (B K-major) where it takes one round and 128 x 96 two: M = 384, N = 6144 (129
     tiles, 272 rows, against 192 of 128 x 96, 448), M = 300, N = 6100 (against 240 of
-    64 x 128, 384 rows; where B is MN-major that one runs). Where B is MN-major the narrow kernel runs in place of 128 x 48, 64 x 48 and 64 x 112
+    64 x 128, 384 rows; where B is MN-major that one runs). 192 x 128 (B K-major) where it
+    takes one round and the others two, M over 192: M = 576, N = 4096 (96 tiles, 320 rows,
+    against 215 of 128 x 96, 448), M = 1152, N = 2048, M = 600, N = 4100 (a last tile of 24
+    rows); not at one row tile (M = 144, N = 11008: the narrow kernel, 64 x 128, runs).
+    Where B is MN-major the narrow kernel runs in place of 128 x 48, 64 x 48 and 64 x 112
     (128 x 128: 256 rows), 128 x 128 in place of 128 x 112. Last tile rows of 8, 1, 44,
     72 and 100 rows, ragged N; every kernel, checked; then, on sm_90a with 132 SMs, which
     kernel ran."""
@@ -287,9 +291,11 @@ def test_wave_tile_kernels():
     tile64x112 = [(16, 14336, 264), (1, 14300, 136), (64, 14336, 72)]
     tile128x112 = [(128, 14336, 264), (200, 7000, 136)]
     tile128x144 = [(384, 6144, 264), (300, 6100, 136)]
+    tile192x128 = [(576, 4096, 520), (1152, 2048, 264), (600, 4100, 264)]
+    one_row_tile = [(144, 11008, 264)]
     ragged = [(257, 4100, 264), (200, 6152, 72), (100, 6100, 264)]
     CASES.sweep(all_kernels(), wide96 + wide48 + tile64x48 + tile64x112 + tile128x112 +
-                tile128x144 + ragged)
+                tile128x144 + tile192x128 + one_row_tile + ragged)
     assert_unbatched_ran(wide96, "_128x96_kernel<", mn_major_b="_128x128_kernel<")
     assert_unbatched_ran(wide48, "_128x48_kernel<", mn_major_b="_narrow_kernel<")
     assert_unbatched_ran(tile64x48, "_64x48_kernel<", mn_major_b="_narrow_kernel<")
@@ -297,6 +303,8 @@ def test_wave_tile_kernels():
     assert_unbatched_ran(tile128x112, "_128x112_kernel<", mn_major_b="_128x128_kernel<")
     assert_unbatched_ran(tile128x144[:1], "_128x144_kernel<", mn_major_b="_128x128_kernel<")
     assert_unbatched_ran(tile128x144[1:], "_128x144_kernel<", mn_major_b="_narrow_kernel<")
+    assert_unbatched_ran(tile192x128, "_192x128_kernel<", mn_major_b="_128x128_kernel<")
+    assert_unbatched_ran(one_row_tile, "_narrow_kernel<", mn_major_b="_narrow_kernel<")
 
 
 def test_wave_tile_kernels_short_k():
