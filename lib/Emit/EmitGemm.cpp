@@ -334,8 +334,9 @@ void emitLeastReturns(CudaWriter &w, StringRef first, ArrayRef<const GemmAnalysi
 }
 
 /// Where the split form takes one slice: of the narrow kernel and the wave tiles' ones (those
-/// of SplitRule::tallWaveRows where M is over it), the one whose waves move the fewest operand rows, ceil(tiles / SMs) x (BM + BN) (SplitRule;
-/// ties keep the first, the narrow kernel first).
+/// of SplitRule::tallWaveRows where M is over it), the one whose waves move the fewest
+/// operand rows, ceil(tiles / SMs) x (BM + BN) (SplitRule; ties keep the first, the narrow
+/// kernel first).
 template <typename LaunchOf>
 void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<GemmAnalysis> others,
                         LaunchOf launchOf) {
@@ -348,9 +349,11 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
   for (const GemmAnalysis *kernel : kernels) {
     std::string rows = "sketch::wave_rows(size_m, size_n, batch, sms, " + str(kernel->tileM) +
                        ", " + str(kernel->tileN) + ")";
-    if (kernel->tileM == plan::SplitRule::tallWaveRows) // one row tile: not a candidate
+    bool tall = kernel->tileM == plan::SplitRule::tallWaveRows;
+    if (tall)
       rows = "size_m > " + str(kernel->tileM) + " ? " + rows + " : INT64_MAX";
-    w.line("const int64_t " + rowsOf(*kernel) + " = " + rows + ";");
+    w.line("const int64_t " + rowsOf(*kernel) + " = " + rows + ";" +
+           (tall ? "  // not at one row tile" : ""));
   }
   emitLeastReturns(w, rowsOf(narrow), ArrayRef(kernels).drop_front(), rowsOf, launchOf);
   w.line("return " + launchOf(narrow) + ";");
@@ -358,8 +361,7 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
 
 /// `split_k auto` where the kernel's own grid covers the SMs (persistent, with its split
 /// tail): of its tile and the wave tiles of its height or SplitRule::tallWaveRows
-/// (persistent too), the one
-/// sketch::persistent_cost puts lowest, another only under SplitRule::persistentNum /
+/// (persistent too), the one sketch::persistent_cost puts lowest, another only under SplitRule::persistentNum /
 /// persistentDen of the own tile's. Returns whether it declared the own tile's `split`.
 bool emitPersistentTileChoice(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
                               const SplitForm &split, const SplitLaunches &launches) {

@@ -370,8 +370,7 @@ private:
             n(split.tileN) + "); over " + n(Rule::narrowRows) + " rows, the tile above or, "
             "where persistent with a split tail, one of these of its height or of " +
             n(Rule::tallWaveRows) + " rows whose rounds cost under " + n(Rule::persistentNum) +
-            "/" + n(Rule::persistentDen) +
-            " of its own (sketch::persistent_cost)";
+            "/" + n(Rule::persistentDen) + " of its own (sketch::persistent_cost)";
     return text;
   }
 
