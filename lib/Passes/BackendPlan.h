@@ -244,9 +244,9 @@ struct SplitRule {
   /// tile (tallWaveRows): where 128-row tiles leave rows empty or take a round more. H100,
   /// same run, graphs (bench/labs/tall_wave_tiles), the default with it against the default
   /// before: in the persistent choice 1536 x 14336 x 4096 0.2728 ms against 0.2976 (cuBLAS
-  /// 0.2959), geomean 1.06 at 76 rows, the worst 0.98; by wave rows (one round where 128 x 96
-  /// takes two) 576 x 4096 0.0359 against 0.0421, 1152 x 2048 0.0336 against 0.0393, 1.02-1.26x
-  /// at 36 rows. 192 x 112 ran as fast but spilled 4-16 bytes in its element path beside a
+  /// 0.2959), 1.06-1.32x at the 42 rows it moves there; by wave rows (one round where 128 x 96
+  /// takes two) 576 x 4096 0.0359 against 0.0421, 1152 x 2048 0.0336 against 0.0393, 1.02-1.31x
+  /// at 32 rows. 192 x 112 ran as fast but spilled 4-16 bytes in its element path beside a
   /// whole [M, N] epilogue operand.
   static llvm::SmallVector<SplitPlan::WaveTile, 8> waveTiles(bool bKMajor) {
     if (!bKMajor)
