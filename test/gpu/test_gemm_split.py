@@ -157,8 +157,8 @@ def test_persistent_tiles():
     pairs, 1.75 rounds, against 384 of 128 x 112, 3 rounds at 0.49 of the cost) takes
     128 x 112; 388 x 12792 (356 tiles of 128 x 144, 3 rounds at 0.90) takes 128 x 144;
     512 x 14336 (two whole rounds) and 260 x 12792 keep 128 x 256; 576 x 14336 (3 x 112
-    tiles of 192 x 128, 2.5 rounds at 0.84) takes 192 x 128, a taller tile that only this
-    choice takes. Every kernel checked; then which kernel ran (sk_f16_plain, B MN-major,
+    tiles of 192 x 128, 2.5 rounds at 0.84) takes 192 x 128, a tile taller than its own
+    (SplitRule::tallWaveRows). Every kernel checked; then which kernel ran (sk_f16_plain, B MN-major,
     always its own)."""
     take112 = [(384, 14336, 1024)]
     take144 = [(388, 12792, 2048)]
@@ -282,8 +282,8 @@ def test_wave_tile_kernels():
     against 215 of 128 x 96, 448), M = 1152, N = 2048, M = 600, N = 4100 (a last tile of 24
     rows); not at one row tile (M = 144, N = 11008: the narrow kernel, 64 x 128, runs).
     Where B is MN-major the narrow kernel runs in place of 128 x 48, 64 x 48 and 64 x 112
-    (128 x 128: 256 rows), 128 x 128 in place of 128 x 112. Last tile rows of 8, 1, 44,
-    72 and 100 rows, ragged N; every kernel, checked; then, on sm_90a with 132 SMs, which
+    (128 x 128: 256 rows), 128 x 128 in place of 128 x 112. Last tile rows of 8, 1, 24,
+    44, 72 and 100 rows, ragged N; every kernel, checked; then, on sm_90a with 132 SMs, which
     kernel ran."""
     wide96 = [(264, 4096, 520), (136, 6144, 1000)]
     wide48 = [(128, 6144, 1000), (300, 2000, 1000)]
