@@ -361,8 +361,9 @@ void emitFewestWaveRows(CudaWriter &w, const GemmAnalysis &narrow, ArrayRef<Gemm
 
 /// `split_k auto` where the kernel's own grid covers the SMs (persistent, with its split
 /// tail): of its tile and the wave tiles of its height or SplitRule::tallWaveRows
-/// (persistent too), the one sketch::persistent_cost puts lowest, another only under SplitRule::persistentNum /
-/// persistentDen of the own tile's. Returns whether it declared the own tile's `split`.
+/// (persistent too), the one sketch::persistent_cost puts lowest, another only under
+/// SplitRule::persistentNum / persistentDen of the own tile's. Returns whether it declared
+/// the own tile's `split`.
 bool emitPersistentTileChoice(CudaWriter &w, const GemmAnalysis &g, const GemmLaunch *own,
                               const SplitForm &split, const SplitLaunches &launches) {
   using Rule = plan::SplitRule;

@@ -259,7 +259,7 @@ struct SplitRule {
   /// narrow kernel's 0.0387 (H100, same run). In the persistent choice beside any own tile.
   static constexpr int64_t tallWaveRows = 192;
   /// Where the kernel's own grid covers fillNum / fillDen of the SMs (persistent, M over
-  /// narrowRows), a wave tile of the own tile's height runs instead where
+  /// narrowRows), a wave tile of the own tile's height or of tallWaveRows runs instead where
   /// sketch::persistent_cost (runtime host.h: whole rounds, the split tail's share, a tile's
   /// area and edge) puts it under persistentNum / persistentDen of the own tile's. H200,
   /// the mid-M sweep (docs/backend.md, "Persistent tiles"): it picks 128 x 112 at each of

@@ -35,7 +35,7 @@ def row(kernels, m, n, k, graph):
     reference = sets[0][0].float() @ sets[0][1].float().t()
     runs = {"cuBLAS": lambda i: torch.matmul(sets[i][0], sets[i][1].t(), out=y)}
     for name, fn in kernels.items():
-        def run(i, fn=fn):
+        def run(i, fn=fn, name=name):
             stream = torch.cuda.current_stream().cuda_stream
             x, w = sets[i]
             if fn(x.data_ptr(), w.data_ptr(), y.data_ptr(), m, k, n, stream) != 0:
