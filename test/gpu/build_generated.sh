@@ -6,7 +6,8 @@
 # its nvcc flags, as sketchc writes it, is built with those) with the ptxas report kept
 # beside each object; prints the spill summary (a kernel that spills registers
 # fails the build) and links BUILD/LIBRARY.
-#   test/gpu/build_generated.sh GEN BUILD LIBRARY   (env: SKETCH_FILES, JOBS, SKETCH_NVCC_FLAGS)
+#   test/gpu/build_generated.sh GEN BUILD LIBRARY   (env: SKETCH_FILES, JOBS, SKETCH_NVCC_FLAGS,
+#   SKETCH_ALLOW_SPILLS=1: build even where a kernel spills, for labs)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 gen=$1 build=$2 library=$3
@@ -34,7 +35,10 @@ echo "ptxas: $(cat "$build"/*.ptxas | grep -c 'bytes spill stores') kernels, $sp
 grep -l "Potential Performance Loss" "$build"/*.ptxas 2>/dev/null | sed 's/^/ptxas: wgmma serialized in /'
 if ((spilled)); then
   grep -B2 -E ' [1-9][0-9]* bytes spill stores' "$build"/*.ptxas | grep -o "function '[^']*'" | sort -u | head -20
-  echo "BUILD FAILED: the kernels above spill registers" >&2
-  exit 1
+  if [ -z "${SKETCH_ALLOW_SPILLS:-}" ]; then
+    echo "BUILD FAILED: the kernels above spill registers" >&2
+    exit 1
+  fi
+  echo "(SKETCH_ALLOW_SPILLS: built anyway, for a lab that times a spilling kernel)"
 fi
 nvcc -shared -o "$build/$library" "$build"/*.o
