@@ -158,8 +158,8 @@ def test_persistent_tiles():
     128 x 112; 388 x 12792 (356 tiles of 128 x 144, 3 rounds at 0.90) takes 128 x 144;
     512 x 14336 (two whole rounds) and 260 x 12792 keep 128 x 256; 576 x 14336 (3 x 112
     tiles of 192 x 128, 2.5 rounds at 0.84) takes 192 x 128, a tile taller than its own
-    (SplitRule::tallWaveRows). Every kernel checked; then which kernel ran (sk_f16_plain, B MN-major,
-    always its own)."""
+    (SplitRule::tallWaveRows). Every kernel checked; then which kernel ran (sk_f16_plain,
+    B MN-major, always its own)."""
     take112 = [(384, 14336, 1024)]
     take144 = [(388, 12792, 2048)]
     take192 = [(576, 14336, 1024)]

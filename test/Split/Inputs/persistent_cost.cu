@@ -1,6 +1,6 @@
-// sketch::persistent_cost (runtime/include/sketch/host.h; the wave tiles 128 x 96, 48, 112, 144 and 192 x 128) with sketch::tail_split on an H200's
-// residency in clusters of 1 to 8 (132, 132, 117, 120, 110, 102, 105, 120; measured
-// 2026-12-04): for M x N x K, each tile's cost relative to 128 x 256 and the tile the
+// sketch::persistent_cost (runtime/include/sketch/host.h; the wave tiles 128 x 96, 48, 112,
+// 144 and 192 x 128) with sketch::tail_split on an H200's residency in clusters of 1 to 8
+// (132, 132, 117, 120, 110, 102, 105, 120; measured 2026-12-04): for M x N x K, each tile's cost relative to 128 x 256 and the tile the
 // generated host function takes (another only under 19/20 of 128 x 256's), for
 // test/Split/persistent-cost.test.
 #include <cstdio>
